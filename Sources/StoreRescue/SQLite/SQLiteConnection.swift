@@ -1,0 +1,137 @@
+import Foundation
+import SRSQLite
+
+/// A connection to one SQLite database file, opened defensively.
+///
+/// Every connection, whatever its mode, is configured the same way before any statement runs:
+/// `SQLITE_DBCONFIG_DEFENSIVE` on, `trusted_schema=OFF` (views and triggers cannot call
+/// functions with side effects), `cell_size_check=ON` (damaged b-tree cells are reported instead
+/// of read), `mmap_size=0` (a truncated file cannot fault the process), extension loading off.
+///
+/// A connection is a resource, used from one thread at a time.
+public final class SQLiteConnection {
+    /// The raw handle, for the few SQLite calls this layer does not wrap (online backup).
+    public let handle: OpaquePointer
+    /// The file this connection opened.
+    public let path: String
+
+    /// Opens the database at `path` as `options` say.
+    ///
+    /// - Throws: `SQLiteError` when SQLite cannot open or configure the file.
+    public init(path: String, options: SQLiteOpenOptions = SQLiteOpenOptions()) throws {
+        var flags: Int32 = SQLITE_OPEN_URI | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOMUTEX
+        switch options.mode {
+        case .immutable, .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE
+        case .create: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        }
+        if !options.followsSymlinks { flags |= SQLITE_OPEN_NOFOLLOW }
+        let uri = Self.fileURI(path: path, immutable: options.mode == .immutable)
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(uri, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(resultCode: rc, message: message)
+        }
+        self.handle = db
+        self.path = path
+        do {
+            try configureDefensively(busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
+        } catch {
+            sqlite3_close_v2(db)
+            throw error
+        }
+    }
+
+    deinit {
+        sqlite3_close_v2(handle)
+    }
+
+    /// A `file:` URI for `path`, with every byte that could end or alter the path percent-encoded.
+    static func fileURI(path: String, immutable: Bool) -> String {
+        var encoded = "file:"
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "/"), UInt8(ascii: "-"),
+                UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                encoded.append(Character(UnicodeScalar(byte)))
+            default:
+                encoded += String(format: "%%%02X", byte)
+            }
+        }
+        if immutable { encoded += "?immutable=1" }
+        return encoded
+    }
+
+    private func configureDefensively(busyTimeoutMilliseconds: Int32) throws {
+        try check(srsqlite_db_config_int(handle, SQLITE_DBCONFIG_DEFENSIVE, 1))
+        try check(srsqlite_db_config_int(handle, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0))
+        try check(srsqlite_db_config_int(handle, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0))
+        try check(sqlite3_busy_timeout(handle, busyTimeoutMilliseconds))
+        try execute("PRAGMA trusted_schema = OFF")
+        try execute("PRAGMA cell_size_check = ON")
+        try execute("PRAGMA mmap_size = 0")
+    }
+
+    /// Throws the connection's current error when `resultCode` is not `SQLITE_OK`.
+    func check(_ resultCode: Int32, sql: String? = nil) throws {
+        guard resultCode == SQLITE_OK else { throw lastError(resultCode, sql: sql) }
+    }
+
+    func lastError(_ resultCode: Int32, sql: String? = nil) -> SQLiteError {
+        let extended = sqlite3_extended_errcode(handle)
+        let code = (extended & 0xFF) == (resultCode & 0xFF) ? extended : resultCode
+        return SQLiteError(resultCode: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    /// Runs one or more statements that return no rows of interest.
+    public func execute(_ sql: String) throws {
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw lastError(rc, sql: sql) }
+    }
+
+    /// Compiles one statement.
+    public func prepare(_ sql: String) throws -> SQLiteStatement {
+        try SQLiteStatement(connection: self, sql: sql)
+    }
+
+    /// Runs a statement and returns all its rows. For small results (schema, bookkeeping tables).
+    ///
+    /// - Parameter maximumRows: a bound on rows read, so a hostile file cannot exhaust memory.
+    public func rows(_ sql: String, _ bindings: [SQLiteValue] = [], maximumRows: Int = 1_000_000) throws -> [[SQLiteValue]] {
+        let statement = try prepare(sql)
+        try statement.bind(bindings)
+        var result: [[SQLiteValue]] = []
+        while try statement.step() {
+            result.append(statement.row())
+            if result.count >= maximumRows { break }
+        }
+        return result
+    }
+
+    /// The first column of the first row, or nil when there is no row.
+    public func scalar(_ sql: String, _ bindings: [SQLiteValue] = []) throws -> SQLiteValue? {
+        let statement = try prepare(sql)
+        try statement.bind(bindings)
+        guard try statement.step() else { return nil }
+        return statement.column(0)
+    }
+
+    /// Interrupts any statement running on this connection (safe from another thread).
+    public func interrupt() {
+        sqlite3_interrupt(handle)
+    }
+
+    /// The SQLite library version this process runs with.
+    public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
+}
+
+extension String {
+    /// This string as a quoted SQL identifier: wrapped in double quotes, inner quotes doubled.
+    /// Every identifier that comes from a store goes through here.
+    public var quotedSQLIdentifier: String {
+        "\"" + replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

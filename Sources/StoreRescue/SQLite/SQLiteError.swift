@@ -1,0 +1,37 @@
+import SRSQLite
+
+/// An error reported by SQLite, with the extended result code, SQLite's message and the SQL that
+/// failed (when there was one).
+public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The extended result code (`SQLITE_CORRUPT`, `SQLITE_NOTADB`, …).
+    public var resultCode: Int32
+    /// SQLite's own message for the failure.
+    public var message: String
+    /// The statement that failed, if the failure came from one.
+    public var sql: String?
+
+    public init(resultCode: Int32, message: String, sql: String? = nil) {
+        self.resultCode = resultCode
+        self.message = message
+        self.sql = sql
+    }
+
+    /// The primary result code (the low byte of the extended code).
+    public var primaryResultCode: Int32 { resultCode & 0xFF }
+
+    /// True for the codes SQLite uses when a file is not a database or its pages are damaged.
+    public var isCorruption: Bool {
+        primaryResultCode == SQLITE_CORRUPT || primaryResultCode == SQLITE_NOTADB
+    }
+
+    /// True when another connection holds a lock that kept this one from proceeding.
+    public var isBusy: Bool {
+        primaryResultCode == SQLITE_BUSY || primaryResultCode == SQLITE_LOCKED
+    }
+
+    public var description: String {
+        var text = "SQLite error \(resultCode): \(message)"
+        if let sql { text += " (while running: \(sql))" }
+        return text
+    }
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+import StoreRescue
+
+@main
+struct StoreRescueCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "storerescue",
+        abstract: "Inspect, back up, upgrade and recover Core Data / SwiftData SQLite stores.",
+        subcommands: []
+    )
+}
