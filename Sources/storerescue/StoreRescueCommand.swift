@@ -6,6 +6,6 @@ struct StoreRescueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storerescue",
         abstract: "Inspect, back up, upgrade and recover Core Data / SwiftData SQLite stores.",
-        subcommands: []
+        subcommands: [InspectCommand.self]
     )
 }

@@ -1,0 +1,139 @@
+import Foundation
+
+/// Options for `StoreInspector`. The zero value does the cheap, schema-proportional read.
+public struct InspectOptions: Sendable, Equatable {
+    /// Count rows per entity and per table (work proportional to the data).
+    public var countsRows = false
+    /// Run `PRAGMA quick_check` (reads every page).
+    public var checksIntegrity = false
+    public var open = StoreOpenOptions()
+
+    public init(countsRows: Bool = false, checksIntegrity: Bool = false, open: StoreOpenOptions = StoreOpenOptions()) {
+        self.countsRows = countsRows
+        self.checksIntegrity = checksIntegrity
+        self.open = open
+    }
+}
+
+/// The forensic reader: opens any input without altering it and says exactly what it is.
+///
+/// ```swift
+/// let report = StoreInspector.inspect(path: "default.store", options: InspectOptions(countsRows: true))
+/// print(report.kind, report.findings)
+/// ```
+public enum StoreInspector {
+    /// Inspects the input at `path`. Never throws: an input that cannot be read gives a report
+    /// whose `kind` and `error` say why.
+    public static func inspect(path: String, options: InspectOptions = InspectOptions()) -> InspectionReport {
+        let sidecars = StoreFileSet.discover(mainPath: path).presentSuffixes
+        let store: OpenedStore
+        do {
+            store = try OpenedStore(path: path, options: options.open)
+        } catch let error as StoreAccessError {
+            return .rejected(path: path, error: error, kind: error.kind ?? .unreadable, sidecars: sidecars)
+        } catch {
+            let wrapped = StoreAccessError.rejected(path: path, kind: .unreadable, reason: "\(error)")
+            return .rejected(path: path, error: wrapped, kind: .unreadable, sidecars: sidecars)
+        }
+        do {
+            var reading = StoreReading(store: store, options: options)
+            return try reading.report()
+        } catch let error as SQLiteError {
+            let kind: StoreKind = error.isCorruption ? .damaged : .unreadable
+            let wrapped = StoreAccessError.rejected(path: path, kind: kind, reason: "SQLite failed while reading it: \(error)")
+            return .rejected(path: path, error: wrapped, kind: kind, sidecars: sidecars)
+        } catch {
+            let wrapped = StoreAccessError.rejected(path: path, kind: .damaged, reason: "\(error)")
+            return .rejected(path: path, error: wrapped, kind: .damaged, sidecars: sidecars)
+        }
+    }
+}
+
+/// One inspection in progress: reads each part of the store and collects findings.
+struct StoreReading {
+    let store: OpenedStore
+    let options: InspectOptions
+    var findings: [Finding] = []
+
+    init(store: OpenedStore, options: InspectOptions) {
+        self.store = store
+        self.options = options
+    }
+
+    var connection: SQLiteConnection { store.connection }
+    var path: String { store.probe.path }
+
+    mutating func report() throws -> InspectionReport {
+        let schema = try PhysicalSchema.read(from: connection)
+        noteSidecars()
+        let isCoreData = schema.table(named: "Z_METADATA") != nil && schema.table(named: "Z_PRIMARYKEY") != nil
+        var report = InspectionReport(
+            path: path, kind: isCoreData ? .coreDataStore : .sqliteDatabase, accessMethod: store.accessMethod,
+            sidecars: store.probe.files.presentSuffixes, file: fileSummary(), metadata: nil, model: nil,
+            entities: [], tables: [], indexes: schema.indexes, triggers: schema.triggers, views: schema.views,
+            integrity: nil, findings: [], error: nil)
+        if options.checksIntegrity {
+            report.integrity = try integrity()
+            if let integrity = report.integrity, !integrity.ok {
+                report.kind = .damaged
+                findings.append(Finding(
+                    .error, .integrityFailure,
+                    "quick_check failed: " + integrity.messages.prefix(5).joined(separator: "; ")
+                        + (integrity.messages.count > 5 ? " (and \(integrity.messages.count - 5) more)" : "")))
+            }
+        }
+        report.tables = try tables(schema)
+        if isCoreData {
+            let metadata = try readMetadata(schema)
+            report.metadata = metadata.map(Self.summary)
+            let entries = try PrimaryKeyEntry.readAll(from: connection)
+            report.entities = try entities(entries, schema: schema)
+            report.model = try readModel(schema, metadata: metadata)
+            compareEntityNames(metadata: metadata, entries: entries)
+            noteSchemaExtras(schema)
+        } else {
+            let hasAny = schema.table(named: "Z_METADATA") != nil || schema.table(named: "Z_PRIMARYKEY") != nil
+            findings.append(Finding(
+                hasAny ? .error : .info, hasAny ? .noMetadata : .notCoreData,
+                hasAny
+                    ? "only one of Z_METADATA and Z_PRIMARYKEY exists: a Core Data store with bookkeeping tables missing"
+                    : "an SQLite database without Core Data's bookkeeping tables (Z_METADATA, Z_PRIMARYKEY)"))
+        }
+        report.findings = findings.sorted { $0.severity > $1.severity }
+        return report
+    }
+
+    // MARK: - File and sidecars
+
+    private func fileSummary() -> InspectionReport.FileSummary? {
+        guard let header = store.probe.header else { return nil }
+        let pageCount = (try? connection.scalar("PRAGMA page_count"))?.flatMap(\.int64)
+        return InspectionReport.FileSummary(
+            size: store.probe.fileSize, pageSize: header.pageSize, pageCount: pageCount,
+            journalMode: header.journalMode, autoVacuum: header.autoVacuum, textEncoding: header.textEncodingName,
+            userVersion: header.userVersion, lastWriterSQLiteVersion: header.lastWriterVersion)
+    }
+
+    private mutating func noteSidecars() {
+        let files = store.probe.files
+        if let wal = files.sidecar("-wal"), wal.holdsData {
+            findings.append(Finding(
+                .warning, .uncheckpointedWAL,
+                "the -wal holds \(wal.size) bytes of transactions not yet in the main file; they were read through a private copy. Copy, move and back up the store together with its -wal"))
+        }
+        if let journal = files.sidecar("-journal"), journal.holdsData {
+            findings.append(Finding(
+                .warning, .hotJournal,
+                "a hot -journal (\(journal.size) bytes) shows an interrupted write; the store was read as SQLite would roll it back, on a private copy"))
+        }
+        if files.sidecar("-shm") != nil && files.sidecar("-wal") == nil {
+            findings.append(Finding(.info, .orphanSidecar, "a -shm without a -wal: harmless, SQLite rebuilds it"))
+        }
+    }
+
+    private func integrity() throws -> InspectionReport.IntegritySummary {
+        let rows = try connection.rows("PRAGMA quick_check(100)")
+        let messages = rows.compactMap { $0.first?.string }
+        return InspectionReport.IntegritySummary(check: "quick_check", ok: messages == ["ok"], messages: messages == ["ok"] ? [] : messages)
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+
+/// A first look at an input path, without SQLite: what it is, how large, its SQLite header, its
+/// sidecars. Opens nothing for writing, follows no symlink unless allowed, never blocks on a FIFO.
+public struct InputProbe: Sendable {
+    public var path: String
+    public var fileSize: Int64
+    public var header: SQLiteFileHeader?
+    public var files: StoreFileSet
+
+    /// Probes `path`; throws `StoreAccessError.rejected` with the input's kind when it cannot be a
+    /// readable database.
+    public init(path: String, followsSymlinks: Bool = false) throws {
+        self.path = path
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR {
+                throw StoreAccessError.rejected(path: path, kind: .missing, reason: "no such file")
+            }
+            throw StoreAccessError.rejected(path: path, kind: .unreadable, reason: String(cString: strerror(code)))
+        }
+        if (info.st_mode & S_IFMT) == S_IFLNK {
+            guard followsSymlinks else {
+                throw StoreAccessError.rejected(path: path, kind: .symlink, reason: "is a symbolic link; refusing to follow it")
+            }
+            guard stat(path, &info) == 0 else {
+                throw StoreAccessError.rejected(path: path, kind: .missing, reason: "is a symbolic link to nothing")
+            }
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: throw StoreAccessError.rejected(path: path, kind: .directory, reason: "is a directory, not a store file")
+        default:
+            throw StoreAccessError.rejected(path: path, kind: .notRegularFile, reason: "is not a regular file (FIFO, socket or device)")
+        }
+        fileSize = Int64(info.st_size)
+        files = StoreFileSet.discover(mainPath: path)
+        let bytes = try Self.readPrefix(path: path, followsSymlinks: followsSymlinks, count: SQLiteFileHeader.size)
+        header = SQLiteFileHeader(bytes: bytes)
+        try classify(bytes: bytes)
+    }
+
+    private func classify(bytes: [UInt8]) throws {
+        let magic = SQLiteFileHeader.magic
+        if fileSize == 0 {
+            if files.sidecar("-wal")?.holdsData == true { return }  // content only in the WAL
+            throw StoreAccessError.rejected(path: path, kind: .empty, reason: "is empty (0 bytes)")
+        }
+        guard let header else {
+            let prefix = min(bytes.count, magic.count)
+            if prefix > 0, Array(bytes[0..<prefix]) == Array(magic[0..<prefix]) {
+                throw StoreAccessError.rejected(
+                    path: path, kind: .truncated,
+                    reason: "is truncated: \(fileSize) bytes, shorter than the 100-byte SQLite header")
+            }
+            throw StoreAccessError.rejected(path: path, kind: .notSQLite, reason: "is not an SQLite database (no SQLite header)")
+        }
+        guard header.hasValidPageSize else {
+            throw StoreAccessError.rejected(
+                path: path, kind: .damaged, reason: "has an SQLite header with an impossible page size (\(header.pageSize))")
+        }
+        if let pages = header.headerPageCount {
+            let expected = Int64(pages) * Int64(header.pageSize)
+            if fileSize < expected {
+                throw StoreAccessError.rejected(
+                    path: path, kind: .truncated,
+                    reason: "is truncated: \(fileSize) bytes, but its header says \(pages) pages of \(header.pageSize) bytes (\(expected) bytes)")
+            }
+        } else if fileSize < Int64(header.pageSize) {
+            throw StoreAccessError.rejected(
+                path: path, kind: .truncated, reason: "is truncated: \(fileSize) bytes, less than one \(header.pageSize)-byte page")
+        }
+    }
+
+    /// Reads up to `count` bytes from the start of the file without blocking or following links.
+    static func readPrefix(path: String, followsSymlinks: Bool, count: Int) throws -> [UInt8] {
+        var flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC
+        if !followsSymlinks { flags |= O_NOFOLLOW }
+        let fd = open(path, flags)
+        guard fd >= 0 else {
+            let code = errno
+            throw StoreAccessError.rejected(
+                path: path, kind: code == ELOOP ? .symlink : .unreadable,
+                reason: "cannot be opened for reading: \(String(cString: strerror(code)))")
+        }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, count - filled) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StoreAccessError.rejected(path: path, kind: .unreadable, reason: "cannot be read: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            filled += n
+        }
+        return Array(buffer[0..<filled])
+    }
+}

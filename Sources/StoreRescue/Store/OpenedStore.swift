@@ -1,0 +1,139 @@
+import Foundation
+
+/// How a store was opened for reading.
+public enum StoreAccessMethod: String, Sendable, Codable {
+    /// The original main file, opened with `immutable=1`: no lock, no sidecar created or read.
+    /// Used when no sidecar holds data, so a large store is never copied.
+    case immutableOriginal
+    /// A private copy of the main file with its `-wal`/`-journal`, in a private temporary
+    /// directory removed afterwards, so SQLite can apply the WAL or roll back a hot journal
+    /// without touching the original.
+    case privateCopy
+}
+
+/// Options for opening a store. The zero value is the safe choice.
+public struct StoreOpenOptions: Sendable, Equatable {
+    /// Follow a symbolic link at the input path instead of refusing it.
+    public var followsSymlinks = false
+    /// Always read through a private copy, even when no sidecar holds data.
+    public var alwaysCopies = false
+
+    public init(followsSymlinks: Bool = false, alwaysCopies: Bool = false) {
+        self.followsSymlinks = followsSymlinks
+        self.alwaysCopies = alwaysCopies
+    }
+}
+
+/// A store opened for reading, never altering the original: a defensive connection plus
+/// whatever private copy it reads from (removed when this value goes away).
+public final class OpenedStore {
+    public let probe: InputProbe
+    public let connection: SQLiteConnection
+    public let accessMethod: StoreAccessMethod
+    private let privateDirectory: PrivateTemporaryDirectory?
+
+    /// Opens the store at `path`.
+    ///
+    /// - Throws: `StoreAccessError` when the input cannot be a readable database (with its kind),
+    ///   or the private copy cannot be made.
+    public init(path: String, options: StoreOpenOptions = StoreOpenOptions()) throws {
+        let probe = try InputProbe(path: path, followsSymlinks: options.followsSymlinks)
+        self.probe = probe
+        if probe.files.sidecarsHoldData || options.alwaysCopies || probe.fileSize == 0 {
+            let directory = try PrivateCopier.copy(probe: probe, followsSymlinks: options.followsSymlinks)
+            privateDirectory = directory
+            accessMethod = .privateCopy
+            connection = try Self.connect(
+                path: directory.path(PrivateCopier.storeName), mode: .readWrite, reportedPath: path)
+        } else {
+            privateDirectory = nil
+            accessMethod = .immutableOriginal
+            connection = try Self.connect(
+                path: path, mode: .immutable, followsSymlinks: options.followsSymlinks, reportedPath: path)
+        }
+    }
+
+    /// Opens and touches the schema, so a file SQLite cannot read fails here with a kind.
+    private static func connect(
+        path: String, mode: SQLiteOpenOptions.Mode, followsSymlinks: Bool = false, reportedPath: String
+    ) throws -> SQLiteConnection {
+        do {
+            let connection = try SQLiteConnection(
+                path: path, options: SQLiteOpenOptions(mode: mode, followsSymlinks: followsSymlinks))
+            _ = try connection.scalar("SELECT count(*) FROM sqlite_schema")
+            return connection
+        } catch let error as SQLiteError {
+            throw StoreAccessError.rejected(
+                path: reportedPath, kind: error.isCorruption ? .damaged : .unreadable,
+                reason: "SQLite cannot read it: \(error.message) (code \(error.resultCode))")
+        }
+    }
+}
+
+/// Copies a store's main file and its data-bearing sidecars into a private directory.
+enum PrivateCopier {
+    static let storeName = "store.sqlite"
+
+    static func copy(probe: InputProbe, followsSymlinks: Bool) throws -> PrivateTemporaryDirectory {
+        let directory: PrivateTemporaryDirectory
+        do {
+            directory = try PrivateTemporaryDirectory(prefix: "storerescue-read")
+        } catch {
+            throw StoreAccessError.privateCopyFailed(path: probe.path, reason: "\(error.localizedDescription)")
+        }
+        // The -shm is a cache SQLite rebuilds from the WAL; an untrusted one is not copied.
+        let sources = [("", probe.path, followsSymlinks)]
+            + probe.files.sidecars.filter { $0.suffix != "-shm" }.map { ($0.suffix, $0.path, false) }
+        for attempt in 1...3 {
+            let before = sources.map { fingerprint($0.1) }
+            for (suffix, source, follow) in sources {
+                try copyFile(from: source, to: directory.path(storeName + suffix), followsSymlinks: follow, reportedPath: probe.path)
+            }
+            if sources.map({ fingerprint($0.1) }) == before { return directory }
+            if attempt == 3 { break }
+        }
+        throw StoreAccessError.changedWhileCopying(path: probe.path)
+    }
+
+    /// Size and modification time: enough to see that a writer touched a file during the copy.
+    private static func fingerprint(_ path: String) -> [Int64] {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return [-1] }
+        return [Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec), Int64(info.st_ino)]
+    }
+
+    private static func copyFile(from source: String, to target: String, followsSymlinks: Bool, reportedPath: String) throws {
+        var flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC
+        if !followsSymlinks { flags |= O_NOFOLLOW }
+        let input = open(source, flags)
+        guard input >= 0 else {
+            throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot open \(source): \(String(cString: strerror(errno)))")
+        }
+        defer { close(input) }
+        let output = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard output >= 0 else {
+            throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot create \(target): \(String(cString: strerror(errno)))")
+        }
+        defer { close(output) }
+        let bufferSize = 1 << 20
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let n = read(input, buffer, bufferSize)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot read \(source): \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { return }
+            var written = 0
+            while written < n {
+                let w = write(output, buffer + written, n - written)
+                if w < 0 {
+                    if errno == EINTR { continue }
+                    throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot write the copy: \(String(cString: strerror(errno)))")
+                }
+                written += w
+            }
+        }
+    }
+}

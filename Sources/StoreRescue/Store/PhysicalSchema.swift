@@ -1,0 +1,132 @@
+import Foundation
+
+/// The tables, columns, indexes, triggers and views of a database, as SQLite reports them.
+public struct PhysicalSchema: Sendable, Equatable, Codable {
+    /// What a table is for, by Core Data's naming.
+    public enum TableCategory: String, Sendable, Codable {
+        /// `Z_METADATA`, `Z_PRIMARYKEY`, `Z_MODELCACHE`.
+        case bookkeeping
+        /// `Z<ENTITY>`: one inheritance hierarchy's rows.
+        case entity
+        /// `Z_<n><RELATIONSHIP>`: a many-to-many join table.
+        case joinTable
+        /// Persistent history: `ATRANSACTION`, `ACHANGE`, `ATRANSACTIONSTRING`.
+        case history
+        /// CloudKit mirroring: `ANSCK*`.
+        case cloudKit
+        /// SQLite's own (`sqlite_sequence`, `sqlite_stat1`, …).
+        case sqliteInternal
+        /// Anything Core Data does not write.
+        case other
+    }
+
+    public struct Column: Sendable, Equatable, Codable {
+        public var name: String
+        /// The declared type (`INTEGER`, `VARCHAR`, `TIMESTAMP`, …), as written.
+        public var type: String
+        public var isNotNull: Bool
+        public var isPrimaryKey: Bool
+    }
+
+    public struct Table: Sendable, Equatable, Codable {
+        public var name: String
+        public var category: TableCategory
+        public var columns: [Column]
+        public var sql: String?
+    }
+
+    public struct Index: Sendable, Equatable, Codable {
+        public var name: String
+        public var table: String
+        /// Column names in index order (`<expr>` for an expression element).
+        public var columns: [String]
+        public var isUnique: Bool
+        /// False for indexes SQLite makes itself (`sqlite_autoindex_*`, primary keys).
+        public var isExplicit: Bool
+        public var sql: String?
+    }
+
+    /// A trigger or a view: Core Data writes few; anything here is worth a look.
+    public struct SchemaObject: Sendable, Equatable, Codable {
+        public var name: String
+        public var table: String
+        public var sql: String?
+    }
+
+    public var tables: [Table]
+    public var indexes: [Index]
+    public var triggers: [SchemaObject]
+    public var views: [SchemaObject]
+
+    public func table(named name: String) -> Table? {
+        tables.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    /// The most schema objects read: a hostile file cannot make the reader allocate without bound.
+    public static let maximumObjects = 100_000
+
+    /// Reads the schema through `connection`. Every name taken from the file is bound as a
+    /// parameter or quoted, never spliced into SQL.
+    public static func read(from connection: SQLiteConnection) throws -> PhysicalSchema {
+        let objects = try connection.rows(
+            "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY type, name", maximumRows: maximumObjects)
+        var schema = PhysicalSchema(tables: [], indexes: [], triggers: [], views: [])
+        let columnStatement = try connection.prepare("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?)")
+        let indexListStatement = try connection.prepare("SELECT name, \"unique\", origin FROM pragma_index_list(?)")
+        let indexInfoStatement = try connection.prepare("SELECT name FROM pragma_index_info(?) ORDER BY seqno")
+        for object in objects {
+            guard case .text(let type) = object[0], case .text(let name) = object[1] else { continue }
+            let tableName = object[2].string ?? ""
+            let sql = object[3].string
+            switch type {
+            case "table":
+                columnStatement.reset()
+                try columnStatement.bind([.text(name)])
+                var columns: [Column] = []
+                while try columnStatement.step() {
+                    columns.append(Column(
+                        name: columnStatement.column(0).string ?? "",
+                        type: columnStatement.column(1).string ?? "",
+                        isNotNull: columnStatement.column(2).int64 == 1,
+                        isPrimaryKey: (columnStatement.column(3).int64 ?? 0) > 0))
+                }
+                schema.tables.append(Table(name: name, category: category(ofTable: name), columns: columns, sql: sql))
+            case "trigger": schema.triggers.append(SchemaObject(name: name, table: tableName, sql: sql))
+            case "view": schema.views.append(SchemaObject(name: name, table: tableName, sql: sql))
+            default: break
+            }
+        }
+        for table in schema.tables {
+            indexListStatement.reset()
+            try indexListStatement.bind([.text(table.name)])
+            while try indexListStatement.step() {
+                guard let indexName = indexListStatement.column(0).string else { continue }
+                let origin = indexListStatement.column(2).string ?? "c"
+                indexInfoStatement.reset()
+                try indexInfoStatement.bind([.text(indexName)])
+                var columns: [String] = []
+                while try indexInfoStatement.step() {
+                    columns.append(indexInfoStatement.column(0).string ?? "<expr>")
+                }
+                let sql = objects.first { $0[0] == .text("index") && $0[1] == .text(indexName) }?[3].string
+                schema.indexes.append(Index(
+                    name: indexName, table: table.name, columns: columns,
+                    isUnique: indexListStatement.column(1).int64 == 1, isExplicit: origin == "c", sql: sql))
+            }
+        }
+        schema.indexes.sort { ($0.table, $0.name) < ($1.table, $1.name) }
+        return schema
+    }
+
+    /// The category Core Data's naming gives a table.
+    public static func category(ofTable name: String) -> TableCategory {
+        let upper = name.uppercased()
+        if ["Z_METADATA", "Z_PRIMARYKEY", "Z_MODELCACHE"].contains(upper) { return .bookkeeping }
+        if upper.hasPrefix("SQLITE_") { return .sqliteInternal }
+        if ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING"].contains(upper) { return .history }
+        if upper.hasPrefix("ANSCK") { return .cloudKit }
+        if upper.hasPrefix("Z_"), upper.dropFirst(2).first?.isNumber == true { return .joinTable }
+        if upper.hasPrefix("Z"), !upper.hasPrefix("Z_") { return .entity }
+        return .other
+    }
+}

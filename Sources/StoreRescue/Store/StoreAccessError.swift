@@ -1,0 +1,52 @@
+/// Why a store could not be opened or read.
+public enum StoreAccessError: OperatorFacingError, Equatable {
+    /// The input is not something that can be read as a store; `kind` says what it is instead.
+    case rejected(path: String, kind: StoreKind, reason: String)
+    /// Copying the store and its sidecars into a private directory failed.
+    case privateCopyFailed(path: String, reason: String)
+    /// The store kept changing while it was being copied.
+    case changedWhileCopying(path: String)
+
+    public var description: String {
+        switch self {
+        case .rejected(let path, _, let reason): return "\(path): \(reason)"
+        case .privateCopyFailed(let path, let reason): return "\(path): cannot make a private copy to read: \(reason)"
+        case .changedWhileCopying(let path):
+            return "\(path): the store or its -wal kept changing while it was being copied"
+        }
+    }
+
+    public var recoverySuggestion: String? {
+        switch self {
+        case .rejected(_, let kind, _):
+            switch kind {
+            case .missing: return "check the path; a store is the main file (e.g. default.store, Model.sqlite), not its -wal or -shm"
+            case .directory: return "name the store file inside the directory (e.g. DIR/default.store)"
+            case .unreadable: return "run as a user that can read the file, or copy it somewhere readable"
+            case .symlink: return "pass the real path, or add --follow-symlinks if the link is trusted"
+            case .notRegularFile: return "copy the store into a regular file first"
+            case .empty: return "the file has no content; look for the real store or its backups"
+            case .notSQLite: return "this is not an SQLite file; check you were given the store and not an export or a sidecar"
+            case .truncated: return "the copy is incomplete; ask for the file again, with its -wal and -shm, copied while the app is closed"
+            case .damaged: return "work on a copy: try `sqlite3 FILE .recover`, or a later `storerescue` salvage"
+            case .coreDataStore, .sqliteDatabase: return nil
+            }
+        case .privateCopyFailed: return "free space in $TMPDIR or point TMPDIR at a writable folder"
+        case .changedWhileCopying: return "close the app that uses the store, or take a backup with `storerescue backup` and inspect that"
+        }
+    }
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .rejected(_, let kind, _): return kind.exitStatus
+        case .privateCopyFailed: return .ioError
+        case .changedWhileCopying: return .temporaryFailure
+        }
+    }
+
+    /// The kind of input, when the error says what the input is.
+    public var kind: StoreKind? {
+        if case .rejected(_, let kind, _) = self { return kind }
+        return nil
+    }
+}

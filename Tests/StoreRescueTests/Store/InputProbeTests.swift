@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+@Suite struct InputProbeTests {
+    private func rejectedKind(_ path: String, followsSymlinks: Bool = false) -> (StoreKind?, String) {
+        do {
+            _ = try InputProbe(path: path, followsSymlinks: followsSymlinks)
+            return (nil, "")
+        } catch let error as StoreAccessError {
+            return (error.kind, error.description)
+        } catch {
+            return (nil, "\(error)")
+        }
+    }
+
+    @Test func missingFile() throws {
+        let dir = try TemporaryDirectory()
+        let (kind, message) = rejectedKind(dir.path("nope.sqlite"))
+        #expect(kind == .missing)
+        #expect(message.contains("nope.sqlite") && message.contains("no such file"))
+    }
+
+    @Test func emptyFile() throws {
+        let dir = try TemporaryDirectory()
+        FileManager.default.createFile(atPath: dir.path("empty.sqlite"), contents: Data())
+        let (kind, message) = rejectedKind(dir.path("empty.sqlite"))
+        #expect(kind == .empty)
+        #expect(message.contains("is empty"))
+    }
+
+    @Test func randomBytesAndText() throws {
+        let dir = try TemporaryDirectory()
+        var generator = SystemRandomNumberGenerator()
+        let random = Data((0..<5000).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        FileManager.default.createFile(atPath: dir.path("random.bin"), contents: random)
+        FileManager.default.createFile(atPath: dir.path("notes.txt"), contents: Data(String(repeating: "hello store\n", count: 100).utf8))
+        #expect(rejectedKind(dir.path("random.bin")).0 == .notSQLite)
+        let (kind, message) = rejectedKind(dir.path("notes.txt"))
+        #expect(kind == .notSQLite)
+        #expect(message.contains("not an SQLite database"))
+    }
+
+    @Test func truncatedHeaderAndTruncatedPages() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("whole.sqlite")
+        try StoreFixtureBuilder.database(at: path, sql: "CREATE TABLE t(x); INSERT INTO t VALUES (randomblob(20000));")
+        let whole = try Data(contentsOf: URL(fileURLWithPath: path))
+        FileManager.default.createFile(atPath: dir.path("head.sqlite"), contents: whole.prefix(50))
+        FileManager.default.createFile(atPath: dir.path("half.sqlite"), contents: whole.prefix(whole.count / 2))
+        let (headKind, headMessage) = rejectedKind(dir.path("head.sqlite"))
+        #expect(headKind == .truncated)
+        #expect(headMessage.contains("shorter than the 100-byte SQLite header"))
+        let (halfKind, halfMessage) = rejectedKind(dir.path("half.sqlite"))
+        #expect(halfKind == .truncated)
+        #expect(halfMessage.contains("its header says"))
+    }
+
+    @Test func impossiblePageSizeIsDamaged() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("db.sqlite")
+        try StoreFixtureBuilder.database(at: path, sql: "CREATE TABLE t(x);")
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        bytes[16] = 0x03; bytes[17] = 0x00  // 768: not a power of two
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let (kind, message) = rejectedKind(path)
+        #expect(kind == .damaged)
+        #expect(message.contains("impossible page size (768)"))
+    }
+
+    @Test func directoryFifoAndSymlink() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.path("folder"), withIntermediateDirectories: false)
+        #expect(rejectedKind(dir.path("folder")).0 == .directory)
+        #expect(mkfifo(dir.path("pipe"), 0o600) == 0)
+        #expect(rejectedKind(dir.path("pipe")).0 == .notRegularFile)
+        try StoreFixtureBuilder.database(at: dir.path("real.sqlite"), sql: "CREATE TABLE t(x);")
+        try FileManager.default.createSymbolicLink(atPath: dir.path("link.sqlite"), withDestinationPath: dir.path("real.sqlite"))
+        let (kind, message) = rejectedKind(dir.path("link.sqlite"))
+        #expect(kind == .symlink)
+        #expect(message.contains("symbolic link"))
+        let probe = try InputProbe(path: dir.path("link.sqlite"), followsSymlinks: true)
+        #expect(probe.header?.pageSize == 4096)
+        try FileManager.default.createSymbolicLink(atPath: dir.path("dangling"), withDestinationPath: dir.path("gone"))
+        #expect(rejectedKind(dir.path("dangling"), followsSymlinks: true).0 == .missing)
+    }
+
+    @Test(.enabled(if: getuid() != 0, "root reads any file")) func unreadableFile() throws {
+        let dir = try TemporaryDirectory()
+        try StoreFixtureBuilder.database(at: dir.path("locked.sqlite"), sql: "CREATE TABLE t(x);")
+        chmod(dir.path("locked.sqlite"), 0)
+        #expect(rejectedKind(dir.path("locked.sqlite")).0 == .unreadable)
+    }
+
+    @Test func headerFieldsOfARealStore() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("db.sqlite")
+        try StoreFixtureBuilder.database(at: path, sql: "PRAGMA journal_mode=WAL; PRAGMA user_version=7; CREATE TABLE t(x);")
+        let probe = try InputProbe(path: path)
+        let header = try #require(probe.header)
+        #expect(header.pageSize == 4096)
+        #expect(header.journalMode == "wal")
+        #expect(header.userVersion == 7)
+        #expect(header.textEncodingName == "UTF-8")
+    }
+
+    @Test func sidecarsAreClassifiedWithoutOpening() throws {
+        let dir = try TemporaryDirectory()
+        let main = dir.path("s.sqlite")
+        FileManager.default.createFile(atPath: main, contents: Data(count: 10))
+        FileManager.default.createFile(atPath: main + "-wal", contents: Data(count: 32))  // header only: no frames
+        FileManager.default.createFile(atPath: main + "-journal", contents: Data(count: 512))  // zeroed header: not hot
+        let files = StoreFileSet.discover(mainPath: main)
+        #expect(files.presentSuffixes == ["-wal", "-journal"])
+        #expect(!files.sidecarsHoldData)
+        FileManager.default.createFile(atPath: main + "-journal", contents: Data([0xD9, 0xD5, 0x05, 0xF9] + [UInt8](repeating: 1, count: 508)))
+        FileManager.default.createFile(atPath: main + "-wal", contents: Data(count: 33))
+        let live = StoreFileSet.discover(mainPath: main)
+        #expect(live.sidecar("-journal")?.holdsData == true)
+        #expect(live.sidecar("-wal")?.holdsData == true)
+    }
+}
