@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+/// `storerescue inspect` run as a process: exit statuses, JSON contract, messages.
+@Suite(.enabled(if: CommandRunner.isAvailable, "the storerescue executable is not built"))
+struct InspectCommandTests {
+    @Test func usageErrorsExit64() throws {
+        let noArgument = try CommandRunner.run(["inspect"])
+        #expect(noArgument.status == 64)
+        #expect(noArgument.stderr.contains("Missing expected argument"))
+        let unknownFlag = try CommandRunner.run(["inspect", "x.sqlite", "--frobnicate"])
+        #expect(unknownFlag.status == 64)
+    }
+
+    @Test func missingInputExits66WithWhatToTry() throws {
+        let dir = try TemporaryDirectory()
+        let result = try CommandRunner.run(["inspect", dir.path("absent.sqlite")])
+        #expect(result.status == 66)
+        #expect(result.stderr.contains("Error: \(dir.path("absent.sqlite")): no such file"))
+        #expect(result.stderr.contains("Try: "))
+        #expect(!result.stderr.contains("Fatal error"))
+    }
+
+    @Test func notAStoreExits65AndStillPrintsJSON() throws {
+        let dir = try TemporaryDirectory()
+        FileManager.default.createFile(atPath: dir.path("notes.txt"), contents: Data("hello\n".utf8))
+        let result = try CommandRunner.run(["inspect", "--json", dir.path("notes.txt")])
+        #expect(result.status == 65)
+        let json = try result.json()
+        #expect(json["kind"] as? String == "notSQLite")
+        #expect(json["metadata"] is NSNull)
+        #expect(json["model"] is NSNull)
+        let error = try #require(json["error"] as? [String: Any])
+        #expect((error["message"] as? String)?.contains("not an SQLite database") == true)
+        #expect(error["exitStatus"] as? Int == 65)
+    }
+
+    @Test func symlinkIsRefusedUnlessAllowed() throws {
+        let dir = try TemporaryDirectory()
+        try StoreFixtureBuilder.database(at: dir.path("real.db"), sql: "CREATE TABLE t(x);")
+        try FileManager.default.createSymbolicLink(atPath: dir.path("link.db"), withDestinationPath: dir.path("real.db"))
+        let refused = try CommandRunner.run(["inspect", dir.path("link.db")])
+        #expect(refused.status == 66)
+        #expect(refused.stderr.contains("--follow-symlinks"))
+        let followed = try CommandRunner.run(["inspect", "--follow-symlinks", dir.path("link.db")])
+        #expect(followed.status == 0)
+        #expect(followed.stdout.contains("SQLite database (not Core Data)"))
+    }
+
+    @Test(.enabled(if: Samples.available)) func jsonContractOnTheWALSample() throws {
+        let dir = try TemporaryDirectory()
+        let path = try dir.copySample("stores/swiftdata_ResourcesManager_wal/default.store")
+        let before = try StoreFixtureBuilder.snapshot(of: dir.url.path)
+        let result = try CommandRunner.run(["inspect", "--json", "--counts", path])
+        #expect(result.status == 0)
+        let json = try result.json()
+        for key in ["path", "kind", "sidecars", "metadata", "model", "entities", "tables", "findings"] {
+            #expect(json[key] != nil, "missing key \(key)")
+        }
+        #expect(json["path"] as? String == path)
+        #expect(json["kind"] as? String == "coreDataStore")
+        #expect(json["sidecars"] as? [String] == ["-wal", "-shm"])
+        let metadata = try #require(json["metadata"] as? [String: Any])
+        for key in ["uuid", "frameworkVersion", "versionIdentifiers", "versionHashes", "hashesDigest", "versionChecksum"] {
+            #expect(metadata[key] != nil, "metadata.\(key)")
+        }
+        let model = try #require(json["model"] as? [String: Any])
+        #expect(model["hashesMatchMetadata"] as? Bool == true)
+        let modelEntities = try #require(model["entities"] as? [[String: Any]])
+        #expect(modelEntities.allSatisfy { $0["name"] is String && ($0["versionHash"] as? String)?.count == 44 })
+        let entities = try #require(json["entities"] as? [[String: Any]])
+        let item = try #require(entities.first { $0["name"] as? String == "Item" })
+        #expect(item["ent"] as? Int == 3 && item["superEnt"] as? Int == 0)
+        #expect(item["max"] as? Int == 12)
+        #expect(item["rowCount"] as? Int == 7)
+        let findings = try #require(json["findings"] as? [[String: Any]])
+        #expect(findings.allSatisfy { $0["severity"] is String && $0["code"] is String && $0["message"] is String })
+        #expect(try StoreFixtureBuilder.snapshot(of: dir.url.path) == before)
+    }
+
+    @Test(.enabled(if: Samples.available)) func textReportHasItsSections() throws {
+        let dir = try TemporaryDirectory()
+        let path = try dir.copySample("stores/plaso_ios_netusage.sqlite")
+        let result = try CommandRunner.run(["inspect", path])
+        #expect(result.status == 0)
+        for section in ["Metadata", "Model cache", "Entities (Z_PRIMARYKEY)", "Tables", "Findings"] {
+            #expect(result.stdout.contains("\n\(section)\n"), "section \(section)")
+        }
+        #expect(result.stdout.contains("recomputed hashes match the metadata"))
+        #expect(result.stderr.isEmpty)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// Runs the built `storerescue` executable, as an operator or a job would.
+struct CommandRunner {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+
+        /// stdout parsed as a JSON object.
+        func json() throws -> [String: Any] {
+            let object = try JSONSerialization.jsonObject(with: Data(stdout.utf8))
+            guard let dictionary = object as? [String: Any] else { throw CocoaError(.propertyListReadCorrupt) }
+            return dictionary
+        }
+    }
+
+    /// The executable built next to the test bundle (`swift build` / `swift test` build both).
+    static let executable: URL = {
+        let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidates = [bundleDirectory, bundleDirectory.deletingLastPathComponent()]
+        for directory in candidates {
+            let url = directory.appendingPathComponent("storerescue")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        return packageRoot.appendingPathComponent(".build/debug/storerescue")
+    }()
+
+    static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: executable.path) }
+
+    static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        // Outputs go to files, so a large output can never block the child on a full pipe.
+        let dir = try TemporaryDirectory()
+        FileManager.default.createFile(atPath: dir.path("out"), contents: nil)
+        FileManager.default.createFile(atPath: dir.path("err"), contents: nil)
+        let out = try FileHandle(forWritingTo: dir.url.appendingPathComponent("out"))
+        let err = try FileHandle(forWritingTo: dir.url.appendingPathComponent("err"))
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try out.close()
+        try err.close()
+        let outData = try Data(contentsOf: dir.url.appendingPathComponent("out"))
+        let errData = try Data(contentsOf: dir.url.appendingPathComponent("err"))
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
