@@ -21,8 +21,12 @@ public struct KeyedArchiveNode: Sendable {
 
     /// "an object of class NSArray", "a string", … for error messages.
     public var foundDescription: String {
-        if let name = try? className() { return "an object of class \(name)" }
-        return value.kindDescription
+        // Must not call anything that builds an error from foundDescription again.
+        guard case .dictionary(let fields) = value, let classReference = fields["$class"] else { return value.kindDescription }
+        guard case .uid(let uid) = classReference, uid < UInt64(archive.objects.count),
+            case .string(let name) = archive.objects[Int(uid)]["$classname"]
+        else { return "an object with a damaged class" }
+        return "an object of class \(name)"
     }
 
     // MARK: Objects and classes
