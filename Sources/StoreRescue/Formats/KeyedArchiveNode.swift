@@ -109,10 +109,8 @@ public struct KeyedArchiveNode: Sendable {
     /// inline array, in archive order.
     public func elements() throws -> [KeyedArchiveNode] {
         let raw: [PropertyListValue]
-        let elementPath: String
         if case .array(let inline) = value {
             raw = inline
-            elementPath = path
         } else {
             let classes = try classNames()
             guard classes.contains(where: { ["NSArray", "NSSet", "NSOrderedSet"].contains($0) }) else {
@@ -122,10 +120,9 @@ public struct KeyedArchiveNode: Sendable {
                 throw KeyedArchiveError.unexpectedValue(path: path + ".NS.objects", expected: "an array", found: "something else")
             }
             raw = objects
-            elementPath = path
         }
         return try raw.enumerated().map { index, element in
-            let itemPath = "\(elementPath)[\(index)]"
+            let itemPath = "\(path)[\(index)]"
             guard let node = try archive.node(for: element, path: itemPath) else { throw KeyedArchiveError.missingValue(path: itemPath) }
             return node
         }

@@ -137,9 +137,11 @@ extension PropertyListValue: Encodable {
     }
 
     /// `2001-01-01T00:00:10Z`, or `2001-01-01T00:00:10.500Z` when there is a fraction of a second.
+    /// Dates more than about 30,000 years from 2001, which the formatter would silently clamp, are
+    /// written as `"<seconds> seconds since 2001-01-01T00:00:00Z"`.
     static func iso8601(_ date: Date) -> String {
         let seconds = date.timeIntervalSinceReferenceDate
-        guard seconds.isFinite else { return String(describing: seconds) }
+        guard seconds.isFinite, abs(seconds) < 1e12 else { return "\(seconds) seconds since 2001-01-01T00:00:00Z" }
         if seconds.rounded(.down) == seconds {
             return date.formatted(.iso8601)
         }

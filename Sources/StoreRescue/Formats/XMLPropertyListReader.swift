@@ -20,7 +20,9 @@ enum XMLPropertyListReader {
         do {
             object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
         } catch {
-            throw PropertyListError.unreadableXML(reason: "\(error)")
+            // Foundation's own message is in the debug description; the full error is verbose.
+            let reason = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+            throw PropertyListError.unreadableXML(reason: reason)
         }
         var count = 0
         return try convert(object, depth: 0, count: &count, limits: limits)

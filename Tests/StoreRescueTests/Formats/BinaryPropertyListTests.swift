@@ -135,6 +135,12 @@ import Testing
             + #""t":"2001-01-01T00:00:00Z","u":{"CF$UID":7}}"#)
     }
 
+    @Test func datesFarOutOfRangeAreNotClamped() throws {
+        let encoder = JSONEncoder()
+        let json = String(decoding: try encoder.encode(PropertyListValue.array([.date(Date(timeIntervalSinceReferenceDate: 1e300))])), as: UTF8.self)
+        #expect(json == #"["1e+300 seconds since 2001-01-01T00:00:00Z"]"#)
+    }
+
     @Test func accessorsAndSubscript() {
         let value = PropertyListValue.dictionary(["k": .string("v"), "n": .integer(4)])
         #expect(value["k"]?.string == "v")

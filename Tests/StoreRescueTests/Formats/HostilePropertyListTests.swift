@@ -174,6 +174,13 @@ import Testing
         #expect(decodeError(duplicate.data) == .duplicateKey(key: "a", dictionary: 0))
     }
 
+    @Test func deeplyNestedXMLIsRefusedByFoundation() {
+        let xml = "<?xml version=\"1.0\"?><plist version=\"1.0\">" + String(repeating: "<array>", count: 100_000)
+            + String(repeating: "</array>", count: 100_000) + "</plist>"
+        let error = decodeError(Data(xml.utf8))
+        #expect(error == .unreadableXML(reason: "Too many nested arrays or dictionaries, failing on line 1"))
+    }
+
     @Test func malformedObjects() {
         #expect(decodeError(Made(objects: [[0x70]]).data) == .invalidObject(object: 0, offset: 8, reason: "unknown object marker 0x70"))
         #expect(decodeError(Made(objects: [[0x00]]).data) == .invalidObject(object: 0, offset: 8, reason: "marker 0x00 (null or fill) is not supported"))

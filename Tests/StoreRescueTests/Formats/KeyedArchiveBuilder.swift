@@ -70,7 +70,8 @@ struct KeyedArchiveBuilder {
 
 /// A small model archive: entity `Person` (abstract, `name` String required and indexed, `age`
 /// Integer 16 default 0, to-many ordered `friends`), subentity `Employee` (inherits through a
-/// proxy, adds `badge` with a hash modifier, constrained unique on `badge`).
+/// proxy, adds `badge` with a hash modifier, constrained unique on `badge` and on `badge, name`);
+/// `Person` has a fetch index `byNameAge` (name ascending, age descending).
 struct SyntheticModelArchive {
     var builder = KeyedArchiveBuilder()
     var root: PropertyListValue = .uid(0)
@@ -105,11 +106,23 @@ struct SyntheticModelArchive {
             "NSEntityName": b.string("Person"), "NSIsAbstract": .boolean(true), "NSSuperentity": .uid(0),
             "NSClassNameForEntity": b.string("PersonMO"),
             "NSProperties": b.dictionary([("name", nameAttribute), ("age", age), ("friends", friends)]),
+            "NSFetchIndexDescriptions": b.array([
+                b.object("NSFetchIndexDescription", [
+                    "NSIndexName": b.string("byNameAge"),
+                    "NSIndexElements": b.array([
+                        b.object("NSFetchIndexElementDescription", ["NSPropertyName": b.string("name"), "NSAscending": .boolean(true)]),
+                        b.object("NSFetchIndexElementDescription", ["NSProperty": age, "NSAscending": .boolean(false)]),
+                    ]),
+                ]),
+            ], className: "NSMutableArray"),
         ]
         let employeeFields: [String: PropertyListValue] = [
             "NSEntityName": b.string("Employee"), "NSSuperentity": person,
             "NSProperties": b.dictionary([("name", proxy), ("badge", badge)]),
-            "NSUniqueTuples": b.array([b.array([b.string("badge")], className: "NSMutableArray")], className: "NSMutableArray"),
+            // One constraint of names, one of property objects (a proxy among them): both occur.
+            "NSUniqueTuples": b.array([
+                b.array([b.string("badge")], className: "NSMutableArray"), b.array([badge, proxy], className: "NSMutableArray"),
+            ], className: "NSMutableArray"),
         ]
         let entityClass = b.classDescription("NSEntityDescription", superclasses: ["NSObject"])
         b.replace(person, with: .dictionary(personFields.merging(["$class": entityClass]) { a, _ in a }))

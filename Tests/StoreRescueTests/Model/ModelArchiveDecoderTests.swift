@@ -22,7 +22,10 @@ import Testing
         let employee = try #require(model.entity(named: "Employee"))
         #expect(employee.superentityName == "Person")
         #expect(employee.properties == [.attribute(AttributeDescription(name: "badge", type: .integer64, isOptional: false, versionHashModifier: "v2"))])
-        #expect(employee.uniquenessConstraints == [["badge"]])
+        #expect(employee.uniquenessConstraints == [["badge"], ["badge", "name"]])
+        #expect(person.fetchIndexes == [
+            FetchIndexDescription(name: "byNameAge", elements: [.init(propertyName: "name"), .init(propertyName: "age", isAscending: false)]),
+        ])
         #expect(model.allProperties(of: employee).map(\.name) == ["name", "age", "friends", "badge"])
     }
 
@@ -77,8 +80,9 @@ import Testing
     @Test func missingNameAndBadCounts() {
         var synthetic = SyntheticModelArchive()
         synthetic.setField("NSPropertyName", of: synthetic.nameAttribute, to: .uid(0))
+        // Employee comes first and reaches `name` through its uniqueness constraint's proxy.
         #expect(decodingError(synthetic.data)
-            == .malformedArchive(.missingValue(path: "$top.root.NSEntities[\"Person\"].NSProperties[\"name\"].NSPropertyName")))
+            == .malformedArchive(.missingValue(path: "$top.root.NSEntities[\"Employee\"].NSUniqueTuples[1][1].NSUnderlyingProperty.NSPropertyName")))
 
         synthetic = SyntheticModelArchive()
         synthetic.setField("NSMaxCount", of: synthetic.friends, to: .integer(-1))
