@@ -135,3 +135,49 @@ extension SyntheticModelArchive {
         builder.replace(uid, with: .dictionary(fields))
     }
 }
+
+@Suite struct DefaultValueRenderingTests {
+    /// Renders one archived default value through a hand-built archive.
+    private func render(_ type: AttributeType = .decimal, _ make: (inout KeyedArchiveBuilder) -> PropertyListValue) throws -> String? {
+        var b = KeyedArchiveBuilder()
+        let value = make(&b)
+        let holder = b.object("Holder", ["value": value])
+        let node = try KeyedArchive(b.archive(root: holder)).rootObject().requiredChild("value")
+        return try ModelArchiveDecoder.defaultValueString(node, type: type)
+    }
+
+    private func decimal(_ b: inout KeyedArchiveBuilder, mantissa: [UInt16], exponent: Int64, negative: Bool = false) -> PropertyListValue {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for (index, word) in mantissa.enumerated() {
+            bytes[2 * index] = UInt8(word & 0xFF)
+            bytes[2 * index + 1] = UInt8(word >> 8)
+        }
+        return b.object("NSDecimalNumberPlaceholder", [
+            "NS.mantissa": .data(Data(bytes)), "NS.length": .integer(Int64(mantissa.count)), "NS.exponent": .integer(exponent),
+            "NS.negative": .boolean(negative), "NS.mantissa.bo": .integer(1), "NS.compact": .boolean(true),
+        ])
+    }
+
+    @Test func decimals() throws {
+        #expect(try render { decimal(&$0, mantissa: [150], exponent: -2) } == "1.5")
+        #expect(try render { decimal(&$0, mantissa: [5], exponent: 2) } == "500")
+        #expect(try render { decimal(&$0, mantissa: [5], exponent: -3, negative: true) } == "-0.005")
+        #expect(try render { decimal(&$0, mantissa: [], exponent: 0, negative: true) } == "NaN")
+        // 2^64 = words 0, 0, 0, 0, 1 (least significant first).
+        #expect(try render { decimal(&$0, mantissa: [0, 0, 0, 0, 1], exponent: 0) } == "18446744073709551616")
+        #expect(try render { decimal(&$0, mantissa: [1], exponent: 300) } == nil)
+    }
+
+    @Test func scalarsAndObjects() throws {
+        #expect(try render(.boolean) { _ in .integer(1) } == "YES")
+        #expect(try render(.boolean) { _ in .boolean(false) } == "NO")
+        #expect(try render(.integer32) { _ in .integer(-7) } == "-7")
+        #expect(try render(.double) { _ in .real(2.5) } == "2.5")
+        #expect(try render(.string) { $0.object("NSMutableString", superclasses: ["NSString", "NSObject"], ["NS.string": .string("hi")]) } == "hi")
+        #expect(try render(.date) { $0.object("NSDate", ["NS.time": .real(0)]) } == "2001-01-01T00:00:00Z")
+        #expect(try render(.uri) { $0.object("NSURL", ["NS.base": .uid(0), "NS.relative": $0.string("https://example.com")]) }
+            == "https://example.com")
+        #expect(try render(.binaryData) { _ in .data(Data([1])) } == nil)
+        #expect(try render(.transformable) { $0.object("SomeClass", [:]) } == nil)
+    }
+}
