@@ -8,7 +8,8 @@ public struct PropertyListLimits: Sendable, Equatable {
     /// The most objects a binary property list may declare, and the most values decoding may
     /// produce (a shared object counts once per reference).
     public var maximumObjectCount: Int
-    /// The deepest nesting of arrays and dictionaries accepted.
+    /// The deepest nesting of arrays and dictionaries accepted. Decoding recurses once per level,
+    /// so keep this in the hundreds: it is what stands between hostile input and the stack.
     public var maximumDepth: Int
 
     public init(maximumInputBytes: Int = 16 << 20, maximumObjectCount: Int = 2_000_000, maximumDepth: Int = 256) {

@@ -25,9 +25,7 @@ struct SampleStoreEvidence {
     /// Copies `relativePath` with its sidecars into `directory` and reads it. A store with a
     /// `-wal` is opened read-write (on the copy) so the WAL's committed pages are seen.
     init(sample relativePath: String, in directory: TemporaryDirectory) throws {
-        let copy = try directory.copySample(relativePath)
-        let hasWAL = FileManager.default.fileExists(atPath: copy + "-wal")
-        let connection = try SQLiteConnection(path: copy, options: SQLiteOpenOptions(mode: hasWAL ? .readWrite : .immutable))
+        let connection = try Self.open(sample: relativePath, in: directory)
         let tables = try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0.first?.string }
         if tables.contains("Z_MODELCACHE") {
             switch try connection.scalar("SELECT Z_CONTENT FROM Z_MODELCACHE") {
@@ -42,6 +40,20 @@ struct SampleStoreEvidence {
         } else {
             metadata = nil
         }
+    }
+
+    /// Opens a private copy of a sample: immutable, or read-write (the copy made writable) when
+    /// it has a `-wal`, so SQLite reads the committed pages the WAL holds.
+    static func open(sample relativePath: String, in directory: TemporaryDirectory) throws -> SQLiteConnection {
+        let copy = try directory.copySample(relativePath)
+        let fileManager = FileManager.default
+        guard fileManager.fileExists(atPath: copy + "-wal") else {
+            return try SQLiteConnection(path: copy, options: SQLiteOpenOptions(mode: .immutable))
+        }
+        for path in [copy, copy + "-wal", copy + "-shm"] where fileManager.fileExists(atPath: path) {
+            try fileManager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        }
+        return try SQLiteConnection(path: copy, options: SQLiteOpenOptions(mode: .readWrite))
     }
 
     /// `NSStoreModelVersionHashes` as entity name → hash.

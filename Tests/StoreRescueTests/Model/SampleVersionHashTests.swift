@@ -75,6 +75,13 @@ struct SampleVersionHashTests {
         #expect(checksums == 5)
     }
 
+    @Test func walSamplesAreReadWithTheirWAL() throws {
+        let directory = try TemporaryDirectory()
+        let connection = try SampleStoreEvidence.open(sample: "stores/swiftdata_ResourcesManager_wal/default.store", in: directory)
+        // 4 rows in the main file alone, 7 with the WAL (format notes §1).
+        #expect(try connection.scalar("SELECT count(*) FROM ZITEM")?.int64 == 7)
+    }
+
     @Test(arguments: ["models/Model.momd", "models/DVIA_v2.momd"])
     func compiledModelsReproduceVersionInfo(momd: String) throws {
         let directory = try TemporaryDirectory()
