@@ -5,8 +5,8 @@ import Foundation
 ///
 /// Entities come in archive order (`NSEntities`), properties in `NSProperties` order. Inherited
 /// properties, which the archive repeats as `_NSPropertyDescriptionProxy` objects, are skipped:
-/// each entity holds only the properties it declares. Fetched properties are skipped too (they
-/// have no column and are not hashed). Values are taken as archived: a property's renaming
+/// each entity holds only the properties it declares. Fetched properties are skipped too: the
+/// model types cannot hold them, and no sample has one to show how they are hashed. Values are taken as archived: a property's renaming
 /// identifier is usually its own name, fetch indexes include those the model compiler derives
 /// from indexed properties, and `versionIdentifiers` are sorted by code point.
 ///
