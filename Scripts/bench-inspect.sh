@@ -49,7 +49,7 @@ size=$(stat -c %s "$store")
 echo "store: $store ($((size / 1000000)) MB, no sidecars)"
 "$bin" inspect "$store" | sed -n '1,12p'
 echo
-hyperfine --warmup 3 --runs 30 --export-json "$work/inspect.json" \
+hyperfine -N --warmup 3 --runs 30 --export-json "$work/inspect.json" \
   -n "storerescue inspect" "$bin inspect $store" \
   -n "sqlite3 .schema" "sqlite3 $store .schema"
 python3 - "$work/inspect.json" <<'PY'
