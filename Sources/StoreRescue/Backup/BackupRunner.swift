@@ -165,9 +165,12 @@ public enum BackupRunner {
         return absolute
     }
 
+    /// `path` made absolute against the current directory. Symbolic links are not resolved: the
+    /// callers look at what is at the path itself.
     static func absolutePath(_ path: String) -> String {
-        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        return (absolute as NSString).standardizingPath
+        var absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        while absolute.count > 1 && absolute.hasSuffix("/") { absolute.removeLast() }
+        return absolute
     }
 
     static func readPrefix(of path: String, count: Int) throws -> [UInt8] {
