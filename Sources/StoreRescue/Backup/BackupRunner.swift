@@ -33,6 +33,7 @@ public enum BackupRunner {
                            cancellation: CancellationFlag? = nil) throws -> BackupResult {
         precondition((1...9).contains(options.compressionLevel), "compression level must be 1...9")
         precondition(options.keep.map { $0 >= 1 } ?? true, "keep must be at least 1")
+        SafeFileOutput.ignoreFileSizeLimitSignal()
         let started = Date()
         let createdAt = options.clock()
         let source = try SourceFile(path: store)
@@ -45,7 +46,11 @@ public enum BackupRunner {
         do {
             staging = try PrivateTemporaryDirectory(parent: options.temporaryDirectory ?? folder, prefix: ".storerescue-snapshot")
         } catch {
-            throw BackupError.destinationUnusable(path: options.temporaryDirectory ?? folder, reason: "cannot create a private staging folder there")
+            // PrivateTemporaryDirectory's message ends with the system's reason.
+            let message = (error as? CocoaError)?.userInfo[NSLocalizedDescriptionKey] as? String ?? "\(error)"
+            let reason = message.components(separatedBy: ": ").last ?? message
+            throw BackupError.destinationUnusable(path: options.temporaryDirectory ?? folder,
+                                                  reason: "cannot create files there: \(reason)")
         }
         defer { staging.remove() }
         let snapshotPath = staging.path("snapshot.sqlite")

@@ -76,20 +76,19 @@ final class StoreSnapshotter {
         var copiedSoFar = 0
         while true {
             let rc = sqlite3_backup_step(backup, pagesPerStep)
+            let stepErrno = errno
             let primary = rc & 0xFF
             if primary == SQLITE_BUSY || primary == SQLITE_LOCKED {
                 // Cannot happen while our read transaction is open; reported like a lock timeout.
                 throw BackupError.storeLocked(path: sourcePath, seconds: lockTimeout)
             }
             guard rc == SQLITE_OK || rc == SQLITE_DONE else {
-                throw BackupError(sqliteError: SQLiteError(resultCode: rc, message: String(cString: sqlite3_errstr(rc))),
-                                  source: sourcePath, lockTimeout: lockTimeout)
+                throw failure(rc, systemErrno: stepErrno, snapshotPath: snapshotPath)
             }
             if rc == SQLITE_OK {
                 let flush = sqlite3_db_cacheflush(destination.handle)
-                guard flush == SQLITE_OK else {
-                    throw BackupError.snapshotFailed(source: sourcePath, detail: String(cString: sqlite3_errstr(flush)))
-                }
+                let flushErrno = errno
+                guard flush == SQLITE_OK else { throw failure(flush, systemErrno: flushErrno, snapshotPath: snapshotPath) }
             }
             let total = Int(sqlite3_backup_pagecount(backup))
             let copied = rc == SQLITE_DONE ? total : total - Int(sqlite3_backup_remaining(backup))
@@ -101,14 +100,33 @@ final class StoreSnapshotter {
             if rc == SQLITE_DONE {
                 isFinished = true
                 let finish = sqlite3_backup_finish(backup)
-                guard finish == SQLITE_OK else {
-                    throw BackupError.snapshotFailed(source: sourcePath, detail: String(cString: sqlite3_errstr(finish)))
-                }
+                let finishErrno = errno
+                guard finish == SQLITE_OK else { throw failure(finish, systemErrno: finishErrno, snapshotPath: snapshotPath) }
                 try stepCompleted(Step(copiedPages: total, totalPages: total))
                 return total
             }
             try stepCompleted(Step(copiedPages: copied, totalPages: total))
         }
+    }
+
+    /// The error for a failed step. The source is read-only, so a failed write, sync or "disk
+    /// full" is the snapshot file's: the message names its folder and the system's reason
+    /// (`errno` right after the call: disk full, file-size limit). Anything else is the source's.
+    private func failure(_ rc: Int32, systemErrno: Int32, snapshotPath: String) -> BackupError {
+        // SQLITE_IOERR_WRITE, _FSYNC, _TRUNCATE (macros Swift cannot import).
+        let writeCodes: Set<Int32> = [SQLITE_IOERR | 3 << 8, SQLITE_IOERR | 4 << 8, SQLITE_IOERR | 6 << 8]
+        if writeCodes.contains(rc) || rc & 0xFF == SQLITE_FULL {
+            let reason = systemErrno != 0 ? SafeFileOutput.describe(systemErrno) : String(cString: sqlite3_errstr(rc))
+            return .snapshotFailed(source: sourcePath,
+                                   detail: "cannot write the snapshot in \(stagingParent(snapshotPath)): \(reason)")
+        }
+        return BackupError(sqliteError: SQLiteError(resultCode: rc, message: String(cString: sqlite3_errstr(rc))),
+                           source: sourcePath, lockTimeout: lockTimeout)
+    }
+
+    /// The folder the operator chose (the snapshot sits in a private folder inside it).
+    private func stagingParent(_ snapshotPath: String) -> String {
+        SafeFileOutput.folder(of: SafeFileOutput.folder(of: snapshotPath))
     }
 
     /// Ends the read transaction; writers in rollback mode may proceed.
