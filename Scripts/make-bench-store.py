@@ -8,6 +8,7 @@ compresses about 3-5x, like real app data, rather than being all zeros or all no
 
 usage: make-bench-store.py PATH [TARGET_MB]
 """
+import itertools
 import os
 import random
 import sqlite3
@@ -26,20 +27,23 @@ first_names = ["Anna", "Ben", "Carla", "Dmitri", "Elif", "Farah", "Goran", "Hana
 last_names = ["Smith", "Müller", "Rossi", "Nakamura", "Okafor", "Silva", "Novak", "Haddad", "Larsen", "Kim"]
 cities = ["Zürich", "Lagos", "Osaka", "Porto", "Quito", "Tallinn", "Austin", "Pune", "Lyon", "Perth"]
 statuses = ["new", "paid", "shipped", "delivered", "returned", "cancelled"]
+# Word frequencies in real text follow Zipf's law: a few words are very common.
+zipf_cumulative = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(len(vocabulary))))
+rng.shuffle(vocabulary)
 
 
 def sentence(n):
-    return " ".join(rng.choice(vocabulary) for _ in range(n)).capitalize() + "."
+    return " ".join(rng.choices(vocabulary, cum_weights=zipf_cumulative, k=n)).capitalize() + "."
 
 
 def blob():
-    if rng.random() < 0.5:  # structured: a small header and a repeating pattern with noise
+    if rng.random() < 0.8:  # structured: a small header and a repeating pattern with noise
         pattern = bytes(rng.randrange(256) for _ in range(16))
         body = bytearray(pattern * rng.randint(20, 120))
         for _ in range(len(body) // 16):
             body[rng.randrange(len(body))] = rng.randrange(256)
         return b"SRBLOB01" + bytes(body)
-    return os.urandom(rng.randint(64, 512))  # a thumbnail-like incompressible part
+    return os.urandom(rng.randint(64, 256))  # a thumbnail-like incompressible part
 
 
 if os.path.exists(path):
@@ -67,7 +71,7 @@ while os.path.getsize(path) + (os.path.getsize(path + "-wal") if os.path.exists(
     for _ in range(5000):
         customers += 1
         first, last = rng.choice(first_names), rng.choice(last_names)
-        rows.append((customers, 1, 1, 600_000_000 + rng.random() * 1e8, first, last,
+        rows.append((customers, 1, 1, round(600_000_000 + rng.random() * 1e8, 3), first, last,
                      f"{first.lower()}.{last.lower()}{customers}@example.com", rng.choice(cities),
                      sentence(rng.randint(5, 40)), blob() if rng.random() < 0.1 else None))
     db.executemany("INSERT INTO ZCUSTOMER VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
@@ -75,7 +79,7 @@ while os.path.getsize(path) + (os.path.getsize(path + "-wal") if os.path.exists(
     for _ in range(15000):
         orders += 1
         rows.append((orders, 2, 1, rng.randint(1, customers), round(rng.random() * 500, 2), rng.randint(1, 9),
-                     700_000_000 + rng.random() * 1e8, rng.choice(statuses), sentence(rng.randint(3, 25)),
+                     round(700_000_000 + rng.random() * 1e8), rng.choice(statuses), sentence(rng.randint(3, 25)),
                      blob() if rng.random() < 0.05 else None))
     db.executemany("INSERT INTO ZORDER VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
     db.execute("COMMIT")

@@ -70,29 +70,34 @@ public enum BackupVerifier {
     static func decompress(paths: BackupPaths, manifest: BackupManifest?, into output: SafeFileOutput,
                            progress: ((BackupProgress) -> Void)?, cancellation: CancellationFlag?) throws -> DecompressionOutcome {
         var problems: [String] = []
-        var hasher = SHA256()
+        let sink = HashingFileSink(output: output)
         var written: Int64 = 0
         var lastReport = Date()
         let total = manifest?.snapshotSize ?? 0
         let summary: GzipReadSummary
+        let snapshotSHA: String
         do {
             summary = try GzipReader.decompress(path: paths.backup) { bytes in
                 if cancellation?.isCancelled == true { throw BackupError.interrupted }
-                hasher.update(bufferPointer: bytes)
-                try output.write(bytes)
+                try sink.push(bytes)
                 written += Int64(bytes.count)
                 if let progress, Date().timeIntervalSince(lastReport) > 0.2 {
                     lastReport = Date()
                     progress(BackupProgress(phase: .decompress, completedBytes: written, totalBytes: total))
                 }
             }
+            snapshotSHA = try sink.finish()
         } catch let error as GzipError {
+            sink.stop()
             problems.append("gzip check failed: \(error)")
             // Still say whether the file is the one the manifest describes.
             if let manifest, let digest = try? FileDigest.of(path: paths.backup), digest.sha256 != manifest.backupSHA256 {
                 problems.append("the SHA-256 of \(paths.backup) does not match the manifest (manifest \(manifest.backupSHA256), file \(digest.sha256))")
             }
             return DecompressionOutcome(problems: problems, isComplete: false)
+        } catch {
+            sink.stop()
+            throw error
         }
         guard let manifest else { return DecompressionOutcome(problems: problems, isComplete: true) }
         if summary.compressedSize != manifest.backupSize {
@@ -104,7 +109,6 @@ public enum BackupVerifier {
         if summary.uncompressedSize != manifest.snapshotSize {
             problems.append("the decompressed snapshot's size does not match the manifest (manifest \(manifest.snapshotSize) bytes, decompressed \(summary.uncompressedSize))")
         }
-        let snapshotSHA = hasher.finalize().hexString
         if snapshotSHA != manifest.snapshotSHA256 {
             problems.append("the decompressed snapshot's SHA-256 does not match the manifest (manifest \(manifest.snapshotSHA256), decompressed \(snapshotSHA))")
         }
@@ -124,11 +128,13 @@ public enum BackupVerifier {
         return problems
     }
 
-    /// `PRAGMA integrity_check` of a private file, as one line: `ok` or the first findings.
-    static func integrityCheck(path: String) -> String {
+    /// `PRAGMA integrity_check` (or `quick_check`, which skips comparing indexes with their
+    /// tables) of a private file, as one line: `ok` or the first findings.
+    static func integrityCheck(path: String, isQuick: Bool = false) -> String {
         do {
             let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .immutable))
-            let rows = try connection.rows("PRAGMA integrity_check(20)", maximumRows: 20)
+            let pragma = isQuick ? "quick_check" : "integrity_check"
+            let rows = try connection.rows("PRAGMA \(pragma)(20)", maximumRows: 20)
             let lines = rows.compactMap { $0.first?.string }
             return lines.isEmpty ? "no result" : lines.joined(separator: "; ")
         } catch {
