@@ -77,11 +77,15 @@ public final class ParallelGzipWriter {
     /// - Throws: the first error of a worker or of the output (disk full, …).
     public func append(_ bytes: UnsafeRawBufferPointer) throws {
         precondition(!isFinished, "append after finish")
-        var rest = bytes[...]
-        while !rest.isEmpty {
-            let take = min(blockSize - block.count, rest.count)
-            block.append(contentsOf: rest.prefix(take))
-            rest = rest.dropFirst(take)
+        guard let source = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let take = min(blockSize - block.count, bytes.count - offset)
+            // One memcpy into the block's spare capacity.
+            let start = block.count
+            block.append(contentsOf: repeatElement(0, count: take))
+            block.withUnsafeMutableBytes { ($0.baseAddress! + start).copyMemory(from: source + offset, byteCount: take) }
+            offset += take
             if block.count == blockSize { try submitBlock(isLast: false) }
         }
     }
@@ -111,7 +115,9 @@ public final class ParallelGzipWriter {
         nextIndex += 1
         if !isLast {
             dictionary = Array(block.suffix(DeflateStream.dictionarySize))
-            block.removeAll(keepingCapacity: true)
+            // The job owns the filled buffer now; start a fresh one rather than copy on write.
+            block = []
+            block.reserveCapacity(blockSize)
         }
         try pipeline.submit(job)
     }

@@ -19,8 +19,10 @@ final class BackgroundTask<Value: Sendable>: @unchecked Sendable {
     func wait() throws -> Value {
         condition.lock()
         defer { condition.unlock() }
-        while result == nil { condition.wait() }
-        return try result!.get()
+        while true {
+            if let result { return try result.get() }
+            condition.wait()
+        }
     }
 
     /// True once the body has ended.

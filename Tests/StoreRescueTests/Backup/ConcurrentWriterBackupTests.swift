@@ -23,10 +23,11 @@ import Testing
             db.execute("BEGIN IMMEDIATE")
             for _ in range(40):
                 n += 1
-                db.execute("INSERT INTO ZITEM VALUES (?, ?, ?)", (n, n * 7, "row %d " % n * 12))
+                db.execute("INSERT INTO ZITEM VALUES (?, ?, ?)", (n, n * 7, "row %d " % n * 3))
             db.execute("UPDATE ZTOTAL SET ZCOUNT = ?, ZSUM = ? WHERE Z_PK = 1", (n, 7 * n * (n + 1) // 2))
             db.execute("COMMIT")
             transactions += 1
+            time.sleep(0.001)  # a busy app, not a bulk load: keeps the store a few MB
         print(transactions, flush=True)
         """
 
@@ -60,11 +61,11 @@ import Testing
 
         let writer = Process()
         writer.executableURL = URL(fileURLWithPath: try #require(BackupFixtures.pythonPath))
-        writer.arguments = [script, store, "6", journalMode]
+        writer.arguments = [script, store, "4", journalMode]
         let output = Pipe()
         writer.standardOutput = output
         try writer.run()
-        defer { if writer.isRunning { writer.terminate() } }
+        defer { if writer.isRunning { kill(writer.processIdentifier, SIGKILL) } }
         let ready = output.fileHandleForReading.readData(ofLength: 6)
         #expect(String(decoding: ready, as: UTF8.self) == "ready\n")
 
@@ -72,7 +73,7 @@ import Testing
         for index in 0..<3 {
             Thread.sleep(forTimeInterval: 0.4)
             var options = BackupOptions.testing(temp.path("b"))
-            options.pagesPerStep = 8
+            options.pagesPerStep = 16
             options.lockTimeout = 30
             let backup = try BackupRunner.run(store: store, options: options)
             let restored = temp.path("restored-\(index).sqlite")
@@ -105,12 +106,15 @@ import Testing
             db = sqlite3.connect(sys.argv[1], isolation_level=None)
             db.execute("BEGIN EXCLUSIVE")
             print("locked", flush=True)
-            time.sleep(20)
+            time.sleep(15)
             """, store]
         let output = Pipe()
         locker.standardOutput = output
         try locker.run()
-        defer { locker.terminate(); locker.waitUntilExit() }
+        defer {
+            kill(locker.processIdentifier, SIGKILL)
+            locker.waitUntilExit()
+        }
         #expect(String(decoding: output.fileHandleForReading.readData(ofLength: 7), as: UTF8.self) == "locked\n")
 
         var options = BackupOptions.testing(temp.path("b"))
