@@ -38,6 +38,9 @@ public struct RestoreResult: Sendable, Equatable {
     public var manifest: BackupManifest
     /// The backup taken of the store that was replaced (with `force`), if there was one.
     public var replacedStoreBackup: BackupResult?
+    /// When the replaced store was too damaged for SQLite to back up: the folder holding a raw,
+    /// byte-for-byte copy of its files instead.
+    public var replacedStoreRawCopy: String?
     /// Stale sidecars of the replaced store that were removed.
     public var removedSidecars: [String]
     public var seconds: Double
@@ -48,7 +51,7 @@ public struct RestoreResult: Sendable, Equatable {
 /// The backup is decompressed into a temporary file beside the target, its checksums are compared
 /// with the manifest and `PRAGMA integrity_check` must pass — all before anything existing is
 /// touched. Then, only with `force`, the store being replaced is itself backed up (WAL content
-/// included), its stale `-wal`/`-shm`/`-journal` are removed (an old WAL must never be replayed
+/// included; a store too damaged for SQLite is copied byte for byte instead), its stale `-wal`/`-shm`/`-journal` are removed (an old WAL must never be replayed
 /// into the restored file), and the restored file is renamed over the target atomically.
 ///
 /// - Warning: Stop every process that uses the store before a forced restore: a process that
@@ -101,13 +104,19 @@ public enum BackupRestorer {
 
         // 2. Back up what is about to be replaced, then clear its sidecars, then swap.
         var replacedBackup: BackupResult?
+        var rawCopy: String?
         if targetExists {
             let folder = options.replacedStoreBackupDirectory ?? SafeFileOutput.folder(of: paths.backup)
             do {
-                replacedBackup = try BackupRunner.run(
-                    store: target,
-                    options: BackupOptions(destinationDirectory: folder, reason: "pre-restore", lockTimeout: options.lockTimeout),
-                    cancellation: cancellation)
+                do {
+                    replacedBackup = try BackupRunner.run(
+                        store: target,
+                        options: BackupOptions(destinationDirectory: folder, reason: "pre-restore", lockTimeout: options.lockTimeout),
+                        cancellation: cancellation)
+                } catch BackupError.sourceNotAStore {
+                    // Too damaged for SQLite (often why it is being restored): keep its raw bytes.
+                    rawCopy = try RawStoreCopy.copy(store: target, into: folder, date: Date())
+                }
             } catch {
                 output.discard()
                 throw error
@@ -131,7 +140,7 @@ public enum BackupRestorer {
         }
         try output.publish(replacingExisting: options.force)
         return RestoreResult(restoredPath: target, backupPath: paths.backup, manifest: manifest,
-                             replacedStoreBackup: replacedBackup, removedSidecars: removed,
+                             replacedStoreBackup: replacedBackup, replacedStoreRawCopy: rawCopy, removedSidecars: removed,
                              seconds: Date().timeIntervalSince(started))
     }
 

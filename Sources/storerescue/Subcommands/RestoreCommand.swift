@@ -49,6 +49,7 @@ struct RestoreCommand: ParsableCommand {
         var backup: String
         var snapshotSHA256: String
         var replacedStoreBackup: String?
+        var replacedStoreRawCopy: String?
         var removedSidecars: [String]
         var seconds: Double
     }
@@ -70,7 +71,8 @@ struct RestoreCommand: ParsableCommand {
         if json {
             CommandOutput.printJSON(Report(
                 restored: result.restoredPath, backup: result.backupPath, snapshotSHA256: result.manifest.snapshotSHA256,
-                replacedStoreBackup: result.replacedStoreBackup?.backupPath, removedSidecars: result.removedSidecars,
+                replacedStoreBackup: result.replacedStoreBackup?.backupPath, replacedStoreRawCopy: result.replacedStoreRawCopy,
+                removedSidecars: result.removedSidecars,
                 seconds: result.seconds))
             return
         }
@@ -78,6 +80,9 @@ struct RestoreCommand: ParsableCommand {
             + "taken \(result.manifest.createdAt))\n"
         if let replaced = result.replacedStoreBackup {
             text += "  replaced store backed up to: \(replaced.backupPath)\n"
+        }
+        if let raw = result.replacedStoreRawCopy {
+            text += "  replaced store was unreadable by SQLite; its files were copied as they were to: \(raw)\n"
         }
         for sidecar in result.removedSidecars { text += "  removed stale: \(sidecar)\n" }
         FileHandle.standardOutput.write(Data(text.utf8))

@@ -99,4 +99,24 @@ import Testing
         // Verification comes first: no safety backup was taken for a restore that could not happen.
         #expect(BackupFixtures.fileNames(in: temp.path("b")).count == 2)
     }
+
+    @Test func forceOverADamagedStoreKeepsItsRawBytes() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try BackupVerifierTests.makeBackup(temp, rows: 300)
+        let target = temp.path("damaged.sqlite")
+        let garbage = Data((0..<9000).map { UInt8(truncatingIfNeeded: $0 * 31) })
+        try garbage.write(to: URL(fileURLWithPath: target))
+        try Data("old wal".utf8).write(to: URL(fileURLWithPath: target + "-wal"))
+
+        let result = try BackupRestorer.restore(
+            backup: backup.backupPath, options: RestoreOptions(targetPath: target, force: true, replacedStoreBackupDirectory: temp.path("safety")))
+
+        #expect(result.replacedStoreBackup == nil)
+        let raw = try #require(result.replacedStoreRawCopy)
+        #expect(raw.hasPrefix(temp.path("safety") + "/damaged.sqlite.") && raw.hasSuffix(".raw"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: raw + "/damaged.sqlite")) == garbage)
+        #expect(try String(contentsOfFile: raw + "/damaged.sqlite-wal", encoding: .utf8) == "old wal")
+        #expect(try BackupFixtures.count("ZITEM", in: target) == 300)
+        #expect(!FileManager.default.fileExists(atPath: target + "-wal"))
+    }
 }
