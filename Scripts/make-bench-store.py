@@ -21,7 +21,7 @@ rng = random.Random(20250131)
 
 syllables = ["ka", "lo", "mi", "ne", "to", "ra", "shi", "vu", "den", "por", "tal", "gre", "bi", "zu", "qua",
              "fen", "mor", "lit", "sar", "vel"]
-vocabulary = ["".join(rng.choice(syllables) for _ in range(rng.randint(1, 4))) for _ in range(6000)]
+vocabulary = ["".join(rng.choice(syllables) for _ in range(rng.randint(1, 4))) for _ in range(3000)]
 vocabulary += ["the", "and", "order", "invoice", "shipped", "pending", "customer", "refund", "note", "total"] * 40
 first_names = ["Anna", "Ben", "Carla", "Dmitri", "Elif", "Farah", "Goran", "Hana", "Ivo", "Jun", "Kofi", "Lea"]
 last_names = ["Smith", "Müller", "Rossi", "Nakamura", "Okafor", "Silva", "Novak", "Haddad", "Larsen", "Kim"]
@@ -37,7 +37,7 @@ def sentence(n):
 
 
 def blob():
-    if rng.random() < 0.8:  # structured: a small header and a repeating pattern with noise
+    if rng.random() < 0.9:  # structured: a small header and a repeating pattern with noise
         pattern = bytes(rng.randrange(256) for _ in range(16))
         body = bytearray(pattern * rng.randint(20, 120))
         for _ in range(len(body) // 16):
