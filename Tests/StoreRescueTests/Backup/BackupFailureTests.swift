@@ -150,3 +150,29 @@ import Testing
         #expect(try FileDigest.of(path: store) == before)
     }
 }
+
+extension BackupFailureTests {
+    /// The store is deleted (main file and sidecars) while the snapshot is being copied. SQLite
+    /// keeps reading the file it opened, so the backup is still one consistent committed state:
+    /// nothing half-copied is published.
+    @Test func sourceDeletedMidBackupStillYieldsAConsistentSnapshot() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 20_000)
+        let expected = try BackupFixtures.content(of: store)
+        var options = BackupOptions.testing(temp.path("b"))
+        options.pagesPerStep = 16
+        var deleted = false
+        let result = try BackupRunner.run(store: store, options: options, progress: { _ in
+            guard !deleted else { return }
+            deleted = true
+            for suffix in ["", "-wal", "-shm"] { unlink(store + suffix) }
+        })
+        #expect(deleted)
+        #expect(!FileManager.default.fileExists(atPath: store))
+        let restored = temp.path("restored.sqlite")
+        _ = try BackupRestorer.restore(backup: result.backupPath, options: RestoreOptions(targetPath: restored))
+        #expect(try BackupFixtures.content(of: restored, mode: .immutable) == expected)
+        #expect(try BackupVerifier.verify(backup: result.backupPath).isGood)
+    }
+}
