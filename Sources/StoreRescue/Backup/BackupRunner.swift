@@ -138,7 +138,12 @@ public enum BackupRunner {
 
         var pruned: [String] = []
         if let keep = options.keep {
-            pruned = try BackupRetention.prune(folder: folder, sourcePath: source.path, keep: keep)
+            do {
+                pruned = try BackupRetention.prune(folder: folder, sourcePath: source.path, keep: keep)
+            } catch BackupError.destinationUnusable(let path, let reason) {
+                throw BackupError.destinationUnusable(
+                    path: path, reason: "the backup \(output.destinationPath) was written, but \(reason)")
+            }
         }
         return BackupResult(backupPath: output.destinationPath, manifestPath: manifestPath, manifest: manifest,
                             prunedBackups: pruned, seconds: Date().timeIntervalSince(started))

@@ -84,4 +84,24 @@ import Testing
         let listed = BackupRetention.backups(in: folder, of: try SourceFile(path: store).path)
         #expect(listed.map(\.backupPath) == paths.reversed())
     }
+
+    @Test(.enabled(if: geteuid() == 0, "needs root for chattr +i (an undeletable file)"))
+    func pruneFailureSaysTheBackupWasWritten() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 5)
+        let folder = temp.path("b")
+        let old = try BackupRunner.run(store: store, options: .testing(folder, at: Self.day(1)))
+        let pinned = try UnwritableFolder(old.backupPath)  // chattr +i: cannot be unlinked
+        defer { pinned.restore() }
+
+        let error = #expect(throws: BackupError.self) {
+            try BackupRunner.run(store: store, options: .testing(folder, keep: 1, at: Self.day(2)))
+        }
+        let written = folder + "/s.sqlite.20250202T091500Z.gz"
+        #expect(error?.description == "cannot use the backup folder \(folder): the backup \(written) was written, "
+            + "but cannot remove old backups: \(old.backupPath): Operation not permitted")
+        #expect(FileManager.default.fileExists(atPath: written))
+        #expect(FileManager.default.fileExists(atPath: old.manifestPath), "a backup is removed whole or not at all")
+    }
 }
