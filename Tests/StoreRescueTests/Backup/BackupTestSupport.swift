@@ -87,9 +87,12 @@ enum BackupFixtures {
         return folder.appendingPathComponent("storerescue-backup-probe").path
     }
 
-    static var pythonPath: String? {
-        ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
+    /// python3 (its sqlite3 module plays the other process in the concurrency tests).
+    static let pythonPath: String? = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let candidates = ["/usr/bin/python3", "/usr/local/bin/python3"] + path.split(separator: ":").map { "\($0)/python3" }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
 }
 
 /// A small deterministic generator, so fixtures are the same on every run.
