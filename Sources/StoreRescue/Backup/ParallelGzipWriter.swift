@@ -27,7 +27,8 @@ public struct GzipSummary: Sendable, Equatable {
 /// written before they are known. The online backup needs this: SQLite rewrites page 1 of a
 /// snapshot when the copy completes.
 ///
-/// A writer is used from one thread (plus its own internal threads).
+/// `append`, `finish` and `abort` are called from one thread at a time (plus the writer's own
+/// threads); `supplyLeadingBytes(_:)` may be called from any thread, while `append` runs.
 public final class ParallelGzipWriter {
     public struct Options: Sendable {
         /// zlib compression level, 1 (fastest) to 9 (smallest). Default 6, like `gzip`.
