@@ -34,6 +34,8 @@ final class StoreSnapshotter {
         do {
             source = try SQLiteConnection(path: sourcePath,
                                           options: SQLiteOpenOptions(mode: .readOnly, busyTimeoutMilliseconds: milliseconds))
+            // Pages stream through once: a small cache keeps memory flat whatever the store's size.
+            try source.execute("PRAGMA cache_size = -1024")
             try source.execute("BEGIN")
             // The first read takes the shared lock (or WAL read mark) and keeps it until COMMIT.
             _ = try source.scalar("SELECT count(*) FROM sqlite_schema")
@@ -63,7 +65,7 @@ final class StoreSnapshotter {
         do {
             destination = try SQLiteConnection(path: snapshotPath, options: SQLiteOpenOptions(mode: .create))
             // A private scratch file: no journal, no syncs; it is discarded on any failure.
-            try destination.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -4096")
+            try destination.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -1024")
         } catch let error as SQLiteError {
             throw BackupError.snapshotFailed(source: sourcePath, detail: "cannot create the snapshot file: \(error.message)")
         }
