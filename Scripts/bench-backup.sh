@@ -8,12 +8,15 @@
 # Targets (2-core machine): backup ≤ 0.55× the sqlite3+gzip wall time, compressed size within 2%
 # of gzip -6, peak memory < 64 MB; restore ≤ 1.2× gunzip.
 #
-# Environment: BENCH_WORK (default bench-work/, gitignored), BENCH_SIZE_MB (default 560).
-# Every run reads the store from a warm page cache (it is read once first), like the others.
+# Environment: BENCH_WORK (default bench-work/, gitignored), BENCH_SIZE_MB (default 560),
+# BENCH_ROUNDS (default 3). The machine is shared: each round runs every variant once,
+# interleaved, and the table shows each variant's median wall time (and its largest peak RSS),
+# with every round's times listed below it. Every run reads the store from a warm page cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${BENCH_WORK:-bench-work}
 SIZE_MB=${BENCH_SIZE_MB:-560}
+ROUNDS=${BENCH_ROUNDS:-3}
 
 # --- tools -----------------------------------------------------------------------------------
 need=()
@@ -52,39 +55,47 @@ else
   via="storerescue-backup-probe (same library calls; subcommands not registered in this build)"
 fi
 
-# measure NAME COMMAND...: runs it under GNU time; sets WALL and RSS_MB.
+# measure NAME COMMAND...: runs it under GNU time; appends its wall time and peak RSS (KB) to
+# the arrays WALL_<NAME> and RSS_<NAME>.
 measure() {
   local name=$1; shift
   cat "$SRC" >/dev/null
   /usr/bin/time -f "%e %M" -o "$WORK/time.txt" "$@" >/dev/null
-  read -r WALL RSS_KB <"$WORK/time.txt"
-  RSS_MB=$(awk "BEGIN { printf \"%.1f\", $RSS_KB / 1024 }")
-  echo "  ran: $name (${WALL} s)"
+  local wall rss
+  read -r wall rss <"$WORK/time.txt"
+  eval "WALL_$name+=($wall); RSS_$name+=($rss)"
 }
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+maximum_mb() { printf '%s\n' "$@" | sort -n | tail -1 | awk '{ printf "%.1f", $1 / 1024 }'; }
 
 rm -rf "$WORK/out" "$WORK/T" "$WORK/T.gz" "$WORK/P" "$WORK/P.gz" "$WORK/R" "$WORK/R2"
 SRC_BYTES=$(stat -c %s "$SRC")
-echo "store: $SRC, $SRC_BYTES bytes; $(nproc) cores; tool: $via"
-
-measure "storerescue backup" "${BACKUP[@]}"
-OURS_WALL=$WALL; OURS_RSS=$RSS_MB
-GZ=$(ls "$WORK"/out/*.gz)
+echo "store: $SRC, $SRC_BYTES bytes; $(nproc) cores; $ROUNDS rounds; tool: $via"
+WALL_ours=(); RSS_ours=(); WALL_gzip=(); RSS_gzip=(); WALL_pigz=(); RSS_pigz=()
+WALL_restore=(); RSS_restore=(); WALL_gunzip=(); RSS_gunzip=()
+for round in $(seq 1 "$ROUNDS"); do
+  rm -rf "$WORK/out" "$WORK/T.gz" "$WORK/P.gz" "$WORK/R" "$WORK/R2"
+  measure ours "${BACKUP[@]}"
+  GZ=$(ls "$WORK"/out/*.gz)
+  measure gzip sh -c "sqlite3 '$SRC' \".backup '$WORK/T'\" && gzip -6 '$WORK/T'"
+  measure pigz sh -c "sqlite3 '$SRC' \".backup '$WORK/P'\" && pigz -6 '$WORK/P'"
+  if [ "${RESTORE[1]}" = restore ] && [ "${#RESTORE[@]}" -eq 2 ]; then
+    measure restore "${RESTORE[@]}" "$GZ" "$WORK/R"
+  else
+    measure restore "${RESTORE[@]}" "$GZ"
+  fi
+  measure gunzip sh -c "gunzip -c '$GZ' > '$WORK/R2'"
+  echo "  round $round: backup ${WALL_ours[-1]} s, sqlite3+gzip ${WALL_gzip[-1]} s, sqlite3+pigz ${WALL_pigz[-1]} s," \
+       "restore ${WALL_restore[-1]} s, gunzip ${WALL_gunzip[-1]} s"
+done
+OURS_WALL=$(median "${WALL_ours[@]}"); OURS_RSS=$(maximum_mb "${RSS_ours[@]}")
+GZIP_WALL=$(median "${WALL_gzip[@]}"); GZIP_RSS=$(maximum_mb "${RSS_gzip[@]}")
+PIGZ_WALL=$(median "${WALL_pigz[@]}"); PIGZ_RSS=$(maximum_mb "${RSS_pigz[@]}")
+REST_WALL=$(median "${WALL_restore[@]}"); REST_RSS=$(maximum_mb "${RSS_restore[@]}")
+GUNZ_WALL=$(median "${WALL_gunzip[@]}"); GUNZ_RSS=$(maximum_mb "${RSS_gunzip[@]}")
 OURS_BYTES=$(stat -c %s "$GZ")
-
-measure "sqlite3 .backup + gzip -6" sh -c "sqlite3 '$SRC' \".backup '$WORK/T'\" && gzip -6 '$WORK/T'"
-GZIP_WALL=$WALL; GZIP_RSS=$RSS_MB; GZIP_BYTES=$(stat -c %s "$WORK/T.gz")
-
-measure "sqlite3 .backup + pigz -6" sh -c "sqlite3 '$SRC' \".backup '$WORK/P'\" && pigz -6 '$WORK/P'"
-PIGZ_WALL=$WALL; PIGZ_RSS=$RSS_MB; PIGZ_BYTES=$(stat -c %s "$WORK/P.gz")
-
-if [ "${RESTORE[1]}" = restore ] && [ "${#RESTORE[@]}" -eq 2 ]; then
-  measure "storerescue restore" "${RESTORE[@]}" "$GZ" "$WORK/R"
-else
-  measure "storerescue restore" "${RESTORE[@]}" "$GZ"
-fi
-REST_WALL=$WALL; REST_RSS=$RSS_MB
-measure "gunzip -c > FILE" sh -c "gunzip -c '$GZ' > '$WORK/R2'"
-GUNZ_WALL=$WALL; GUNZ_RSS=$RSS_MB
+GZIP_BYTES=$(stat -c %s "$WORK/T.gz")
+PIGZ_BYTES=$(stat -c %s "$WORK/P.gz")
 
 # --- checks ----------------------------------------------------------------------------------
 SNAP_BYTES=$(stat -c %s "$WORK/R2")
@@ -94,12 +105,12 @@ cmp -s "$WORK/R" "$WORK/R2" && same="yes" || same="NO"
 
 ratio() { awk "BEGIN { printf \"%.2f\", $1 / $2 }"; }
 echo
-printf "%-34s %9s %12s %8s %11s\n" "backup" "wall (s)" "bytes" "ratio" "peak RSS"
+printf "%-34s %9s %12s %8s %11s\n" "backup (median of $ROUNDS)" "wall (s)" "bytes" "ratio" "peak RSS"
 printf "%-34s %9s %12s %8s %8s MB\n" "storerescue backup" "$OURS_WALL" "$OURS_BYTES" "$(ratio "$SNAP_BYTES" "$OURS_BYTES")" "$OURS_RSS"
 printf "%-34s %9s %12s %8s %8s MB\n" "sqlite3 .backup && gzip -6" "$GZIP_WALL" "$GZIP_BYTES" "$(ratio "$SNAP_BYTES" "$GZIP_BYTES")" "$GZIP_RSS"
 printf "%-34s %9s %12s %8s %8s MB\n" "sqlite3 .backup && pigz -6" "$PIGZ_WALL" "$PIGZ_BYTES" "$(ratio "$SNAP_BYTES" "$PIGZ_BYTES")" "$PIGZ_RSS"
 echo
-printf "%-34s %9s %11s\n" "restore" "wall (s)" "peak RSS"
+printf "%-34s %9s %11s\n" "restore (median of $ROUNDS)" "wall (s)" "peak RSS"
 printf "%-34s %9s %8s MB\n" "storerescue restore" "$REST_WALL" "$REST_RSS"
 printf "%-34s %9s %8s MB\n" "gunzip -c > FILE" "$GUNZ_WALL" "$GUNZ_RSS"
 echo
