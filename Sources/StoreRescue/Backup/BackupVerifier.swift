@@ -60,6 +60,8 @@ public enum BackupVerifier {
                                   problems: problems, integrityCheck: integrity)
     }
 
+    private struct OversizeSnapshot: Error {}
+
     struct DecompressionOutcome {
         var problems: [String]
         /// The gzip stream was read to its end without error.
@@ -79,6 +81,8 @@ public enum BackupVerifier {
         do {
             summary = try GzipReader.decompress(path: paths.backup) { bytes in
                 if cancellation?.isCancelled == true { throw BackupError.interrupted }
+                // Never write more than the manifest announces: a hostile .gz must not fill the disk.
+                if let manifest, written + Int64(bytes.count) > manifest.snapshotSize { throw OversizeSnapshot() }
                 try sink.push(bytes)
                 written += Int64(bytes.count)
                 if let progress, Date().timeIntervalSince(lastReport) > 0.2 {
@@ -94,6 +98,10 @@ public enum BackupVerifier {
             if let manifest, let digest = try? FileDigest.of(path: paths.backup), digest.sha256 != manifest.backupSHA256 {
                 problems.append("the SHA-256 of \(paths.backup) does not match the manifest (manifest \(manifest.backupSHA256), file \(digest.sha256))")
             }
+            return DecompressionOutcome(problems: problems, isComplete: false)
+        } catch is OversizeSnapshot {
+            sink.stop()
+            problems.append("\(paths.backup) decompresses to more than the manifest's snapshot size (\(manifest?.snapshotSize ?? 0) bytes); decompression was stopped")
             return DecompressionOutcome(problems: problems, isComplete: false)
         } catch {
             sink.stop()
@@ -122,7 +130,9 @@ public enum BackupVerifier {
         if manifest.backupFileName != actualName {
             problems.append("the manifest \(paths.manifest) names the backup \"\(manifest.backupFileName)\", not \"\(actualName)\"")
         }
-        if Int64(manifest.pageSize) * Int64(manifest.pageCount) != manifest.snapshotSize {
+        // A hostile manifest may hold any numbers: multiply without trapping on overflow.
+        let product = Int64(manifest.pageSize).multipliedReportingOverflow(by: Int64(manifest.pageCount))
+        if product.overflow || product.partialValue != manifest.snapshotSize {
             problems.append("the manifest \(paths.manifest) is inconsistent: page size \(manifest.pageSize) × page count \(manifest.pageCount) ≠ snapshot size \(manifest.snapshotSize)")
         }
         return problems

@@ -74,6 +74,31 @@ import Testing
         #expect(problems.contains { $0.contains("the size of \(backup.backupPath) does not match the manifest (manifest \(edited.backupSize) bytes") })
     }
 
+    @Test func hostileManifestNumbersDoNotCrash() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try Self.makeBackup(temp, rows: 50)
+        var edited = backup.manifest
+        edited.pageSize = Int.max
+        edited.pageCount = Int.max
+        try edited.encoded().write(to: URL(fileURLWithPath: backup.manifestPath))
+        let problems = try BackupVerifier.verify(backup: backup.backupPath).problems
+        #expect(problems == ["the manifest \(backup.manifestPath) is inconsistent: page size \(Int.max) × page count \(Int.max) ≠ snapshot size \(edited.snapshotSize)"])
+    }
+
+    @Test func decompressionStopsAtTheManifestSize() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try Self.makeBackup(temp)
+        var edited = backup.manifest
+        edited.pageCount = 2
+        edited.snapshotSize = Int64(2 * edited.pageSize)
+        try edited.encoded().write(to: URL(fileURLWithPath: backup.manifestPath))
+        let verification = try BackupVerifier.verify(backup: backup.backupPath)
+        #expect(verification.problems == [
+            "\(backup.backupPath) decompresses to more than the manifest's snapshot size (\(edited.snapshotSize) bytes); decompression was stopped",
+        ])
+        #expect(verification.integrityCheck == nil)
+    }
+
     @Test func unreadableManifestIsNamed() throws {
         let temp = try TemporaryDirectory()
         let backup = try Self.makeBackup(temp)
