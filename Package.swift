@@ -45,9 +45,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // A child process for backup tests that need limits of their own (`ulimit -f`).
+        .executableTarget(
+            name: "storerescue-backup-probe",
+            dependencies: ["StoreRescue"],
+            path: "Tests/BackupProbe",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "StoreRescueTests",
-            dependencies: ["StoreRescue"],
+            dependencies: ["StoreRescue", "storerescue-backup-probe"],
             swiftSettings: swiftSettings
         ),
     ]

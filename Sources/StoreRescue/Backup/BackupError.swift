@@ -1,0 +1,126 @@
+import Foundation
+import SRSQLite
+
+/// Why a backup, verification or restore could not be carried out.
+///
+/// A backup that was verified and found bad is not an error: `BackupVerifier` reports it as a
+/// `BackupVerification` with problems. These cases are the failures that stop a command.
+public enum BackupError: OperatorFacingError, Equatable {
+    /// The store to back up does not exist.
+    case sourceMissing(path: String)
+    /// The store path is a folder, a device or a symbolic link (which is not followed).
+    case sourceNotARegularFile(path: String, kind: String)
+    /// SQLite cannot read the store: not a database, damaged, or unreadable.
+    case sourceNotAStore(path: String, detail: String)
+    /// A writer kept the store locked for longer than the timeout.
+    case storeLocked(path: String, seconds: TimeInterval)
+    /// The online backup failed part way.
+    case snapshotFailed(source: String, detail: String)
+    /// The snapshot changed after it was compressed (a bug: nothing was published).
+    case snapshotInconsistent(source: String)
+    /// The backup folder could not be created or is not a folder.
+    case destinationUnusable(path: String, reason: String)
+    /// The backup's manifest is missing, unreadable or not a manifest.
+    case manifestUnreadable(path: String, reason: String)
+    /// The backup file named by a command does not exist.
+    case backupMissing(path: String)
+    /// `restore` refused to replace existing files without `--force`.
+    case restoreTargetExists(path: String, existing: [String])
+    /// `restore` refused a target that is a symbolic link or not a regular file.
+    case restoreTargetNotARegularFile(path: String, kind: String)
+    /// The backup failed verification during `restore`; nothing was replaced.
+    case restoreVerificationFailed(backup: String, problems: [String])
+    /// The operator interrupted the command; partial files were removed.
+    case interrupted
+
+    /// Maps an SQLite failure while reading the source.
+    init(sqliteError error: SQLiteError, source: String, lockTimeout: TimeInterval) {
+        if error.isBusy {
+            self = .storeLocked(path: source, seconds: lockTimeout)
+        } else if error.isCorruption {
+            self = .sourceNotAStore(path: source, detail: error.message)
+        } else if error.primaryResultCode == SQLITE_CANTOPEN {
+            self = .sourceMissing(path: source)
+        } else {
+            self = .snapshotFailed(source: source, detail: error.message)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .sourceMissing(let path):
+            return "the store \(path) does not exist"
+        case .sourceNotARegularFile(let path, let kind):
+            return "the store \(path) is \(kind), not a regular file"
+        case .sourceNotAStore(let path, let detail):
+            return "\(path) is not a readable SQLite store: \(detail)"
+        case .storeLocked(let path, let seconds):
+            return "the store \(path) stayed locked by another process for \(Self.format(seconds)) s; no backup was taken"
+        case .snapshotFailed(let source, let detail):
+            return "the snapshot of \(source) failed: \(detail); nothing was written"
+        case .snapshotInconsistent(let source):
+            return "the snapshot of \(source) changed while it was being compressed; nothing was written"
+        case .destinationUnusable(let path, let reason):
+            return "cannot use the backup folder \(path): \(reason)"
+        case .manifestUnreadable(let path, let reason):
+            return "cannot read the backup manifest \(path): \(reason)"
+        case .backupMissing(let path):
+            return "the backup \(path) does not exist"
+        case .restoreTargetExists(let path, let existing):
+            return "refusing to overwrite \(path): \(existing.joined(separator: ", ")) already exist(s)"
+        case .restoreTargetNotARegularFile(let path, let kind):
+            return "refusing to restore to \(path): it is \(kind)"
+        case .restoreVerificationFailed(let backup, let problems):
+            return "the backup \(backup) failed verification, nothing was replaced: " + problems.joined(separator: "; ")
+        case .interrupted:
+            return "interrupted; partial files were removed and the store was left untouched"
+        }
+    }
+
+    public var recoverySuggestion: String? {
+        switch self {
+        case .sourceMissing:
+            return "check the path; a store is the main file (e.g. default.store), not its -wal or -shm"
+        case .sourceNotARegularFile:
+            return "pass the store's main file itself (resolve symbolic links first, e.g. with realpath)"
+        case .sourceNotAStore:
+            return "run `storerescue inspect` on the file; if it is damaged, back up the raw files with `cp` first"
+        case .storeLocked:
+            return "try again later, or raise --timeout; check which process holds the store (lsof STORE)"
+        case .snapshotFailed:
+            return "check free space in the backup folder and that the store is readable, then run again"
+        case .snapshotInconsistent:
+            return "run the backup again; if it happens again, report a bug"
+        case .destinationUnusable:
+            return "choose a folder you may write to with --to, or fix its permissions"
+        case .manifestUnreadable:
+            return "the backup cannot be checked without its manifest (BACKUP.manifest.json beside it); use another backup"
+        case .backupMissing:
+            return "check the path; list the backups in the backup folder with `ls`"
+        case .restoreTargetExists:
+            return "restore to a new path, or add --force to replace it (the replaced store is backed up first)"
+        case .restoreTargetNotARegularFile:
+            return "restore to a plain file path; remove the link or folder first if it is not wanted"
+        case .restoreVerificationFailed:
+            return "restore from another backup; run `storerescue verify` on each to find a good one"
+        case .interrupted:
+            return "run the command again when it can finish"
+        }
+    }
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .sourceMissing, .sourceNotARegularFile, .backupMissing, .manifestUnreadable: return .noInput
+        case .sourceNotAStore: return .notAStore
+        case .storeLocked, .interrupted: return .temporaryFailure
+        case .snapshotFailed: return .ioError
+        case .snapshotInconsistent: return .internalError
+        case .destinationUnusable, .restoreTargetExists, .restoreTargetNotARegularFile: return .cannotCreateOutput
+        case .restoreVerificationFailed: return .checkFailed
+        }
+    }
+
+    private static func format(_ seconds: TimeInterval) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Backup file names: `<store file name>.<UTC time YYYYMMDDTHHMMSSZ>[-n].gz` and, beside it,
+/// the same name ending `.manifest.json`. They sort by time within one store, and `-n` (1, 2, …)
+/// tells apart backups taken in the same second.
+public enum BackupNaming {
+    public struct Names: Sendable, Equatable {
+        public var backup: String
+        public var manifest: String
+    }
+
+    /// `20250131T091500Z` for a date.
+    public static func timestamp(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        return String(format: "%04d%02d%02dT%02d%02d%02dZ", c.year ?? 0, c.month ?? 0, c.day ?? 0,
+                      c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
+    }
+
+    /// The first free pair of names in `folder` for a backup of `storeFileName` taken at `date`.
+    ///
+    /// A name taken by a regular file moves on to the next suffix; anything else at a candidate
+    /// name (a symbolic link, a folder) is refused, since it was not put there by this tool.
+    ///
+    /// - Throws: `SafeFileOutputError.destinationIsSymbolicLink` / `.destinationExists`.
+    public static func freeName(storeFileName: String, date: Date, in folder: String) throws -> Names {
+        let base = storeFileName + "." + timestamp(date)
+        for suffix in 0..<10_000 {
+            let stem = suffix == 0 ? base : base + "-\(suffix)"
+            let names = Names(backup: stem + ".gz", manifest: stem + ".manifest.json")
+            var isTaken = false
+            for name in [names.backup, names.manifest] {
+                let path = folder + "/" + name
+                var status = stat()
+                guard lstat(path, &status) == 0 else { continue }
+                switch status.st_mode & S_IFMT {
+                case S_IFREG: isTaken = true
+                case S_IFLNK: throw SafeFileOutputError.destinationIsSymbolicLink(path: path)
+                default: throw SafeFileOutputError.destinationExists(path: path)
+                }
+            }
+            if !isTaken { return names }
+        }
+        throw SafeFileOutputError.destinationExists(path: folder + "/" + base + ".gz")
+    }
+}

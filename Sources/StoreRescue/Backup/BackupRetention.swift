@@ -1,0 +1,92 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One backup found in a backup folder through its manifest.
+public struct BackupCatalogEntry: Sendable, Equatable {
+    public var backupPath: String
+    public var manifestPath: String
+    public var manifest: BackupManifest
+}
+
+/// Which backups of a store to keep: the newest `keep`, plus — always — the newest `pre-upgrade`
+/// backup, however old, because it is the way back from a failed upgrade.
+///
+/// Only backups whose manifest can be read, records the same store path and names a `.gz` beside
+/// it are candidates; anything else in the folder is never touched.
+public enum BackupRetention {
+    /// The reason that marks a backup as the way back from an upgrade.
+    public static let preUpgradeReason = "pre-upgrade"
+
+    /// The backups in `folder` taken of the store at `sourcePath`, newest first.
+    public static func backups(in folder: String, of sourcePath: String) -> [BackupCatalogEntry] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        var entries: [BackupCatalogEntry] = []
+        for name in names where name.hasSuffix(".manifest.json") && !name.hasPrefix(".") {
+            let manifestPath = folder + "/" + name
+            guard let manifest = try? BackupManifest.read(from: manifestPath),
+                  manifest.sourcePath == sourcePath,
+                  manifest.backupFileName.hasSuffix(".gz"), !manifest.backupFileName.contains("/"),
+                  BackupManifest.manifestPath(forBackup: manifest.backupFileName) == name
+            else { continue }
+            entries.append(BackupCatalogEntry(backupPath: folder + "/" + manifest.backupFileName,
+                                              manifestPath: manifestPath, manifest: manifest))
+        }
+        return entries.sorted(by: isNewer)
+    }
+
+    /// The entries to remove so that `keep` remain (plus the protected `pre-upgrade` one).
+    ///
+    /// - Parameter entries: newest first, as `backups(in:of:)` returns them.
+    public static func entriesToPrune(_ entries: [BackupCatalogEntry], keep: Int) -> [BackupCatalogEntry] {
+        precondition(keep >= 1, "keep must be at least 1")
+        let newestPreUpgrade = entries.first { $0.manifest.reason == preUpgradeReason }
+        return entries.enumerated().compactMap { offset, entry in
+            if offset < keep || entry == newestPreUpgrade { return nil }
+            return entry
+        }
+    }
+
+    /// Removes the backups of `sourcePath` in `folder` beyond the newest `keep`.
+    ///
+    /// - Returns: the `.gz` paths removed.
+    /// - Throws: `BackupError.destinationUnusable` when a file cannot be removed (after trying all).
+    @discardableResult
+    public static func prune(folder: String, sourcePath: String, keep: Int) throws -> [String] {
+        var removed: [String] = []
+        var failures: [String] = []
+        for entry in entriesToPrune(backups(in: folder, of: sourcePath), keep: keep) {
+            // The .gz first: a crash in between leaves a manifest that the next prune removes.
+            if unlink(entry.backupPath) != 0 && errno != ENOENT {
+                failures.append("\(entry.backupPath): \(SafeFileOutput.describe(errno))")
+                continue
+            }
+            if unlink(entry.manifestPath) != 0 && errno != ENOENT {
+                failures.append("\(entry.manifestPath): \(SafeFileOutput.describe(errno))")
+            }
+            removed.append(entry.backupPath)
+        }
+        SafeFileOutput.syncFolder(folder)
+        guard failures.isEmpty else {
+            throw BackupError.destinationUnusable(path: folder, reason: "cannot remove old backups: " + failures.joined(separator: "; "))
+        }
+        return removed
+    }
+
+    private static func isNewer(_ a: BackupCatalogEntry, _ b: BackupCatalogEntry) -> Bool {
+        let dateA = a.manifest.creationDate ?? .distantPast
+        let dateB = b.manifest.creationDate ?? .distantPast
+        if dateA != dateB { return dateA > dateB }
+        // Same second: the higher "-n" suffix is newer; compare numerically, not as text.
+        return suffixNumber(a.manifest.backupFileName) > suffixNumber(b.manifest.backupFileName)
+    }
+
+    private static func suffixNumber(_ name: String) -> Int {
+        let stem = name.dropLast(3)  // ".gz"
+        guard let dash = stem.lastIndex(of: "-"), let number = Int(stem[stem.index(after: dash)...]) else { return 0 }
+        return stem[..<dash].hasSuffix("Z") ? number : 0
+    }
+}

@@ -1,0 +1,225 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Takes compressed, verified-by-construction backups of a store.
+///
+/// A backup is a consistent snapshot of the store — main file plus committed WAL content — taken
+/// with SQLite's online backup API while other processes keep reading and writing, compressed as
+/// it is taken into one standard gzip file on every core, with a JSON manifest beside it. Both
+/// files appear complete or not at all. See `Docs/BACKUP.md`.
+///
+/// ```swift
+/// let result = try BackupRunner.run(store: "/data/default.store",
+///                                   options: BackupOptions(destinationDirectory: "/backups", reason: "pre-upgrade"))
+/// print(result.backupPath, result.manifest.snapshotSHA256)
+/// ```
+public enum BackupRunner {
+    /// Backs up the store at `store`.
+    ///
+    /// - Parameters:
+    ///   - store: the store's main file. Its `-wal` is read through SQLite, never copied raw.
+    ///   - storeDescription: reads the store UUID and framework version from the snapshot.
+    ///   - progress: called on the calling thread as the snapshot and compression advance.
+    ///   - cancellation: polled often; once cancelled the backup stops and removes its files.
+    /// - Returns: the paths and the manifest written.
+    /// - Throws: `BackupError`, `SafeFileOutputError` or `GzipError`; nothing is left behind.
+    public static func run(store: String, options: BackupOptions = BackupOptions(),
+                           storeDescription: StoreDescriptionReader = readStoreUUID,
+                           progress: ((BackupProgress) -> Void)? = nil,
+                           cancellation: CancellationFlag? = nil) throws -> BackupResult {
+        precondition((1...9).contains(options.compressionLevel), "compression level must be 1...9")
+        precondition(options.keep.map { $0 >= 1 } ?? true, "keep must be at least 1")
+        SafeFileOutput.ignoreFileSizeLimitSignal()
+        let started = Date()
+        let createdAt = options.clock()
+        let source = try SourceFile(path: store)
+        let folder = try prepareDestination(options.destinationDirectory)
+        let names = try BackupNaming.freeName(storeFileName: source.fileName, date: createdAt, in: folder)
+
+        let snapshotter = try StoreSnapshotter(sourcePath: source.path, lockTimeout: options.lockTimeout)
+        let pageSize = snapshotter.pageSize
+        let staging: PrivateTemporaryDirectory
+        do {
+            staging = try PrivateTemporaryDirectory(parent: options.temporaryDirectory ?? folder, prefix: ".storerescue-snapshot")
+        } catch {
+            // PrivateTemporaryDirectory's message ends with the system's reason.
+            let message = (error as? CocoaError)?.userInfo[NSLocalizedDescriptionKey] as? String ?? "\(error)"
+            let reason = message.components(separatedBy: ": ").last ?? message
+            throw BackupError.destinationUnusable(path: options.temporaryDirectory ?? folder,
+                                                  reason: "cannot create files there: \(reason)")
+        }
+        defer { staging.remove() }
+        let snapshotPath = staging.path("snapshot.sqlite")
+        let output = try SafeFileOutput(destinationPath: folder + "/" + names.backup)
+        let writer = try ParallelGzipWriter(output: output, options: .init(
+            level: Int32(options.compressionLevel), blockSize: options.blockSize,
+            threads: max(1, options.threads), leadingBytesSuppliedLater: pageSize))
+        let streamer = SnapshotStreamer(path: snapshotPath, startOffset: Int64(pageSize), writer: writer)
+        streamer.start()
+        var totalBytes: Int64 = 0
+        func stopEverything(_ error: any Error) {
+            streamer.abort(error)
+            writer.abort(error)
+            output.discard()
+        }
+
+        // 1. Snapshot, handing each finished range of pages to the compressor.
+        let pageCount: Int
+        do {
+            pageCount = try snapshotter.copy(into: snapshotPath, pagesPerStep: Int32(clamping: options.pagesPerStep)) { step in
+                if cancellation?.isCancelled == true { throw BackupError.interrupted }
+                if let error = streamer.error { throw error }
+                totalBytes = Int64(step.totalPages) * Int64(pageSize)
+                streamer.publish(finalEnd: Int64(step.copiedPages) * Int64(pageSize), isComplete: step.copiedPages == step.totalPages)
+                progress?(BackupProgress(phase: .snapshot, completedBytes: Int64(step.copiedPages) * Int64(pageSize), totalBytes: totalBytes))
+            }
+            snapshotter.endReadTransaction()
+        } catch {
+            stopEverything(error)
+            throw error
+        }
+
+        // 2. Page 1 is final now; hash the whole snapshot while compression finishes.
+        let digestTask: BackgroundTask<FileDigest>
+        let description: (uuid: String?, frameworkVersion: Int?)
+        let summary: GzipSummary
+        do {
+            writer.supplyLeadingBytes(try readPrefix(of: snapshotPath, count: pageSize))
+            digestTask = BackgroundTask { try FileDigest.of(path: snapshotPath) }
+            let snapshot = try SQLiteConnection(path: snapshotPath, options: SQLiteOpenOptions(mode: .immutable))
+            description = storeDescription(snapshot)
+            while try !streamer.wait(timeout: 0.2) {
+                if cancellation?.isCancelled == true { throw BackupError.interrupted }
+                progress?(BackupProgress(phase: .compress, completedBytes: streamer.bytesConsumed + Int64(pageSize), totalBytes: totalBytes))
+            }
+            summary = try writer.finish()
+        } catch {
+            stopEverything(error)
+            throw error
+        }
+        let digest: FileDigest
+        do { digest = try digestTask.wait() } catch { output.discard(); throw error }
+        // The bytes compressed must be the bytes of the final snapshot, or nothing is published.
+        guard digest.crc32 == summary.crc32, digest.size == summary.uncompressedSize,
+              digest.size == Int64(pageCount) * Int64(pageSize) else {
+            output.discard()
+            throw BackupError.snapshotInconsistent(source: source.path)
+        }
+        progress?(BackupProgress(phase: .compress, completedBytes: totalBytes, totalBytes: totalBytes))
+
+        // 3. Manifest, then publish both (the .gz first: a manifest never names a missing file).
+        let manifest = BackupManifest(
+            formatVersion: BackupManifest.currentFormatVersion, toolName: ToolVersion.name, toolVersion: ToolVersion.current,
+            sqliteVersion: SQLiteConnection.libraryVersion, zlibVersion: zlibLibraryVersion,
+            createdAt: BackupManifest.timestampFormatter().string(from: createdAt), reason: options.reason,
+            sourcePath: source.path, sourceSize: source.size, sourceWALSize: source.walSize,
+            pageSize: pageSize, pageCount: pageCount, snapshotSize: digest.size, snapshotSHA256: digest.sha256,
+            backupFileName: names.backup, backupSize: summary.compressedSize, backupSHA256: summary.sha256,
+            compressionLevel: options.compressionLevel, storeUUID: description.uuid, frameworkVersion: description.frameworkVersion)
+        let manifestPath = folder + "/" + names.manifest
+        let manifestOutput = try SafeFileOutput(destinationPath: manifestPath)
+        try manifestOutput.write(Array(try manifest.encoded()))
+        if cancellation?.isCancelled == true {
+            output.discard()
+            throw BackupError.interrupted
+        }
+        try output.publish()
+        do {
+            try manifestOutput.publish()
+        } catch {
+            unlink(output.destinationPath)
+            SafeFileOutput.syncFolder(folder)
+            throw error
+        }
+
+        var pruned: [String] = []
+        if let keep = options.keep {
+            do {
+                pruned = try BackupRetention.prune(folder: folder, sourcePath: source.path, keep: keep)
+            } catch BackupError.destinationUnusable(let path, let reason) {
+                throw BackupError.destinationUnusable(
+                    path: path, reason: "the backup \(output.destinationPath) was written, but \(reason)")
+            }
+        }
+        return BackupResult(backupPath: output.destinationPath, manifestPath: manifestPath, manifest: manifest,
+                            prunedBackups: pruned, seconds: Date().timeIntervalSince(started))
+    }
+
+    /// The default store description: `Z_METADATA.Z_UUID` when the table exists; no framework version.
+    public static func readStoreUUID(_ connection: SQLiteConnection) -> (uuid: String?, frameworkVersion: Int?) {
+        let hasMetadata = (try? connection.scalar(
+            "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'Z_METADATA'")) != nil
+        guard hasMetadata else { return (nil, nil) }
+        let uuid = (try? connection.scalar("SELECT Z_UUID FROM Z_METADATA LIMIT 1"))??.string
+        return (uuid.flatMap { $0.count <= 255 ? $0 : nil }, nil)
+    }
+
+    /// Creates the backup folder when missing; returns its absolute path.
+    static func prepareDestination(_ path: String) throws -> String {
+        let absolute = absolutePath(path)
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: absolute, isDirectory: &isFolder) {
+            guard isFolder.boolValue else { throw BackupError.destinationUnusable(path: absolute, reason: "it is not a folder") }
+            return absolute
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: absolute, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw BackupError.destinationUnusable(path: absolute, reason: "it does not exist and cannot be created")
+        }
+        return absolute
+    }
+
+    /// `path` made absolute against the current directory. Symbolic links are not resolved: the
+    /// callers look at what is at the path itself.
+    static func absolutePath(_ path: String) -> String {
+        var absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        while absolute.count > 1 && absolute.hasSuffix("/") { absolute.removeLast() }
+        return absolute
+    }
+
+    static func readPrefix(of path: String, count: Int) throws -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw BackupError.snapshotFailed(source: path, detail: SafeFileOutput.describe(errno)) }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, 0) }
+        guard read == count else { throw BackupError.snapshotFailed(source: path, detail: "the snapshot's first page is short") }
+        return bytes
+    }
+}
+
+/// The store's main file as found before the backup: its resolved path and sizes.
+struct SourceFile {
+    var path: String
+    var fileName: String
+    var size: Int64
+    var walSize: Int64
+
+    init(path given: String) throws {
+        let absolute = BackupRunner.absolutePath(given)
+        var status = stat()
+        guard lstat(absolute, &status) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { throw BackupError.sourceMissing(path: absolute) }
+            throw BackupError.sourceNotAStore(path: absolute, detail: SafeFileOutput.describe(errno))
+        }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFLNK: throw BackupError.sourceNotARegularFile(path: absolute, kind: "a symbolic link")
+        case S_IFDIR: throw BackupError.sourceNotARegularFile(path: absolute, kind: "a folder")
+        default: throw BackupError.sourceNotARegularFile(path: absolute, kind: "a special file")
+        }
+        let folder = SafeFileOutput.folder(of: absolute)
+        let resolvedFolder = URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
+        fileName = (absolute as NSString).lastPathComponent
+        path = resolvedFolder + "/" + fileName
+        size = Int64(status.st_size)
+        var wal = stat()
+        walSize = lstat(absolute + "-wal", &wal) == 0 ? Int64(wal.st_size) : 0
+    }
+}

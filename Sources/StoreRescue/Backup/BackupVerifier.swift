@@ -1,0 +1,175 @@
+import Crypto
+import Foundation
+
+/// The outcome of checking one backup. A bad backup is a result, not an error: `problems` says
+/// what failed, one sentence each, naming the file and the expected and actual values.
+public struct BackupVerification: Sendable, Equatable {
+    public var backupPath: String
+    public var manifestPath: String
+    /// The manifest, when it could be read.
+    public var manifest: BackupManifest?
+    /// Everything that failed; empty when the backup is good.
+    public var problems: [String]
+    /// `PRAGMA integrity_check` of the decompressed snapshot: `ok`, its findings, or nil when the
+    /// snapshot could not be decompressed.
+    public var integrityCheck: String?
+
+    public var isGood: Bool { problems.isEmpty }
+}
+
+/// Checks a backup end to end without touching it: the gzip stream (CRC-32 and length of every
+/// member), both SHA-256 sums and sizes against the manifest, and `PRAGMA integrity_check` of the
+/// decompressed snapshot in a private temporary folder that is removed afterwards.
+public enum BackupVerifier {
+    /// Verifies the backup at `backup` (its `.gz`, or its `.manifest.json`).
+    ///
+    /// - Parameter temporaryDirectory: where the snapshot is decompressed (default `$TMPDIR`).
+    /// - Throws: `BackupError.backupMissing` when there is no such backup; every other failure is
+    ///   reported in the result.
+    public static func verify(backup: String, temporaryDirectory: String? = nil,
+                              progress: ((BackupProgress) -> Void)? = nil,
+                              cancellation: CancellationFlag? = nil) throws -> BackupVerification {
+        let paths = try BackupPaths(backup)
+        var problems: [String] = []
+        var manifest: BackupManifest?
+        do {
+            manifest = try BackupManifest.read(from: paths.manifest)
+        } catch {
+            problems.append("\(error)")
+        }
+        if let manifest { problems += consistencyProblems(manifest, paths: paths) }
+
+        let staging: PrivateTemporaryDirectory
+        do { staging = try PrivateTemporaryDirectory(parent: temporaryDirectory, prefix: "storerescue-verify") } catch {
+            throw BackupError.destinationUnusable(path: temporaryDirectory ?? NSTemporaryDirectory(),
+                                                  reason: "cannot create a private temporary folder there")
+        }
+        defer { staging.remove() }
+        let output = try SafeFileOutput(destinationPath: staging.path("snapshot.sqlite"))
+        let outcome = try decompress(paths: paths, manifest: manifest, into: output, progress: progress, cancellation: cancellation)
+        problems += outcome.problems
+        var integrity: String?
+        if outcome.isComplete {
+            integrity = integrityCheck(path: output.temporaryPath)
+            if integrity != "ok" {
+                problems.append("the decompressed snapshot of \(paths.backup) fails PRAGMA integrity_check: \(integrity ?? "")")
+            }
+        }
+        output.discard()
+        return BackupVerification(backupPath: paths.backup, manifestPath: paths.manifest, manifest: manifest,
+                                  problems: problems, integrityCheck: integrity)
+    }
+
+    private struct OversizeSnapshot: Error {}
+
+    struct DecompressionOutcome {
+        var problems: [String]
+        /// The gzip stream was read to its end without error.
+        var isComplete: Bool
+    }
+
+    /// Decompresses the backup into `output`, comparing sizes and both SHA-256 sums with `manifest`.
+    static func decompress(paths: BackupPaths, manifest: BackupManifest?, into output: SafeFileOutput,
+                           progress: ((BackupProgress) -> Void)?, cancellation: CancellationFlag?) throws -> DecompressionOutcome {
+        var problems: [String] = []
+        let sink = HashingFileSink(output: output)
+        var written: Int64 = 0
+        var lastReport = Date()
+        let total = manifest?.snapshotSize ?? 0
+        let summary: GzipReadSummary
+        let snapshotSHA: String
+        do {
+            summary = try GzipReader.decompress(path: paths.backup) { bytes in
+                if cancellation?.isCancelled == true { throw BackupError.interrupted }
+                // Never write more than the manifest announces: a hostile .gz must not fill the disk.
+                if let manifest, written + Int64(bytes.count) > manifest.snapshotSize { throw OversizeSnapshot() }
+                try sink.push(bytes)
+                written += Int64(bytes.count)
+                if let progress, Date().timeIntervalSince(lastReport) > 0.2 {
+                    lastReport = Date()
+                    progress(BackupProgress(phase: .decompress, completedBytes: written, totalBytes: total))
+                }
+            }
+            snapshotSHA = try sink.finish()
+        } catch let error as GzipError {
+            sink.stop()
+            problems.append("gzip check failed: \(error)")
+            // Still say whether the file is the one the manifest describes.
+            if let manifest, let digest = try? FileDigest.of(path: paths.backup), digest.sha256 != manifest.backupSHA256 {
+                problems.append("the SHA-256 of \(paths.backup) does not match the manifest (manifest \(manifest.backupSHA256), file \(digest.sha256))")
+            }
+            return DecompressionOutcome(problems: problems, isComplete: false)
+        } catch is OversizeSnapshot {
+            sink.stop()
+            problems.append("\(paths.backup) decompresses to more than the manifest's snapshot size (\(manifest?.snapshotSize ?? 0) bytes); decompression was stopped")
+            return DecompressionOutcome(problems: problems, isComplete: false)
+        } catch {
+            sink.stop()
+            throw error
+        }
+        guard let manifest else { return DecompressionOutcome(problems: problems, isComplete: true) }
+        if summary.compressedSize != manifest.backupSize {
+            problems.append("the size of \(paths.backup) does not match the manifest (manifest \(manifest.backupSize) bytes, file \(summary.compressedSize))")
+        }
+        if summary.compressedSHA256 != manifest.backupSHA256 {
+            problems.append("the SHA-256 of \(paths.backup) does not match the manifest (manifest \(manifest.backupSHA256), file \(summary.compressedSHA256))")
+        }
+        if summary.uncompressedSize != manifest.snapshotSize {
+            problems.append("the decompressed snapshot's size does not match the manifest (manifest \(manifest.snapshotSize) bytes, decompressed \(summary.uncompressedSize))")
+        }
+        if snapshotSHA != manifest.snapshotSHA256 {
+            problems.append("the decompressed snapshot's SHA-256 does not match the manifest (manifest \(manifest.snapshotSHA256), decompressed \(snapshotSHA))")
+        }
+        return DecompressionOutcome(problems: problems, isComplete: true)
+    }
+
+    /// Fields of the manifest that contradict each other or the backup's name.
+    static func consistencyProblems(_ manifest: BackupManifest, paths: BackupPaths) -> [String] {
+        var problems: [String] = []
+        let actualName = (paths.backup as NSString).lastPathComponent
+        if manifest.backupFileName != actualName {
+            problems.append("the manifest \(paths.manifest) names the backup \"\(manifest.backupFileName)\", not \"\(actualName)\"")
+        }
+        // A hostile manifest may hold any numbers: multiply without trapping on overflow.
+        let product = Int64(manifest.pageSize).multipliedReportingOverflow(by: Int64(manifest.pageCount))
+        if product.overflow || product.partialValue != manifest.snapshotSize {
+            problems.append("the manifest \(paths.manifest) is inconsistent: page size \(manifest.pageSize) × page count \(manifest.pageCount) ≠ snapshot size \(manifest.snapshotSize)")
+        }
+        return problems
+    }
+
+    /// `PRAGMA integrity_check` (or `quick_check`, which skips comparing indexes with their
+    /// tables) of a private file, as one line: `ok` or the first findings.
+    static func integrityCheck(path: String, isQuick: Bool = false) -> String {
+        do {
+            let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .immutable))
+            let pragma = isQuick ? "quick_check" : "integrity_check"
+            let rows = try connection.rows("PRAGMA \(pragma)(20)", maximumRows: 20)
+            let lines = rows.compactMap { $0.first?.string }
+            return lines.isEmpty ? "no result" : lines.joined(separator: "; ")
+        } catch {
+            return "\(error)"
+        }
+    }
+}
+
+/// A backup's `.gz` and `.manifest.json`, from either path.
+struct BackupPaths {
+    var backup: String
+    var manifest: String
+
+    init(_ given: String) throws {
+        let absolute = BackupRunner.absolutePath(given)
+        if absolute.hasSuffix(".manifest.json") {
+            manifest = absolute
+            backup = String(absolute.dropLast(".manifest.json".count)) + ".gz"
+        } else {
+            backup = absolute
+            manifest = BackupManifest.manifestPath(forBackup: absolute)
+        }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: backup, isDirectory: &isFolder), !isFolder.boolValue else {
+            throw BackupError.backupMissing(path: backup)
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import SRSQLite
+
+/// Copies a live store into a snapshot file with SQLite's online backup API
+/// (`sqlite3_backup_init` / `step` / `finish`), a range of pages at a time.
+///
+/// The source is opened read-only with locks honoured and its WAL read, and a read transaction is
+/// held from the first page to the last: in WAL mode writers carry on (the snapshot is the last
+/// state committed when the transaction began, committed WAL frames included); in rollback mode
+/// writers wait until the copy is done. Either way every page comes from one committed state, and
+/// the backup never restarts however busy the writers are.
+///
+/// After each step the copied pages are flushed to the snapshot file, so a reader may consume
+/// pages `2...copiedPages` while the copy goes on. Page 1 is rewritten by SQLite when the copy
+/// completes (schema cookie, change counter); read it only after `copy` returns.
+final class StoreSnapshotter {
+    struct Step {
+        var copiedPages: Int
+        var totalPages: Int
+    }
+
+    let sourcePath: String
+    let pageSize: Int
+    private let source: SQLiteConnection
+    private let lockTimeout: TimeInterval
+
+    /// Opens `sourcePath` and begins the read transaction, waiting up to `lockTimeout` for a writer.
+    ///
+    /// - Throws: `BackupError.storeLocked`, `.sourceNotAStore`, `.sourceUnreadable`.
+    init(sourcePath: String, lockTimeout: TimeInterval) throws {
+        self.sourcePath = sourcePath
+        self.lockTimeout = lockTimeout
+        let milliseconds = Int32(clamping: Int((lockTimeout * 1000).rounded()))
+        do {
+            source = try SQLiteConnection(path: sourcePath,
+                                          options: SQLiteOpenOptions(mode: .readOnly, busyTimeoutMilliseconds: milliseconds))
+            // Pages stream through once: a small cache keeps memory flat whatever the store's size.
+            try source.execute("PRAGMA cache_size = -1024")
+            try source.execute("BEGIN")
+            // The first read takes the shared lock (or WAL read mark) and keeps it until COMMIT.
+            _ = try source.scalar("SELECT count(*) FROM sqlite_schema")
+            let size = try source.scalar("PRAGMA page_size")?.int64 ?? 0
+            guard (512...65_536).contains(size) else {
+                throw BackupError.sourceNotAStore(path: sourcePath, detail: "page size \(size) is not valid")
+            }
+            pageSize = Int(size)
+        } catch let error as SQLiteError {
+            throw BackupError(sqliteError: error, source: sourcePath, lockTimeout: lockTimeout)
+        }
+    }
+
+    deinit {
+        try? source.execute("ROLLBACK")
+    }
+
+    /// Copies every page into a new database at `snapshotPath`.
+    ///
+    /// - Parameters:
+    ///   - pagesPerStep: pages per `sqlite3_backup_step`.
+    ///   - stepCompleted: called after each step once its pages are in the file; what it throws
+    ///     (cancellation, a consumer's failure) stops the copy.
+    /// - Returns: the snapshot's page count.
+    func copy(into snapshotPath: String, pagesPerStep: Int32, stepCompleted: (Step) throws -> Void) throws -> Int {
+        let destination: SQLiteConnection
+        do {
+            destination = try SQLiteConnection(path: snapshotPath, options: SQLiteOpenOptions(mode: .create))
+            // A private scratch file: no journal, no syncs; it is discarded on any failure.
+            try destination.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -1024")
+        } catch let error as SQLiteError {
+            throw BackupError.snapshotFailed(source: sourcePath, detail: "cannot create the snapshot file: \(error.message)")
+        }
+        guard let backup = sqlite3_backup_init(destination.handle, "main", source.handle, "main") else {
+            let message = String(cString: sqlite3_errmsg(destination.handle))
+            throw BackupError.snapshotFailed(source: sourcePath, detail: message)
+        }
+        var isFinished = false
+        defer { if !isFinished { sqlite3_backup_finish(backup) } }
+        var copiedSoFar = 0
+        while true {
+            let rc = sqlite3_backup_step(backup, pagesPerStep)
+            let stepErrno = errno
+            let primary = rc & 0xFF
+            if primary == SQLITE_BUSY || primary == SQLITE_LOCKED {
+                // Cannot happen while our read transaction is open; reported like a lock timeout.
+                throw BackupError.storeLocked(path: sourcePath, seconds: lockTimeout)
+            }
+            guard rc == SQLITE_OK || rc == SQLITE_DONE else {
+                throw failure(rc, systemErrno: stepErrno, snapshotPath: snapshotPath)
+            }
+            if rc == SQLITE_OK {
+                let flush = sqlite3_db_cacheflush(destination.handle)
+                let flushErrno = errno
+                guard flush == SQLITE_OK else { throw failure(flush, systemErrno: flushErrno, snapshotPath: snapshotPath) }
+            }
+            let total = Int(sqlite3_backup_pagecount(backup))
+            let copied = rc == SQLITE_DONE ? total : total - Int(sqlite3_backup_remaining(backup))
+            // Pages already handed to a reader must never be rewritten: a restart would do that.
+            guard copied >= copiedSoFar else {
+                throw BackupError.snapshotFailed(source: sourcePath, detail: "the online backup restarted")
+            }
+            copiedSoFar = copied
+            if rc == SQLITE_DONE {
+                isFinished = true
+                let finish = sqlite3_backup_finish(backup)
+                let finishErrno = errno
+                guard finish == SQLITE_OK else { throw failure(finish, systemErrno: finishErrno, snapshotPath: snapshotPath) }
+                try stepCompleted(Step(copiedPages: total, totalPages: total))
+                return total
+            }
+            try stepCompleted(Step(copiedPages: copied, totalPages: total))
+        }
+    }
+
+    /// The error for a failed step. The source is read-only, so a failed write, sync or "disk
+    /// full" is the snapshot file's: the message names its folder and the system's reason
+    /// (`errno` right after the call: disk full, file-size limit). Anything else is the source's.
+    private func failure(_ rc: Int32, systemErrno: Int32, snapshotPath: String) -> BackupError {
+        // SQLITE_IOERR_WRITE, _FSYNC, _TRUNCATE (macros Swift cannot import).
+        let writeCodes: Set<Int32> = [SQLITE_IOERR | 3 << 8, SQLITE_IOERR | 4 << 8, SQLITE_IOERR | 6 << 8]
+        if writeCodes.contains(rc) || rc & 0xFF == SQLITE_FULL {
+            let reason = systemErrno != 0 ? SafeFileOutput.describe(systemErrno) : String(cString: sqlite3_errstr(rc))
+            return .snapshotFailed(source: sourcePath,
+                                   detail: "cannot write the snapshot in \(stagingParent(snapshotPath)): \(reason)")
+        }
+        return BackupError(sqliteError: SQLiteError(resultCode: rc, message: String(cString: sqlite3_errstr(rc))),
+                           source: sourcePath, lockTimeout: lockTimeout)
+    }
+
+    /// The folder the operator chose (the snapshot sits in a private folder inside it).
+    private func stagingParent(_ snapshotPath: String) -> String {
+        SafeFileOutput.folder(of: SafeFileOutput.folder(of: snapshotPath))
+    }
+
+    /// Ends the read transaction; writers in rollback mode may proceed.
+    func endReadTransaction() {
+        try? source.execute("ROLLBACK")
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// A body run on its own thread, whose result (or error) `wait()` returns.
+final class BackgroundTask<Value: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var result: Result<Value, any Error>?
+
+    init(_ body: @escaping @Sendable () throws -> Value) {
+        Thread { [self] in
+            let outcome = Result { try body() }
+            condition.lock()
+            result = outcome
+            condition.broadcast()
+            condition.unlock()
+        }.start()
+    }
+
+    /// Waits for the body to end; returns its value or throws its error.
+    func wait() throws -> Value {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let result { return try result.get() }
+            condition.wait()
+        }
+    }
+
+    /// True once the body has ended.
+    var isDone: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return result != nil
+    }
+}

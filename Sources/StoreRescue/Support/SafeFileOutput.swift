@@ -1,0 +1,272 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One output file that appears at its final path complete and durable, or not at all.
+///
+/// The bytes go to a temporary file created beside the destination with
+/// `O_CREAT | O_EXCL | O_NOFOLLOW` (so a planted file or symbolic link is never written through)
+/// and the permissions asked for (default `0600`). `publish()` flushes it with `fsync`, moves it to
+/// the final name atomically, then `fsync`s the folder so the new name survives a crash. Until
+/// then nothing exists at the destination; `discard()` — also run when the value is released
+/// unpublished — removes the temporary file, so no failure (disk full, file-size limit, an error
+/// thrown by the producer, an interruption turned into an error) leaves a partial file behind.
+///
+/// ```swift
+/// let output = try SafeFileOutput(destinationPath: "/backups/store.sqlite.gz")
+/// try output.write(bytes)
+/// try output.publish()               // refuses to replace an existing file
+/// ```
+///
+/// - Warning: The first instance sets `SIGXFSZ` to ignored for the whole process, so that a
+///   write past the file-size limit (`ulimit -f`) fails with `EFBIG` and is reported, instead of
+///   killing the process and leaving its temporary files behind.
+public final class SafeFileOutput {
+    /// The path the file is published to.
+    public let destinationPath: String
+    /// The hidden temporary file written until `publish()`.
+    public let temporaryPath: String
+    /// Bytes written at the end of the file so far (positioned writes do not move it).
+    public private(set) var size: Int64 = 0
+
+    private var descriptor: Int32
+    private var isPublished = false
+    private var isDiscarded = false
+
+    /// Creates the temporary file beside `destinationPath`.
+    ///
+    /// - Parameters:
+    ///   - destinationPath: where `publish()` puts the file; its folder must exist.
+    ///   - permissions: the new file's mode (before the umask). Default `0600`.
+    /// - Throws: `SafeFileOutputError.cannotCreate` when the folder is missing, not writable or
+    ///   not a folder.
+    public init(destinationPath: String, permissions: mode_t = 0o600) throws {
+        Self.ignoreFileSizeLimitSignal()
+        self.destinationPath = destinationPath
+        let folder = Self.folder(of: destinationPath)
+        let name = (destinationPath as NSString).lastPathComponent
+        var attempt = 0
+        while true {
+            let candidate = folder + "/." + name.prefix(200) + ".tmp-" + Self.randomSuffix()
+            let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, permissions)
+            if fd >= 0 {
+                descriptor = fd
+                temporaryPath = candidate
+                return
+            }
+            let code = errno
+            attempt += 1
+            if code == EEXIST, attempt < 16 { continue }
+            throw SafeFileOutputError.cannotCreate(path: destinationPath, reason: Self.describe(code))
+        }
+    }
+
+    deinit {
+        discard()
+    }
+
+    /// Appends `buffer` to the file.
+    ///
+    /// - Throws: `SafeFileOutputError.writeFailed` (disk full, file-size limit, I/O error).
+    public func write(_ buffer: UnsafeRawBufferPointer) throws {
+        try write(buffer, at: size)
+        size += Int64(buffer.count)
+    }
+
+    /// Appends `bytes` to the file.
+    public func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try write($0) }
+    }
+
+    /// Writes `buffer` at `offset` without moving the end of the file (for headers filled in last).
+    public func write(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws {
+        precondition(!isPublished && !isDiscarded, "SafeFileOutput used after publish() or discard()")
+        guard var base = buffer.baseAddress else { return }
+        var remaining = buffer.count
+        var position = offset
+        while remaining > 0 {
+            let written = pwrite(descriptor, base, remaining, off_t(position))
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(errno))
+            }
+            if written == 0 {
+                throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(ENOSPC))
+            }
+            remaining -= written
+            position += Int64(written)
+            base += written
+        }
+    }
+
+    /// Reads back `count` bytes at `offset` of what has been written (for checksums).
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        let reader = open(temporaryPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard reader >= 0 else {
+            throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(errno))
+        }
+        defer { close(reader) }
+        let count = pread(reader, buffer.baseAddress, buffer.count, off_t(offset))
+        guard count >= 0 else {
+            throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(errno))
+        }
+        return count
+    }
+
+    /// Makes the file durable and moves it to `destinationPath`.
+    ///
+    /// - Parameter replacingExisting: when false (the default), an existing file or symbolic link
+    ///   at the destination is left alone and `destinationExists` is thrown; when true it is
+    ///   replaced atomically (a symbolic link is replaced, never followed).
+    /// - Throws: `SafeFileOutputError`; the temporary file is removed whatever fails.
+    public func publish(replacingExisting: Bool = false) throws {
+        precondition(!isPublished && !isDiscarded, "SafeFileOutput published twice or after discard()")
+        do {
+            guard fsync(descriptor) == 0 else {
+                throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(errno))
+            }
+            guard close(descriptor) == 0 else {
+                descriptor = -1
+                throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(errno))
+            }
+            descriptor = -1
+            if replacingExisting {
+                guard rename(temporaryPath, destinationPath) == 0 else {
+                    throw SafeFileOutputError.cannotPublish(path: destinationPath, reason: Self.describe(errno))
+                }
+            } else {
+                try linkWithoutReplacing()
+            }
+            isPublished = true
+            Self.syncFolder(Self.folder(of: destinationPath))
+        } catch {
+            discard()
+            throw error
+        }
+    }
+
+    /// Removes the temporary file. Does nothing once published.
+    public func discard() {
+        guard !isPublished, !isDiscarded else { return }
+        isDiscarded = true
+        if descriptor >= 0 { close(descriptor) }
+        descriptor = -1
+        unlink(temporaryPath)
+    }
+
+    /// `link` + `unlink` gives an atomic "create, but never replace". On file systems without hard
+    /// links (FAT, some network mounts) it falls back to checking the name then renaming.
+    private func linkWithoutReplacing() throws {
+        if link(temporaryPath, destinationPath) == 0 {
+            unlink(temporaryPath)
+            return
+        }
+        let code = errno
+        if code == EEXIST { throw existingDestinationError() }
+        guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == EMLINK else {
+            throw SafeFileOutputError.cannotPublish(path: destinationPath, reason: Self.describe(code))
+        }
+        var status = stat()
+        if lstat(destinationPath, &status) == 0 { throw existingDestinationError() }
+        guard rename(temporaryPath, destinationPath) == 0 else {
+            throw SafeFileOutputError.cannotPublish(path: destinationPath, reason: Self.describe(errno))
+        }
+    }
+
+    private func existingDestinationError() -> SafeFileOutputError {
+        var status = stat()
+        if lstat(destinationPath, &status) == 0, (status.st_mode & S_IFMT) == S_IFLNK {
+            return .destinationIsSymbolicLink(path: destinationPath)
+        }
+        return .destinationExists(path: destinationPath)
+    }
+
+    // MARK: - Helpers shared with other writers
+
+    /// Ignores `SIGXFSZ` so that exceeding the file-size limit is an `EFBIG` error, not death.
+    public static func ignoreFileSizeLimitSignal() {
+        _ = ignoreSIGXFSZOnce
+    }
+
+    private static let ignoreSIGXFSZOnce: Void = {
+        signal(SIGXFSZ, SIG_IGN)
+    }()
+
+    /// `fsync`s a folder so that names created or removed in it survive a crash. Best effort.
+    public static func syncFolder(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+
+    /// The folder part of `path` ("." for a bare name).
+    public static func folder(of path: String) -> String {
+        let folder = (path as NSString).deletingLastPathComponent
+        return folder.isEmpty ? "." : folder
+    }
+
+    /// `strerror` text for an `errno` value.
+    public static func describe(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+
+    private static func randomSuffix() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(generator.next() & 0xFFFF_FFFF_FFFF, radix: 36)
+    }
+}
+
+/// Why a `SafeFileOutput` could not be written or published.
+public enum SafeFileOutputError: OperatorFacingError, Equatable {
+    /// The temporary file could not be created in the destination's folder.
+    case cannotCreate(path: String, reason: String)
+    /// Writing or flushing failed part way (disk full, file-size limit, I/O error).
+    case writeFailed(path: String, reason: String)
+    /// Something already exists at the destination; nothing was replaced.
+    case destinationExists(path: String)
+    /// A symbolic link sits at the destination; it was neither followed nor replaced.
+    case destinationIsSymbolicLink(path: String)
+    /// The finished file could not be moved to its final name.
+    case cannotPublish(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .cannotCreate(let path, let reason):
+            return "cannot create \(path): \(reason)"
+        case .writeFailed(let path, let reason):
+            return "writing \(path) failed: \(reason); the partial file was removed"
+        case .destinationExists(let path):
+            return "\(path) already exists; it was left untouched"
+        case .destinationIsSymbolicLink(let path):
+            return "\(path) is a symbolic link; it was neither followed nor replaced"
+        case .cannotPublish(let path, let reason):
+            return "cannot move the finished file to \(path): \(reason); the partial file was removed"
+        }
+    }
+
+    public var recoverySuggestion: String? {
+        switch self {
+        case .cannotCreate:
+            return "check that the folder exists and that you may write to it, or choose another folder"
+        case .writeFailed(_, let reason):
+            return "free disk space or raise the file-size limit (ulimit -f) (\(reason)), then run the command again"
+        case .destinationExists:
+            return "choose another name, or move the existing file away first"
+        case .destinationIsSymbolicLink:
+            return "remove the symbolic link (someone may have planted it) or choose another folder"
+        case .cannotPublish:
+            return "check the folder's permissions and free space, then run the command again"
+        }
+    }
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .writeFailed: return .ioError
+        case .cannotCreate, .destinationExists, .destinationIsSymbolicLink, .cannotPublish: return .cannotCreateOutput
+        }
+    }
+}

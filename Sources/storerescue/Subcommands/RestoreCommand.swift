@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import StoreRescue
+
+/// `storerescue restore BACKUP --to PATH [--force] [--full-check] [--backups-dir DIR] [--timeout S] [--json]`
+struct RestoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Restore a backup to a store path, verified before anything is replaced.",
+        discussion: """
+            The backup is decompressed beside the target and checked (gzip CRC, SHA-256 against the \
+            manifest, PRAGMA quick_check) before anything is touched. An existing store or any of \
+            its -wal/-shm/-journal is never overwritten without --force; with --force the store \
+            being replaced is first backed up itself (reason pre-restore), then its stale \
+            sidecars are removed and the restored file is renamed over it. Stop every process \
+            that uses the store first.
+            """
+    )
+
+    @Argument(help: "The backup's .gz (or its .manifest.json).")
+    var backup: String
+
+    @Option(name: .customLong("to"), help: ArgumentHelp("The store path to restore to (its main file).", valueName: "path"))
+    var target: String
+
+    @Flag(help: "Replace an existing store and its sidecars (after backing it up).")
+    var force = false
+
+    @Flag(name: .customLong("full-check"), help: "Run the full PRAGMA integrity_check instead of quick_check (slower).")
+    var fullCheck = false
+
+    @Option(name: .customLong("backups-dir"), help: ArgumentHelp("Where the backup of a replaced store goes (default: the folder of BACKUP).", valueName: "dir"))
+    var replacedStoreBackupDirectory: String?
+
+    @Option(help: ArgumentHelp("Seconds to wait for a process that holds the replaced store locked.", valueName: "seconds"))
+    var timeout: Double = 30
+
+    @Flag(help: "Print the result (or the error) as JSON on stdout.")
+    var json = false
+
+    func validate() throws {
+        guard timeout >= 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
+        guard !target.isEmpty else { throw ValidationError("--to needs a path") }
+    }
+
+    /// The stable JSON output of `restore --json`.
+    struct Report: Encodable {
+        var restored: String
+        var backup: String
+        var snapshotSHA256: String
+        var replacedStoreBackup: String?
+        var replacedStoreRawCopy: String?
+        var removedSidecars: [String]
+        var seconds: Double
+    }
+
+    func run() throws {
+        let cancellation = InterruptHandling.install()
+        let bar = ProgressBar.make(json: json)
+        let options = RestoreOptions(targetPath: target, force: force, replacedStoreBackupDirectory: replacedStoreBackupDirectory,
+                                     lockTimeout: timeout, fullIntegrityCheck: fullCheck)
+        let result: RestoreResult
+        do {
+            result = try BackupRestorer.restore(backup: backup, options: options,
+                                                progress: bar.map { bar in { bar.update($0) } }, cancellation: cancellation)
+        } catch {
+            bar?.clear()
+            throw CommandOutput.failure(error, json: json)
+        }
+        bar?.clear()
+        if json {
+            CommandOutput.printJSON(Report(
+                restored: result.restoredPath, backup: result.backupPath, snapshotSHA256: result.manifest.snapshotSHA256,
+                replacedStoreBackup: result.replacedStoreBackup?.backupPath, replacedStoreRawCopy: result.replacedStoreRawCopy,
+                removedSidecars: result.removedSidecars,
+                seconds: result.seconds))
+            return
+        }
+        var text = "Restored \(result.backupPath)\n  to:       \(result.restoredPath) (\(CommandOutput.size(result.manifest.snapshotSize)), "
+            + "taken \(result.manifest.createdAt))\n"
+        if let replaced = result.replacedStoreBackup {
+            text += "  replaced store backed up to: \(replaced.backupPath)\n"
+        }
+        if let raw = result.replacedStoreRawCopy {
+            text += "  replaced store was unreadable by SQLite; its files were copied as they were to: \(raw)\n"
+        }
+        for sidecar in result.removedSidecars { text += "  removed stale: \(sidecar)\n" }
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}

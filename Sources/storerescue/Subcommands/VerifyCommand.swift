@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import StoreRescue
+
+/// `storerescue verify BACKUP [--temp-dir DIR] [--json]`
+struct VerifyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Check a backup: gzip integrity, both SHA-256 sums against its manifest, and PRAGMA integrity_check.",
+        discussion: """
+            The snapshot is decompressed into a private temporary folder, removed afterwards; the \
+            backup itself is only read. Exits 0 when the backup is good, 1 when a check failed \
+            (each failure is printed).
+            """
+    )
+
+    @Argument(help: "The backup's .gz (or its .manifest.json).")
+    var backup: String
+
+    @Option(name: .customLong("temp-dir"), help: ArgumentHelp("Where to decompress the snapshot (default: $TMPDIR or /tmp).", valueName: "dir"))
+    var temporaryDirectory: String?
+
+    @Flag(help: "Print the result (or the error) as JSON on stdout.")
+    var json = false
+
+    /// The stable JSON output of `verify --json`.
+    struct Report: Encodable {
+        var backup: String
+        var manifest: String
+        var good: Bool
+        var problems: [String]
+        var integrityCheck: String?
+        var seconds: Double
+    }
+
+    func run() throws {
+        let cancellation = InterruptHandling.install()
+        let bar = ProgressBar.make(json: json)
+        let started = Date()
+        let verification: BackupVerification
+        do {
+            verification = try BackupVerifier.verify(backup: backup, temporaryDirectory: temporaryDirectory,
+                                                     progress: bar.map { bar in { bar.update($0) } }, cancellation: cancellation)
+        } catch {
+            bar?.clear()
+            throw CommandOutput.failure(error, json: json)
+        }
+        bar?.clear()
+        if json {
+            CommandOutput.printJSON(Report(
+                backup: verification.backupPath, manifest: verification.manifestPath, good: verification.isGood,
+                problems: verification.problems, integrityCheck: verification.integrityCheck,
+                seconds: Date().timeIntervalSince(started)))
+        } else if verification.isGood {
+            print("OK: \(verification.backupPath): gzip stream, SHA-256 sums and PRAGMA integrity_check all pass")
+        } else {
+            var text = "FAILED: \(verification.backupPath)\n"
+            for problem in verification.problems { text += "  - \(problem)\n" }
+            text += "Try: restore from another backup; run `storerescue verify` on each to find a good one\n"
+            FileHandle.standardError.write(Data(text.utf8))
+        }
+        if !verification.isGood { throw ExitCode(ExitStatus.checkFailed.rawValue) }
+    }
+}

@@ -1,0 +1,112 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import StoreRescue
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How every subcommand reports: results as text (people) or JSON (`--json`, jobs); errors as
+/// `Error: …` / `Try: …` on stderr, or `{"error": {…}}` on stdout with `--json`; the exit status
+/// from the error's `ExitStatus`.
+enum CommandOutput {
+    /// The stable JSON shape of an error.
+    struct ErrorReport: Encodable {
+        struct Body: Encodable {
+            var message: String
+            var hint: String?
+            var exitStatus: Int32
+        }
+        var error: Body
+    }
+
+    /// Prints `error` as the command's failure and returns the exit code to throw.
+    static func failure(_ error: any Error, json: Bool) -> ExitCode {
+        let message: String
+        let hint: String?
+        let status: ExitStatus
+        if let error = error as? any OperatorFacingError {
+            (message, hint, status) = (error.description, error.recoverySuggestion, error.exitStatus)
+        } else {
+            (message, hint, status) = ("\(error)", "report a bug with the command line that failed", .internalError)
+        }
+        if json {
+            printJSON(ErrorReport(error: .init(message: message, hint: hint, exitStatus: status.rawValue)))
+        } else {
+            var text = "Error: \(message)\n"
+            if let hint { text += "Try: \(hint)\n" }
+            FileHandle.standardError.write(Data(text.utf8))
+        }
+        return ExitCode(status.rawValue)
+    }
+
+    /// Prints `value` as pretty JSON with sorted keys on stdout.
+    static func printJSON(_ value: some Encodable) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { return }
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+
+    /// `1.5 MB`, `217.2 MB`: decimal units, as `ls -h --si` and disk vendors count.
+    static func size(_ bytes: Int64) -> String {
+        let units = ["B", "kB", "MB", "GB", "TB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1000 && unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}
+
+/// A one-line progress bar on stderr, only when stderr is a terminal (never in a pipe or a log).
+final class ProgressBar {
+    private var lastDrawn = -1
+    private var lastPhase = ""
+
+    /// A bar, or nil when stderr is not a terminal or JSON output was asked for.
+    static func make(json: Bool) -> ProgressBar? {
+        !json && isatty(STDERR_FILENO) == 1 ? ProgressBar() : nil
+    }
+
+    func update(_ progress: BackupProgress) {
+        let percent = Int(progress.fraction * 100)
+        guard percent != lastDrawn || progress.phase.rawValue != lastPhase else { return }
+        lastDrawn = percent
+        lastPhase = progress.phase.rawValue
+        let width = 30
+        let filled = width * percent / 100
+        let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+        let label = progress.phase.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
+        FileHandle.standardError.write(Data("\r\(label) [\(bar)] \(percent)%".utf8))
+    }
+
+    /// Erases the bar so that what follows starts on a clean line.
+    func clear() {
+        guard lastDrawn >= 0 else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        lastDrawn = -1
+    }
+}
+
+/// Turns SIGINT, SIGTERM and SIGHUP into a `CancellationFlag`, so that an interrupted command
+/// stops at its next check and removes its partial files instead of dying with them in place.
+enum InterruptHandling {
+    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
+
+    static func install() -> CancellationFlag {
+        let flag = CancellationFlag()
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { flag.cancel() }
+            source.resume()
+            sources.append(source)
+        }
+        return flag
+    }
+}

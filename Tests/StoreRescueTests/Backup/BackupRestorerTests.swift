@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+@Suite struct BackupRestorerTests {
+    @Test func refusesToOverwriteWithoutForce() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try BackupVerifierTests.makeBackup(temp)
+        let target = temp.path("live.sqlite")
+        try BackupFixtures.makeStore(at: target, rows: 5, uuid: "LIVE")
+        let before = try FileDigest.of(path: target)
+
+        #expect(throws: BackupError.restoreTargetExists(path: target, existing: [target])) {
+            try BackupRestorer.restore(backup: backup.backupPath, options: RestoreOptions(targetPath: target))
+        }
+        #expect(try FileDigest.of(path: target) == before)
+        #expect(BackupError.restoreTargetExists(path: target, existing: [target]).exitStatus == .cannotCreateOutput)
+        #expect(BackupFixtures.fileNames(in: temp.url.path).allSatisfy { !$0.contains(".tmp-") })
+    }
+
+    @Test(arguments: ["-wal", "-shm", "-journal"])
+    func refusesWhenOnlyASidecarExists(suffix: String) throws {
+        let temp = try TemporaryDirectory()
+        let backup = try BackupVerifierTests.makeBackup(temp)
+        let target = temp.path("live.sqlite")
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: target + suffix))
+        let error = #expect(throws: BackupError.self) {
+            try BackupRestorer.restore(backup: backup.backupPath, options: RestoreOptions(targetPath: target))
+        }
+        #expect(error?.description == "refusing to overwrite \(target): \(target + suffix) already exist(s)")
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+
+    @Test func forceBacksUpTheReplacedStoreThenRemovesItsSidecars() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try BackupVerifierTests.makeBackup(temp, rows: 2_000)
+        let target = temp.path("live.sqlite")
+        try BackupFixtures.makeStore(at: target, rows: 7, uuid: "LIVE-STORE")
+        // Leave committed rows in the live store's WAL: they must be in its safety backup.
+        let writer = try SQLiteConnection(path: target, options: SQLiteOpenOptions(mode: .readWrite))
+        try writer.execute("PRAGMA wal_autocheckpoint = 0; INSERT INTO ZITEM (Z_PK, ZTITLE) VALUES (100, 'only in the WAL')")
+        #expect(FileManager.default.fileExists(atPath: target + "-wal"))
+        let staleSHM = try Data(contentsOf: URL(fileURLWithPath: target + "-shm"))
+        #expect(!staleSHM.isEmpty)
+
+        let result = try BackupRestorer.restore(
+            backup: backup.backupPath,
+            options: RestoreOptions(targetPath: target, force: true, replacedStoreBackupDirectory: temp.path("safety")))
+        withExtendedLifetime(writer) {}
+
+        let safety = try #require(result.replacedStoreBackup)
+        #expect(safety.manifest.reason == "pre-restore")
+        #expect(safety.manifest.storeUUID == "LIVE-STORE")
+        #expect(FileManager.default.fileExists(atPath: safety.backupPath))
+        let safetyCopy = temp.path("safety-check.sqlite")
+        _ = try BackupRestorer.restore(backup: safety.backupPath, options: RestoreOptions(targetPath: safetyCopy))
+        #expect(try BackupFixtures.count("ZITEM", in: safetyCopy) == 8)
+
+        #expect(result.removedSidecars.sorted() == [target + "-shm", target + "-wal"])
+        #expect(try FileDigest.of(path: target).sha256 == backup.manifest.snapshotSHA256)
+        #expect(try BackupFixtures.count("ZITEM", in: target) == 2_000)
+    }
+
+    @Test func refusesASymbolicLinkTargetEvenWithForce() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try BackupVerifierTests.makeBackup(temp)
+        let victim = temp.path("victim.txt")
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: victim))
+        let target = temp.path("link.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: target, withDestinationPath: victim)
+
+        for force in [false, true] {
+            let error = #expect(throws: BackupError.self) {
+                try BackupRestorer.restore(backup: backup.backupPath, options: RestoreOptions(targetPath: target, force: force))
+            }
+            #expect(error?.description == "refusing to restore to \(target): it is a symbolic link")
+            #expect(error?.exitStatus == .cannotCreateOutput)
+        }
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep me")
+    }
+
+    @Test func damagedBackupReplacesNothing() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try BackupVerifierTests.makeBackup(temp)
+        var data = try Data(contentsOf: URL(fileURLWithPath: backup.backupPath))
+        data[data.count - 6] ^= 0x01  // the gzip length field
+        try data.write(to: URL(fileURLWithPath: backup.backupPath))
+        let target = temp.path("live.sqlite")
+        try BackupFixtures.makeStore(at: target, rows: 5)
+        let before = try FileDigest.of(path: target)
+
+        let error = #expect(throws: BackupError.self) {
+            try BackupRestorer.restore(backup: backup.backupPath, options: RestoreOptions(targetPath: target, force: true))
+        }
+        #expect(error?.description.hasPrefix("the backup \(backup.backupPath) failed verification, nothing was replaced: gzip check failed: ") == true)
+        #expect(error?.exitStatus == .checkFailed)
+        #expect(try FileDigest.of(path: target) == before)
+        #expect(BackupFixtures.fileNames(in: temp.url.path).allSatisfy { !$0.contains(".tmp-") })
+        // Verification comes first: no safety backup was taken for a restore that could not happen.
+        #expect(BackupFixtures.fileNames(in: temp.path("b")).count == 2)
+    }
+
+    @Test func forceOverADamagedStoreKeepsItsRawBytes() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try BackupVerifierTests.makeBackup(temp, rows: 300)
+        let target = temp.path("damaged.sqlite")
+        let garbage = Data((0..<9000).map { UInt8(truncatingIfNeeded: $0 * 31) })
+        try garbage.write(to: URL(fileURLWithPath: target))
+        try Data("old wal".utf8).write(to: URL(fileURLWithPath: target + "-wal"))
+
+        let result = try BackupRestorer.restore(
+            backup: backup.backupPath, options: RestoreOptions(targetPath: target, force: true, replacedStoreBackupDirectory: temp.path("safety")))
+
+        #expect(result.replacedStoreBackup == nil)
+        let raw = try #require(result.replacedStoreRawCopy)
+        #expect(raw.hasPrefix(temp.path("safety") + "/damaged.sqlite.") && raw.hasSuffix(".raw"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: raw + "/damaged.sqlite")) == garbage)
+        #expect(try String(contentsOfFile: raw + "/damaged.sqlite-wal", encoding: .utf8) == "old wal")
+        #expect(try BackupFixtures.count("ZITEM", in: target) == 300)
+        #expect(!FileManager.default.fileExists(atPath: target + "-wal"))
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+@Suite struct BackupRetentionTests {
+    static func day(_ n: Int) -> Date { Date(timeIntervalSince1970: 1_738_314_900 + Double(n) * 86_400) }
+
+    /// Backups of `store` on days 1…reasons.count, with the given reasons.
+    static func takeBackups(of store: String, into folder: String, reasons: [String]) throws -> [BackupResult] {
+        try reasons.enumerated().map { offset, reason in
+            try BackupRunner.run(store: store, options: .testing(folder, reason: reason, at: day(offset + 1)))
+        }
+    }
+
+    @Test func keepsTheNewestAndTheNewestPreUpgrade() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 20)
+        let folder = temp.path("b")
+        let backups = try Self.takeBackups(of: store, into: folder,
+                                           reasons: ["pre-upgrade", "pre-upgrade", "manual", "manual"])
+        let last = try BackupRunner.run(store: store, options: .testing(folder, keep: 2, at: Self.day(5)))
+
+        // Kept: days 5 and 4 (the newest two) and day 2 (the newest pre-upgrade); pruned: days 1 and 3.
+        #expect(last.prunedBackups.sorted() == [backups[0].backupPath, backups[2].backupPath].sorted())
+        let remaining = BackupRetention.backups(in: folder, of: last.manifest.sourcePath).map(\.backupPath)
+        #expect(remaining == [last.backupPath, backups[3].backupPath, backups[1].backupPath])
+        #expect(!FileManager.default.fileExists(atPath: backups[0].manifestPath))
+        #expect(BackupFixtures.fileNames(in: folder).count == 6)
+    }
+
+    @Test func neverTouchesOtherStoresOrForeignFiles() throws {
+        let temp = try TemporaryDirectory()
+        let folder = temp.path("b")
+        let store = temp.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 20)
+        // A store with the same file name in another folder: a different store.
+        try FileManager.default.createDirectory(atPath: temp.path("other"), withIntermediateDirectories: true)
+        let namesake = temp.path("other/s.sqlite")
+        try BackupFixtures.makeStore(at: namesake, rows: 5)
+        let namesakeBackup = try BackupRunner.run(store: namesake, options: .testing(folder, at: Self.day(0)))
+        _ = try Self.takeBackups(of: store, into: folder, reasons: ["manual", "manual"])
+        // Foreign files, including a manifest that points outside the folder.
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: folder + "/notes.manifest.json"))
+        var hostile = namesakeBackup.manifest
+        hostile.sourcePath = try SourceFile(path: store).path
+        hostile.backupFileName = "../victim.gz"
+        try hostile.encoded().write(to: URL(fileURLWithPath: folder + "/hostile.manifest.json"))
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: temp.path("victim.gz")))
+
+        let last = try BackupRunner.run(store: store, options: .testing(folder, keep: 1, at: Self.day(9)))
+        #expect(last.prunedBackups.count == 2)
+        #expect(FileManager.default.fileExists(atPath: namesakeBackup.backupPath))
+        #expect(FileManager.default.fileExists(atPath: folder + "/notes.manifest.json"))
+        #expect(FileManager.default.fileExists(atPath: folder + "/hostile.manifest.json"))
+        #expect(try String(contentsOfFile: temp.path("victim.gz"), encoding: .utf8) == "keep")
+    }
+
+    @Test func selectionIsPureAndOrdered() throws {
+        func entry(_ name: String, _ reason: String) -> BackupCatalogEntry {
+            let manifest = BackupManifest(
+                formatVersion: 1, toolName: "storerescue", toolVersion: "0", sqliteVersion: "3", zlibVersion: "1",
+                createdAt: "2025-01-01T00:00:00Z", reason: reason, sourcePath: "/s", sourceSize: 0, sourceWALSize: 0,
+                pageSize: 4096, pageCount: 1, snapshotSize: 4096, snapshotSHA256: "", backupFileName: name + ".gz",
+                backupSize: 0, backupSHA256: "", compressionLevel: 6, storeUUID: nil, frameworkVersion: nil)
+            return BackupCatalogEntry(backupPath: name + ".gz", manifestPath: name + ".manifest.json", manifest: manifest)
+        }
+        let newestFirst = [entry("e", "manual"), entry("d", "manual"), entry("c", "pre-upgrade"),
+                           entry("b", "manual"), entry("a", "pre-upgrade")]
+        #expect(BackupRetention.entriesToPrune(newestFirst, keep: 1).map(\.backupPath) == ["d.gz", "b.gz", "a.gz"])
+        #expect(BackupRetention.entriesToPrune(newestFirst, keep: 3).map(\.backupPath) == ["b.gz", "a.gz"])
+        #expect(BackupRetention.entriesToPrune(newestFirst, keep: 10) == [])
+    }
+
+    @Test func sameSecondBackupsSortBySuffixNumber() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 5)
+        let folder = temp.path("b")
+        var paths: [String] = []
+        for _ in 0..<12 {
+            paths.append(try BackupRunner.run(store: store, options: .testing(folder, at: Self.day(1))).backupPath)
+        }
+        let listed = BackupRetention.backups(in: folder, of: try SourceFile(path: store).path)
+        #expect(listed.map(\.backupPath) == paths.reversed())
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "needs root for chattr +i (an undeletable file)"))
+    func pruneFailureSaysTheBackupWasWritten() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 5)
+        let folder = temp.path("b")
+        let old = try BackupRunner.run(store: store, options: .testing(folder, at: Self.day(1)))
+        let pinned = try UnwritableFolder(old.backupPath)  // chattr +i: cannot be unlinked
+        defer { pinned.restore() }
+
+        let error = #expect(throws: BackupError.self) {
+            try BackupRunner.run(store: store, options: .testing(folder, keep: 1, at: Self.day(2)))
+        }
+        let written = folder + "/s.sqlite.20250202T091500Z.gz"
+        #expect(error?.description == "cannot use the backup folder \(folder): the backup \(written) was written, "
+            + "but cannot remove old backups: \(old.backupPath): Operation not permitted")
+        #expect(FileManager.default.fileExists(atPath: written))
+        #expect(FileManager.default.fileExists(atPath: old.manifestPath), "a backup is removed whole or not at all")
+    }
+}

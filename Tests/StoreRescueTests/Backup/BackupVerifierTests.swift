@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+@Suite struct BackupVerifierTests {
+    /// A fresh backup of a generated store, in `temp/b`.
+    static func makeBackup(_ temp: TemporaryDirectory, rows: Int = 4_000) throws -> BackupResult {
+        let store = temp.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: rows)
+        return try BackupRunner.run(store: store, options: .testing(temp.path("b")))
+    }
+
+    @Test func goodBackupPasses() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try Self.makeBackup(temp)
+        let verification = try BackupVerifier.verify(backup: backup.backupPath)
+        #expect(verification.problems == [])
+        #expect(verification.isGood)
+        #expect(verification.integrityCheck == "ok")
+        #expect(verification.manifest == backup.manifest)
+        // The manifest path works as well as the .gz path.
+        #expect(try BackupVerifier.verify(backup: backup.manifestPath).isGood)
+    }
+
+    @Test func flippedByteIsCaught() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try Self.makeBackup(temp)
+        var data = try Data(contentsOf: URL(fileURLWithPath: backup.backupPath))
+        data[data.count / 2] ^= 0x10
+        try data.write(to: URL(fileURLWithPath: backup.backupPath))
+
+        let verification = try BackupVerifier.verify(backup: backup.backupPath)
+        #expect(!verification.isGood)
+        #expect(verification.problems.contains { $0.contains("SHA-256 of \(backup.backupPath) does not match the manifest") })
+        #expect(verification.problems.contains { $0.hasPrefix("gzip check failed") || $0.contains("decompressed snapshot's SHA-256") })
+    }
+
+    @Test func truncatedBackupIsCaught() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try Self.makeBackup(temp)
+        let data = try Data(contentsOf: URL(fileURLWithPath: backup.backupPath))
+        try data.prefix(data.count - 100).write(to: URL(fileURLWithPath: backup.backupPath))
+
+        let verification = try BackupVerifier.verify(backup: backup.backupPath)
+        #expect(verification.problems.first == "gzip check failed: \(backup.backupPath) is truncated: the gzip stream ends early, at byte \(data.count - 100)")
+        #expect(verification.problems.contains { $0.contains("SHA-256 of \(backup.backupPath) does not match") })
+        #expect(verification.integrityCheck == nil)
+    }
+
+    @Test func editedManifestIsCaught() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try Self.makeBackup(temp)
+        var edited = backup.manifest
+        edited.snapshotSHA256 = String(repeating: "0", count: 64)
+        try edited.encoded().write(to: URL(fileURLWithPath: backup.manifestPath))
+
+        let verification = try BackupVerifier.verify(backup: backup.backupPath)
+        #expect(verification.problems == [
+            "the decompressed snapshot's SHA-256 does not match the manifest (manifest \(edited.snapshotSHA256), decompressed \(backup.manifest.snapshotSHA256))",
+        ])
+        #expect(verification.integrityCheck == "ok")
+    }
+
+    @Test func editedManifestSizesAreCaught() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try Self.makeBackup(temp)
+        var edited = backup.manifest
+        edited.pageCount += 1
+        edited.backupSize += 1
+        try edited.encoded().write(to: URL(fileURLWithPath: backup.manifestPath))
+
+        let problems = try BackupVerifier.verify(backup: backup.backupPath).problems
+        #expect(problems.contains { $0.contains("page count \(edited.pageCount) ≠ snapshot size") })
+        #expect(problems.contains { $0.contains("the size of \(backup.backupPath) does not match the manifest (manifest \(edited.backupSize) bytes") })
+    }
+
+    @Test func hostileManifestNumbersDoNotCrash() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try Self.makeBackup(temp, rows: 50)
+        var edited = backup.manifest
+        edited.pageSize = Int.max
+        edited.pageCount = Int.max
+        try edited.encoded().write(to: URL(fileURLWithPath: backup.manifestPath))
+        let problems = try BackupVerifier.verify(backup: backup.backupPath).problems
+        #expect(problems == ["the manifest \(backup.manifestPath) is inconsistent: page size \(Int.max) × page count \(Int.max) ≠ snapshot size \(edited.snapshotSize)"])
+    }
+
+    @Test func decompressionStopsAtTheManifestSize() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try Self.makeBackup(temp)
+        var edited = backup.manifest
+        edited.pageCount = 2
+        edited.snapshotSize = Int64(2 * edited.pageSize)
+        try edited.encoded().write(to: URL(fileURLWithPath: backup.manifestPath))
+        let verification = try BackupVerifier.verify(backup: backup.backupPath)
+        #expect(verification.problems == [
+            "\(backup.backupPath) decompresses to more than the manifest's snapshot size (\(edited.snapshotSize) bytes); decompression was stopped",
+        ])
+        #expect(verification.integrityCheck == nil)
+    }
+
+    @Test func unreadableManifestIsNamed() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try Self.makeBackup(temp)
+        try Data("{\"formatVersion\": 1".utf8).write(to: URL(fileURLWithPath: backup.manifestPath))
+        let verification = try BackupVerifier.verify(backup: backup.backupPath)
+        #expect(verification.problems == ["cannot read the backup manifest \(backup.manifestPath): it is not valid JSON"])
+        #expect(verification.integrityCheck == "ok")
+
+        try FileManager.default.removeItem(atPath: backup.manifestPath)
+        let missing = try BackupVerifier.verify(backup: backup.backupPath)
+        #expect(missing.problems == ["cannot read the backup manifest \(backup.manifestPath): it does not exist or cannot be read"])
+    }
+
+    @Test func damagedSnapshotFailsIntegrityCheck() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 4_000, journalMode: "DELETE")
+        // Damage a b-tree page of the source; the backup copies it faithfully, verify must notice.
+        let handle = try #require(FileHandle(forUpdatingAtPath: store))
+        try handle.seek(toOffset: 4096 * 5 + 100)
+        try handle.write(contentsOf: Data(repeating: 0xEE, count: 600))
+        try handle.close()
+        let backup = try BackupRunner.run(store: store, options: .testing(temp.path("b")))
+
+        let verification = try BackupVerifier.verify(backup: backup.backupPath)
+        #expect(!verification.isGood)
+        #expect(verification.integrityCheck != "ok")
+        #expect(verification.problems.contains { $0.contains("fails PRAGMA integrity_check") })
+    }
+
+    @Test func missingBackupIsAnError() throws {
+        let temp = try TemporaryDirectory()
+        let path = temp.path("nope.gz")
+        #expect(throws: BackupError.backupMissing(path: path)) { try BackupVerifier.verify(backup: path) }
+        #expect(BackupError.backupMissing(path: path).exitStatus == .noInput)
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+/// Backups taken while another process — a real one, python3's sqlite3 module — writes the store
+/// continuously. Each of the writer's transactions inserts a batch of rows and updates a totals
+/// row, so every committed state satisfies: count(*) = max(Z_PK) = ZTOTAL.ZCOUNT and
+/// sum(ZVALUE) = ZTOTAL.ZSUM. A torn snapshot would break it.
+@Suite struct ConcurrentWriterBackupTests {
+    static let writerScript = """
+        import sqlite3, sys, time
+        path, seconds, mode = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+        db = sqlite3.connect(path, timeout=60, isolation_level=None)
+        db.execute("PRAGMA journal_mode=" + mode)
+        db.execute("CREATE TABLE IF NOT EXISTS ZITEM (Z_PK INTEGER PRIMARY KEY, ZVALUE INTEGER, ZTEXT VARCHAR)")
+        db.execute("CREATE TABLE IF NOT EXISTS ZTOTAL (Z_PK INTEGER PRIMARY KEY, ZCOUNT INTEGER, ZSUM INTEGER)")
+        db.execute("INSERT OR IGNORE INTO ZTOTAL VALUES (1, 0, 0)")
+        n = db.execute("SELECT ZCOUNT FROM ZTOTAL").fetchone()[0]
+        print("ready", flush=True)
+        end = time.time() + seconds
+        transactions = 0
+        while time.time() < end:
+            db.execute("BEGIN IMMEDIATE")
+            for _ in range(40):
+                n += 1
+                db.execute("INSERT INTO ZITEM VALUES (?, ?, ?)", (n, n * 7, "row %d " % n * 3))
+            db.execute("UPDATE ZTOTAL SET ZCOUNT = ?, ZSUM = ? WHERE Z_PK = 1", (n, 7 * n * (n + 1) // 2))
+            db.execute("COMMIT")
+            transactions += 1
+            time.sleep(0.001)  # a busy app, not a bulk load: keeps the store a few MB
+        print(transactions, flush=True)
+        """
+
+    struct Invariant: Equatable {
+        var count: Int64
+        var maxPK: Int64
+        var totalCount: Int64
+        var sum: Int64
+        var totalSum: Int64
+        var holds: Bool { count == maxPK && count == totalCount && sum == totalSum }
+    }
+
+    static func invariant(of path: String) throws -> Invariant {
+        let db = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .immutable))
+        let row = try db.rows("""
+            SELECT (SELECT count(*) FROM ZITEM), (SELECT coalesce(max(Z_PK), 0) FROM ZITEM),
+                   (SELECT ZCOUNT FROM ZTOTAL), (SELECT coalesce(sum(ZVALUE), 0) FROM ZITEM), (SELECT ZSUM FROM ZTOTAL)
+            """)[0].map { $0.int64 ?? -1 }
+        return Invariant(count: row[0], maxPK: row[1], totalCount: row[2], sum: row[3], totalSum: row[4])
+    }
+
+    @Test(.enabled(if: BackupFixtures.pythonPath != nil, "needs python3"), arguments: ["WAL", "DELETE"])
+    func backupWhileAnotherProcessWritesIsOneCommittedState(journalMode: String) throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("busy.sqlite")
+        let script = temp.path("writer.py")
+        try Data(Self.writerScript.utf8).write(to: URL(fileURLWithPath: script))
+        // Seed a few MB so that each backup takes many steps while the writer commits.
+        let seed = try BackupFixtures.run(try #require(BackupFixtures.pythonPath), [script, store, "1.0", journalMode])
+        #expect(seed.status == 0, "seeding failed: \(seed.standardError)")
+
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: try #require(BackupFixtures.pythonPath))
+        writer.arguments = [script, store, "4", journalMode]
+        let output = Pipe()
+        writer.standardOutput = output
+        try writer.run()
+        defer { if writer.isRunning { kill(writer.processIdentifier, SIGKILL) } }
+        let ready = output.fileHandleForReading.readData(ofLength: 6)
+        #expect(String(decoding: ready, as: UTF8.self) == "ready\n")
+
+        var snapshots: [Invariant] = []
+        for index in 0..<3 {
+            Thread.sleep(forTimeInterval: 0.4)
+            var options = BackupOptions.testing(temp.path("b"))
+            options.pagesPerStep = 16
+            options.lockTimeout = 30
+            let backup = try BackupRunner.run(store: store, options: options)
+            let restored = temp.path("restored-\(index).sqlite")
+            _ = try BackupRestorer.restore(backup: backup.backupPath, options: RestoreOptions(targetPath: restored))
+            #expect(BackupVerifier.integrityCheck(path: restored) == "ok")
+            snapshots.append(try Self.invariant(of: restored))
+        }
+        writer.waitUntilExit()
+        let transactions = Int(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(writer.terminationStatus == 0)
+        #expect(transactions > 10, "the writer should have kept committing during the backups")
+        for snapshot in snapshots {
+            #expect(snapshot.holds, "torn snapshot: \(snapshot)")
+            #expect(snapshot.count > 0)
+        }
+        // The backups saw the writer's progress, not one frozen state.
+        #expect(try #require(snapshots.last).count > (try #require(snapshots.first)).count)
+    }
+
+    @Test(.enabled(if: BackupFixtures.pythonPath != nil, "needs python3"))
+    func storeLockedByAWriterTimesOut() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("locked.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 100, journalMode: "DELETE")
+        let locker = Process()
+        locker.executableURL = URL(fileURLWithPath: try #require(BackupFixtures.pythonPath))
+        locker.arguments = ["-c", """
+            import sqlite3, sys, time
+            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            db.execute("BEGIN EXCLUSIVE")
+            print("locked", flush=True)
+            time.sleep(15)
+            """, store]
+        let output = Pipe()
+        locker.standardOutput = output
+        try locker.run()
+        defer {
+            kill(locker.processIdentifier, SIGKILL)
+            locker.waitUntilExit()
+        }
+        #expect(String(decoding: output.fileHandleForReading.readData(ofLength: 7), as: UTF8.self) == "locked\n")
+
+        var options = BackupOptions.testing(temp.path("b"))
+        options.lockTimeout = 0.5
+        let started = Date()
+        let error = #expect(throws: BackupError.self) { try BackupRunner.run(store: store, options: options) }
+        #expect(Date().timeIntervalSince(started) >= 0.4)
+        #expect(error?.description == "the store \(store) stayed locked by another process for 0.5 s; no backup was taken")
+        #expect(error?.exitStatus == .temporaryFailure)
+        #expect(BackupFixtures.fileNames(in: temp.path("b")) == [])
+    }
+}
