@@ -82,6 +82,24 @@ enum BoundedFile {
         }
     }
 
+    /// The first `count` bytes (fewer for a shorter file) of the regular file at `path`.
+    static func prefix(of path: String, count: Int) throws(Failure) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { throw .missing }
+            throw .unreadable(reason: String(cString: strerror(code)))
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .unreadable(reason: String(cString: strerror(errno))) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw info.st_mode & S_IFMT == S_IFDIR ? .directory : .notARegularFile }
+        var buffer = [UInt8](repeating: 0, count: count)
+        let read = buffer.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, count) }
+        guard read >= 0 else { throw .unreadable(reason: String(cString: strerror(errno))) }
+        return Array(buffer.prefix(read))
+    }
+
     /// `path` relative to `base` when it is not absolute.
     static func resolve(_ path: String, against base: String) -> String {
         if path.hasPrefix("/") { return path }
