@@ -145,23 +145,42 @@ enum ModelCompilerRules {
 
     /// The model as the model compiler would emit it; see the type's discussion.
     static func compiled(_ model: ManagedObjectModel) -> ManagedObjectModel {
-        var result = model
-        result.entities = model.entities.map(compiled).sorted { EntityVersionHasher.isInCodePointOrder($0.name, $1.name) }
+        var result = withDefaultRenamingIdentifiers(model)
+        result.entities = result.entities.map(withCompilerIndexes).sorted { EntityVersionHasher.isInCodePointOrder($0.name, $1.name) }
         return result
     }
 
-    private static func compiled(_ entity: EntityDescription) -> EntityDescription {
+    /// Only the renaming identifiers filled in: for definitions already in compiled form
+    /// (learned from a store), whose indexes and order are taken exactly as written.
+    static func withDefaultRenamingIdentifiers(_ model: ManagedObjectModel) -> ManagedObjectModel {
+        var result = model
+        for index in result.entities.indices {
+            var entity = result.entities[index]
+            if entity.renamingIdentifier == nil { entity.renamingIdentifier = entity.name }
+            entity.properties = entity.properties.map { property in
+                switch property {
+                case .attribute(var attribute):
+                    if attribute.renamingIdentifier == nil { attribute.renamingIdentifier = attribute.name }
+                    return .attribute(attribute)
+                case .relationship(var relationship):
+                    if relationship.renamingIdentifier == nil { relationship.renamingIdentifier = relationship.name }
+                    return .relationship(relationship)
+                }
+            }
+            result.entities[index] = entity
+        }
+        return result
+    }
+
+    private static func withCompilerIndexes(_ entity: EntityDescription) -> EntityDescription {
         var entity = entity
-        if entity.renamingIdentifier == nil { entity.renamingIdentifier = entity.name }
         let soleElements = Set(entity.fetchIndexes.filter { $0.elements.count == 1 }.map { $0.elements[0].propertyName })
         entity.properties = entity.properties.map { property in
             switch property {
             case .attribute(var attribute):
-                if attribute.renamingIdentifier == nil { attribute.renamingIdentifier = attribute.name }
                 if soleElements.contains(attribute.name) { attribute.isIndexed = true }
                 return .attribute(attribute)
             case .relationship(var relationship):
-                if relationship.renamingIdentifier == nil { relationship.renamingIdentifier = relationship.name }
                 if soleElements.contains(relationship.name) { relationship.isIndexed = true }
                 return .relationship(relationship)
             }
