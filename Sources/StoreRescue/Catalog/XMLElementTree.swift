@@ -30,6 +30,9 @@ enum XMLElementTreeReader {
     }
 
     static func parse(_ data: Data, maximumElements: Int = 1_000_000, maximumDepth: Int = 64) throws(Failure) -> XMLElementNode {
+        if data.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
+            throw Failure(line: 1, column: 1, reason: "the file is empty")
+        }
         if let line = lineOfDocumentTypeDeclaration(in: data) {
             throw Failure(
                 line: line, column: 1,
@@ -42,13 +45,15 @@ enum XMLElementTreeReader {
         parser.delegate = builder
         let succeeded = parser.parse()
         if let limit = builder.limitFailure { throw limit }
-        // XMLParser can return true and still record an error (a premature end, extra content).
+        // The first error is the one to report (later ones follow from it); XMLParser can also
+        // return true and still record an error (a premature end, extra content).
+        if let first = builder.firstError { throw first }
         if !succeeded || parser.parserError != nil {
             let code = (parser.parserError as NSError?)?.code ?? 0
-            throw Failure(line: parser.lineNumber, column: parser.columnNumber, reason: reason(forLibXMLCode: code))
+            throw Failure(line: max(1, parser.lineNumber), column: max(1, parser.columnNumber), reason: reason(forLibXMLCode: code))
         }
         guard let root = builder.root else {
-            throw Failure(line: parser.lineNumber, column: parser.columnNumber, reason: "the document has no root element")
+            throw Failure(line: max(1, parser.lineNumber), column: max(1, parser.columnNumber), reason: "the document has no root element")
         }
         return root
     }
@@ -74,6 +79,7 @@ enum XMLElementTreeReader {
         case 26: return "an undeclared entity reference"
         case 39, 41: return "an attribute value is not quoted"
         case 42: return "the same attribute appears twice on one element"
+        case 65: return "an element's attributes are malformed (a missing space, \">\" or \"/>\")"
         case 73: return "an element's start tag is not closed with \">\""
         case 76: return "an end tag does not match its start tag"
         case 77: return "the document ends inside an element"
@@ -90,6 +96,7 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
     var root: XMLElementNode?
     var elementCount = 0
     var limitFailure: XMLElementTreeReader.Failure?
+    var firstError: XMLElementTreeReader.Failure?
 
     init(maximumElements: Int, maximumDepth: Int) {
         self.maximumElements = maximumElements
@@ -108,6 +115,13 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
             return
         }
         stack.append(XMLElementNode(name: elementName, attributes: attributes, children: [], line: parser.lineNumber))
+    }
+
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
+        guard firstError == nil else { return }
+        firstError = XMLElementTreeReader.Failure(
+            line: max(1, parser.lineNumber), column: max(1, parser.columnNumber),
+            reason: XMLElementTreeReader.reason(forLibXMLCode: (parseError as NSError).code))
     }
 
     func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
