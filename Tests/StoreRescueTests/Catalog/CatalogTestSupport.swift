@@ -8,6 +8,30 @@ enum CatalogTestSupport {
         var description: String
     }
 
+    /// The project's own `Samples/` folder (read in place: tests never write there).
+    static func projectSample(_ relativePath: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Samples").appendingPathComponent(relativePath).path
+    }
+
+    /// Writes `json` as `name` in `directory` and loads it as a catalog file.
+    static func loadCatalog(_ json: String, in directory: TemporaryDirectory, name: String = "catalog.json") throws -> Catalog {
+        let path = directory.path(name)
+        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
+        return try CatalogFile.read(path: path).loadCatalog()
+    }
+
+    /// The error loading `json` as a catalog file gives, as its description ("no error" if none).
+    static func catalogError(_ json: String, in directory: TemporaryDirectory) -> String {
+        do {
+            _ = try loadCatalog(json, in: directory)
+            return "no error"
+        } catch {
+            return "\(error)"
+        }
+    }
+
     /// The metadata of a sample store, read with our own reader from a private copy (with its
     /// `-wal`, so a store whose metadata lives in the WAL is read as SQLite sees it).
     static func storedMetadata(_ relativePath: String) throws -> StoreMetadata {
