@@ -117,5 +117,7 @@ struct CatalogLearnerTests {
         #expect(error?.exitStatus == .temporaryFailure)
         #expect(error?.description == "\(path): cannot write the catalog: it was changed by another process meanwhile")
         #expect(try String(contentsOfFile: path, encoding: .utf8) == #"{"app": "Sync", "versions": []}"#)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty, "temporary files left behind: \(leftovers)")
     }
 }

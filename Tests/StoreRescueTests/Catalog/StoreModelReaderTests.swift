@@ -80,3 +80,24 @@ struct StoreModelReaderTests {
         #expect(error?.description.contains("the metadata was edited or stamped for another version") == true)
     }
 }
+
+/// Stores built by the tests: a model cache without version identifiers.
+struct StoreModelFixtureTests {
+    @Test func identifiersComeFromTheMetadataWhenTheModelHasNone() throws {
+        var archive = SyntheticModelArchive()
+        archive.setField("NSVersionIdentifiers", of: archive.root, to: .uid(0))
+        let model = try ModelArchiveDecoder.decodeModel(archive: archive.data)
+        #expect(model.versionIdentifiers.isEmpty)
+        let directory = try TemporaryDirectory()
+        let path = directory.path("fixture.sqlite")
+        let hashes = EntityVersionHasher.versionHashes(for: model)
+        try StoreFixtureBuilder.coreDataStore(
+            at: path, plist: StoreFixtureBuilder.metadataPlist(hashes: hashes, extra: ["NSStoreModelVersionIdentifiers": .array([.string("7")])]))
+        try StoreFixtureBuilder.run(path, "INSERT INTO Z_MODELCACHE VALUES (?)", [.blob(try RawDeflate.deflate(archive.data))])
+        let version = try StoreModelReader.readVersion(fromStore: path, name: "Seven")
+        #expect(version.model.versionIdentifiers == ["7"])
+        #expect(version.versionIdentifiers == ["7"])
+        #expect(version.versionHashes == hashes)
+        #expect(version.model.entities.map(\.name) == ["Employee", "Person"])
+    }
+}
