@@ -51,6 +51,9 @@ enum AtomicFileWriter {
         defer { if !renamed { unlink(temporary) } }
         do {
             defer { close(descriptor) }
+            // A replaced file keeps its permissions.
+            var existing = stat()
+            if lstat(path, &existing) == 0 { _ = fchmod(descriptor, existing.st_mode & 0o7777) }
             try writeAll(data, to: descriptor)
             guard fsync(descriptor) == 0 else { throw Failure(reason: "cannot flush: \(String(cString: strerror(errno)))", status: .ioError) }
         }
