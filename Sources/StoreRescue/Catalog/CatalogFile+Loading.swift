@@ -1,0 +1,97 @@
+import Foundation
+
+extension CatalogFile {
+    /// Resolves every version (relative paths against the catalog file's folder) and checks the
+    /// catalog as a whole: distinct version names, declared checksums, `current` and stages.
+    ///
+    /// - Throws: `CatalogFileError`; a failing model source is reported as `sourceFailed` with
+    ///   the JSON path of the entry and the source's own message and exit status.
+    public func loadCatalog() throws -> Catalog {
+        let base = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var versions: [CatalogVersion] = []
+        var firstPath: [String: String] = [:]
+        for entry in entries {
+            for version in try resolve(entry, base: base) {
+                if let first = firstPath[version.name] {
+                    throw CatalogFileError.duplicateVersionName(path: path, jsonPath: entry.jsonPath, name: version.name, firstJSONPath: first)
+                }
+                firstPath[version.name] = entry.jsonPath
+                if let declared = entry.versionChecksum, declared != version.versionChecksum {
+                    throw CatalogFileError.checksumMismatch(
+                        path: path, jsonPath: entry.jsonPath + ".versionChecksum", version: version.name, declared: declared,
+                        computed: version.versionChecksum)
+                }
+                versions.append(version)
+            }
+        }
+        let names = versions.map(\.name)
+        if let current = currentVersionName, !names.contains(current) {
+            throw CatalogFileError.unknownVersion(path: path, jsonPath: "current", name: current, known: names)
+        }
+        for (index, stage) in stages.enumerated() {
+            let stagePath = "stages[\(index)]"
+            guard let from = names.firstIndex(of: stage.from) else {
+                throw CatalogFileError.unknownVersion(path: path, jsonPath: stagePath + ".from", name: stage.from, known: names)
+            }
+            guard let to = names.firstIndex(of: stage.to) else {
+                throw CatalogFileError.unknownVersion(path: path, jsonPath: stagePath + ".to", name: stage.to, known: names)
+            }
+            guard from < to else {
+                throw CatalogFileError.invalidValue(
+                    path: path, jsonPath: stagePath,
+                    reason: "goes from \"\(stage.from)\" to \"\(stage.to)\", which is not later in the catalog: stages only go forward")
+            }
+        }
+        return Catalog(name: app, versions: versions, currentVersionName: currentVersionName, stages: stages, sourcePath: path)
+    }
+
+    private func resolve(_ entry: Entry, base: String) throws -> [CatalogVersion] {
+        switch entry.source {
+        case .xcdatamodeld(let folder, let picked):
+            let bundle = try reading(entry, "xcdatamodeld") { try XCDataModelReader.readBundle(at: BoundedFile.resolve(folder, against: base)) }
+            return try pick(picked, from: bundle, entry: entry, named: folder)
+        case .xcdatamodel(let folder):
+            let full = BoundedFile.resolve(folder, against: base)
+            let model = try reading(entry, "xcdatamodel") { try XCDataModelReader.readVersion(at: full) }
+            let name = entry.name ?? URL(fileURLWithPath: full).deletingPathExtension().lastPathComponent
+            return [CatalogVersion(name: name, model: model, origin: "xcdatamodel", sourcePath: full)]
+        case .momd(let folder, let picked):
+            let bundle = try reading(entry, "momd") { try CompiledModelReader.readBundle(at: BoundedFile.resolve(folder, against: base)) }
+            return try pick(picked, from: bundle, entry: entry, named: folder)
+        case .mom(let file):
+            let full = BoundedFile.resolve(file, against: base)
+            let model = try reading(entry, "mom") { try CompiledModelReader.readModel(at: full) }
+            let name = entry.name ?? URL(fileURLWithPath: full).deletingPathExtension().lastPathComponent
+            return [CatalogVersion(name: name, model: model, origin: "mom", sourcePath: full)]
+        case .store(let file):
+            let full = BoundedFile.resolve(file, against: base)
+            let name = entry.name ?? URL(fileURLWithPath: full).deletingPathExtension().lastPathComponent
+            return [try reading(entry, "store") { try StoreModelReader.readVersion(fromStore: full, name: name) }]
+        case .inline(let model):
+            return [CatalogVersion(name: entry.name ?? "", model: model, origin: "inline", sourcePath: path)]
+        }
+    }
+
+    /// One version of a folder (renamed to the entry's name), or all of them.
+    private func pick(_ picked: String?, from bundle: Catalog, entry: Entry, named folder: String) throws -> [CatalogVersion] {
+        guard let picked else { return bundle.versions }
+        guard var version = bundle.version(named: picked) else {
+            throw CatalogFileError.invalidValue(
+                path: path, jsonPath: entry.jsonPath + ".version",
+                reason: "\"\(picked)\" is not a version of \(folder); its versions are \(bundle.versions.map { "\"\($0.name)\"" }.joined(separator: ", "))")
+        }
+        version.name = entry.name ?? picked
+        return [version]
+    }
+
+    /// Runs `body`, reporting a failure of the source under the entry's JSON path.
+    private func reading<T>(_ entry: Entry, _ key: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as any OperatorFacingError {
+            throw CatalogFileError.sourceFailed(
+                path: path, jsonPath: entry.jsonPath + "." + key, message: error.description, hint: error.recoverySuggestion,
+                status: error.exitStatus)
+        }
+    }
+}

@@ -1,0 +1,203 @@
+/// What Xcode's model compiler checks and adds when it turns a model definition (an
+/// `.xcdatamodel`, or an inline definition in a catalog file) into the compiled form that `.mom`
+/// files and store model caches hold, so models from every source compare alike.
+///
+/// Checks (`firstIssue(in:)`): unique entity and property names, known parent entities and no
+/// inheritance cycles, known destination entities and inverse relationships, uniqueness
+/// constraints and fetch indexes that name existing properties, no persistent `Undefined`
+/// attribute.
+///
+/// Additions (`compiled(_:)`), as observed in model caches (format notes §3, §5):
+/// - every entity and property has a renaming identifier: its own name unless one was given;
+/// - a property that is the only element of a fetch index is marked indexed (`NSIsIndexed`);
+/// - every indexed property gets a fetch index named after itself (one element, ascending)
+///   unless the entity already has an index of that name; these come first, by property name,
+///   then the declared ones (`SyncMetadata_V3`: `["key", "byKey"]`; `RMAdminStore`:
+///   `["dsid", "byDSID"]`; `IMODb2`: derived indexes only, sorted);
+/// - entities are in code-point order of their names, as every compiled sample lists them.
+enum ModelCompilerRules {
+    /// One problem, located by indexes into the model as it was read (before `compiled(_:)`
+    /// reorders entities), so each front end can name the element, line or JSON path.
+    struct Issue: Equatable, Sendable {
+        enum Location: Equatable, Sendable {
+            case entity
+            case parent
+            case property(index: Int)
+            case destination(propertyIndex: Int)
+            case inverse(propertyIndex: Int)
+            case uniquenessConstraint(index: Int)
+            case fetchIndex(index: Int)
+        }
+
+        enum Kind: Equatable, Sendable {
+            case duplicateEntity
+            case inheritanceCycle([String])
+            case unknownParent(String)
+            case unknownDestination(String)
+            case other
+        }
+
+        var entityIndex: Int
+        var location: Location
+        var kind: Kind
+        var reason: String
+    }
+
+    static func firstIssue(in model: ManagedObjectModel) -> Issue? {
+        var firstIndex: [String: Int] = [:]
+        for (index, entity) in model.entities.enumerated() {
+            if firstIndex[entity.name] != nil {
+                return Issue(entityIndex: index, location: .entity, kind: .duplicateEntity, reason: "a second entity named \"\(entity.name)\"")
+            }
+            firstIndex[entity.name] = index
+        }
+        for (index, entity) in model.entities.enumerated() {
+            if let issue = parentIssue(entity, at: index, in: model) ?? propertyIssue(entity, at: index, in: model) {
+                return issue
+            }
+        }
+        return nil
+    }
+
+    private static func parentIssue(_ entity: EntityDescription, at index: Int, in model: ManagedObjectModel) -> Issue? {
+        guard let parent = entity.superentityName else { return nil }
+        guard model.entity(named: parent) != nil else {
+            return Issue(entityIndex: index, location: .parent, kind: .unknownParent(parent), reason: "parent entity \"\(parent)\" is not in the model")
+        }
+        var chain = [entity.name]
+        var current = parent
+        while let next = model.entity(named: current) {
+            if let start = chain.firstIndex(of: current) {
+                let cycle = Array(chain[start...]) + [current]
+                guard start == 0 else { return nil }  // reported at the entity that starts the cycle
+                return Issue(
+                    entityIndex: index, location: .parent, kind: .inheritanceCycle(cycle),
+                    reason: "inheritance cycle: \(cycle.joined(separator: " → "))")
+            }
+            chain.append(current)
+            guard let nextParent = next.superentityName else { return nil }
+            current = nextParent
+        }
+        return nil
+    }
+
+    private static func propertyIssue(_ entity: EntityDescription, at index: Int, in model: ManagedObjectModel) -> Issue? {
+        var seen: Set<String> = []
+        for (propertyIndex, property) in entity.properties.enumerated() {
+            guard seen.insert(property.name).inserted else {
+                return Issue(entityIndex: index, location: .property(index: propertyIndex), kind: .other, reason: "a second property with this name")
+            }
+            switch property {
+            case .attribute(let attribute):
+                if attribute.type == .undefined && !attribute.isTransient {
+                    return Issue(
+                        entityIndex: index, location: .property(index: propertyIndex), kind: .other,
+                        reason: "type Undefined is only allowed on a transient attribute")
+                }
+            case .relationship(let relationship):
+                guard let destination = model.entity(named: relationship.destinationEntityName) else {
+                    return Issue(
+                        entityIndex: index, location: .destination(propertyIndex: propertyIndex),
+                        kind: .unknownDestination(relationship.destinationEntityName),
+                        reason: "destination entity \"\(relationship.destinationEntityName)\" is not in the model")
+                }
+                if let inverse = relationship.inverseName {
+                    let found = model.allProperties(of: destination).contains {
+                        if case .relationship(let candidate) = $0 { return candidate.name == inverse }
+                        return false
+                    }
+                    if !found {
+                        return Issue(
+                            entityIndex: index, location: .inverse(propertyIndex: propertyIndex), kind: .other,
+                            reason: "inverse \"\(inverse)\" is not a relationship of \"\(destination.name)\"")
+                    }
+                }
+            }
+        }
+        let known = Set(model.allProperties(of: entity).map(\.name))
+        for (constraintIndex, constraint) in entity.uniquenessConstraints.enumerated() {
+            if constraint.isEmpty {
+                return Issue(entityIndex: index, location: .uniquenessConstraint(index: constraintIndex), kind: .other, reason: "names no property")
+            }
+            if let unknown = constraint.first(where: { !known.contains($0) }) {
+                return Issue(
+                    entityIndex: index, location: .uniquenessConstraint(index: constraintIndex), kind: .other,
+                    reason: "names \"\(unknown)\", which is not a property of \"\(entity.name)\"")
+            }
+        }
+        var indexNames: Set<String> = []
+        for (fetchIndexIndex, fetchIndex) in entity.fetchIndexes.enumerated() {
+            let location = Issue.Location.fetchIndex(index: fetchIndexIndex)
+            guard indexNames.insert(fetchIndex.name).inserted else {
+                return Issue(entityIndex: index, location: location, kind: .other, reason: "a second fetch index with this name")
+            }
+            if fetchIndex.elements.isEmpty {
+                return Issue(entityIndex: index, location: location, kind: .other, reason: "has no element")
+            }
+            if let unknown = fetchIndex.elements.first(where: { !known.contains($0.propertyName) }) {
+                return Issue(
+                    entityIndex: index, location: location, kind: .other,
+                    reason: "names \"\(unknown.propertyName)\", which is not a property of \"\(entity.name)\"")
+            }
+        }
+        return nil
+    }
+
+    /// The model as the model compiler would emit it; see the type's discussion.
+    static func compiled(_ model: ManagedObjectModel) -> ManagedObjectModel {
+        var result = withDefaultRenamingIdentifiers(model)
+        result.entities = result.entities.map(withCompilerIndexes).sorted { EntityVersionHasher.isInCodePointOrder($0.name, $1.name) }
+        return result
+    }
+
+    /// Only the renaming identifiers filled in: for definitions already in compiled form
+    /// (learned from a store), whose indexes and order are taken exactly as written.
+    static func withDefaultRenamingIdentifiers(_ model: ManagedObjectModel) -> ManagedObjectModel {
+        var result = model
+        for index in result.entities.indices {
+            var entity = result.entities[index]
+            if entity.renamingIdentifier == nil { entity.renamingIdentifier = entity.name }
+            entity.properties = entity.properties.map { property in
+                switch property {
+                case .attribute(var attribute):
+                    if attribute.renamingIdentifier == nil { attribute.renamingIdentifier = attribute.name }
+                    return .attribute(attribute)
+                case .relationship(var relationship):
+                    if relationship.renamingIdentifier == nil { relationship.renamingIdentifier = relationship.name }
+                    return .relationship(relationship)
+                }
+            }
+            result.entities[index] = entity
+        }
+        return result
+    }
+
+    private static func withCompilerIndexes(_ entity: EntityDescription) -> EntityDescription {
+        var entity = entity
+        let soleElements = Set(entity.fetchIndexes.filter { $0.elements.count == 1 }.map { $0.elements[0].propertyName })
+        entity.properties = entity.properties.map { property in
+            switch property {
+            case .attribute(var attribute):
+                if soleElements.contains(attribute.name) { attribute.isIndexed = true }
+                return .attribute(attribute)
+            case .relationship(var relationship):
+                if soleElements.contains(relationship.name) { relationship.isIndexed = true }
+                return .relationship(relationship)
+            }
+        }
+        let declared = Set(entity.fetchIndexes.map(\.name))
+        let derived = entity.properties
+            .filter { property in
+                switch property {
+                case .attribute(let attribute): return attribute.isIndexed
+                case .relationship(let relationship): return relationship.isIndexed
+                }
+            }
+            .map(\.name)
+            .filter { !declared.contains($0) }
+            .sorted(by: EntityVersionHasher.isInCodePointOrder)
+            .map { FetchIndexDescription(name: $0, elements: [.init(propertyName: $0, isAscending: true)]) }
+        entity.fetchIndexes = derived + entity.fetchIndexes
+        return entity
+    }
+}
