@@ -6,6 +6,8 @@ struct StoreRescueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storerescue",
         abstract: "Inspect, back up, upgrade and recover Core Data / SwiftData SQLite stores.",
-        subcommands: [InspectCommand.self]
+        subcommands: [
+            InspectCommand.self, CatalogCommand.self, BackupCommand.self, VerifyCommand.self, RestoreCommand.self,
+        ]
     )
 }
