@@ -1,7 +1,7 @@
 import Foundation
 
 /// Reads what a backup manifest records about the store from the snapshot: its UUID and the
-/// framework version that wrote it. The default, `BackupRunner.readStoreUUID`, reads `Z_UUID` only.
+/// framework version that wrote it. The default, `BackupRunner.readStoreDescription`, reads `Z_UUID` and the framework version from the metadata.
 public typealias StoreDescriptionReader = (SQLiteConnection) -> (uuid: String?, frameworkVersion: Int?)
 
 /// How `BackupRunner` takes a backup. The defaults are the safe choice.

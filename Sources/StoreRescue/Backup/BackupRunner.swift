@@ -28,7 +28,7 @@ public enum BackupRunner {
     /// - Returns: the paths and the manifest written.
     /// - Throws: `BackupError`, `SafeFileOutputError` or `GzipError`; nothing is left behind.
     public static func run(store: String, options: BackupOptions = BackupOptions(),
-                           storeDescription: StoreDescriptionReader = readStoreUUID,
+                           storeDescription: StoreDescriptionReader = readStoreDescription,
                            progress: ((BackupProgress) -> Void)? = nil,
                            cancellation: CancellationFlag? = nil) throws -> BackupResult {
         precondition((1...9).contains(options.compressionLevel), "compression level must be 1...9")
@@ -149,13 +149,21 @@ public enum BackupRunner {
                             prunedBackups: pruned, seconds: Date().timeIntervalSince(started))
     }
 
-    /// The default store description: `Z_METADATA.Z_UUID` when the table exists; no framework version.
-    public static func readStoreUUID(_ connection: SQLiteConnection) -> (uuid: String?, frameworkVersion: Int?) {
+    /// The default store description: `Z_METADATA.Z_UUID` and `NSPersistenceFrameworkVersion`
+    /// from the metadata plist (read with the same bounds as `inspect`), when the store has them.
+    public static func readStoreDescription(_ connection: SQLiteConnection) -> (uuid: String?, frameworkVersion: Int?) {
         let hasMetadata = (try? connection.scalar(
             "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'Z_METADATA'")) != nil
-        guard hasMetadata else { return (nil, nil) }
-        let uuid = (try? connection.scalar("SELECT Z_UUID FROM Z_METADATA LIMIT 1"))??.string
-        return (uuid.flatMap { $0.count <= 255 ? $0 : nil }, nil)
+        guard hasMetadata, let result = try? StoreMetadata.read(from: connection) else { return (nil, nil) }
+        switch result {
+        case .read(let metadata, _):
+            let uuid = metadata.uuid.flatMap { $0.count <= 255 ? $0 : nil }
+            return (uuid, metadata.frameworkVersion.flatMap { Int(exactly: $0) })
+        case .unreadable(let uuid, _):
+            return (uuid.flatMap { $0.count <= 255 ? $0 : nil }, nil)
+        case .absent:
+            return (nil, nil)
+        }
     }
 
     /// Creates the backup folder when missing; returns its absolute path.

@@ -41,6 +41,14 @@ import Testing
         #expect(result.manifest.storeUUID?.count == 36)
     }
 
+    @Test(.enabled(if: Samples.available)) func manifestRecordsTheStoreIdentityFromItsMetadata() throws {
+        let temp = try TemporaryDirectory()
+        let store = try temp.copySample("stores/swiftdata_CartKitSwiftData_v1.sqlite")
+        let result = try BackupRunner.run(store: store, options: .testing(temp.path("b"), reason: "manual", at: Date()))
+        #expect(result.manifest.storeUUID == "C2A6F180-A5E4-47ED-ABB7-F14AB955DC76")
+        #expect(result.manifest.frameworkVersion == 1523)
+    }
+
     @Test func manifestRecordsTheSnapshot() throws {
         let temp = try TemporaryDirectory()
         let store = temp.path("Orders.sqlite")
