@@ -29,15 +29,31 @@ public struct StoreLayout: Sendable, Equatable, Codable {
     }
 
     public struct Index: Sendable, Equatable, Hashable, Codable {
+        /// How one column of an index is written in its `CREATE INDEX` statement.
+        public enum ColumnOrder: String, Sendable, Hashable, Codable {
+            /// The bare column (`ZOWNER`): the keys Core Data adds itself (foreign keys, `Z_ENT`,
+            /// join tables).
+            case unspecified
+            /// `ZNAME COLLATE BINARY ASC`: fetch indexes, indexed properties, uniqueness constraints.
+            case ascending
+            /// `ZNAME COLLATE BINARY DESC`: a descending fetch index element.
+            case descending
+        }
+
         public var name: String
         public var table: String
         public var columns: [String]
         public var isUnique: Bool
-        public init(name: String, table: String, columns: [String], isUnique: Bool) {
+        /// One entry per column; empty means every column is `.unspecified`. Compare indexes
+        /// with a store's by name, table, columns and uniqueness: SQLite reports no order.
+        public var columnOrders: [ColumnOrder]
+
+        public init(name: String, table: String, columns: [String], isUnique: Bool, columnOrders: [ColumnOrder] = []) {
             self.name = name
             self.table = table
             self.columns = columns
             self.isUnique = isUnique
+            self.columnOrders = columnOrders
         }
     }
 
@@ -53,15 +69,36 @@ public struct StoreLayout: Sendable, Equatable, Codable {
         }
     }
 
-    /// Entity tables and join tables (not the bookkeeping tables).
+    /// The persistent history tables Core Data adds when history tracking is on (always, in
+    /// SwiftData stores): `ACHANGE`, `ATRANSACTION`, `ATRANSACTIONSTRING`, their indexes, and
+    /// entity numbers 16001–16003. Kept apart from `tables`, because a store's history tables
+    /// depend on an option, not on the model, and comparisons usually leave them aside.
+    public struct PersistentHistory: Sendable, Equatable, Codable {
+        public var tables: [Table]
+        public var indexes: [Index]
+        public var entityNumbers: [EntityNumber]
+        public init(tables: [Table], indexes: [Index], entityNumbers: [EntityNumber]) {
+            self.tables = tables
+            self.indexes = indexes
+            self.entityNumbers = entityNumbers
+        }
+    }
+
+    /// Entity tables and join tables (not the bookkeeping tables), in Core Data's creation
+    /// order: each hierarchy's table in entity-number order, followed by the join tables its
+    /// entities own.
     public var tables: [Table]
+    /// In Core Data's creation order.
     public var indexes: [Index]
     public var entityNumbers: [EntityNumber]
+    /// Present when the layout was built with persistent history.
+    public var persistentHistory: PersistentHistory?
 
-    public init(tables: [Table], indexes: [Index], entityNumbers: [EntityNumber]) {
+    public init(tables: [Table], indexes: [Index], entityNumbers: [EntityNumber], persistentHistory: PersistentHistory? = nil) {
         self.tables = tables
         self.indexes = indexes
         self.entityNumbers = entityNumbers
+        self.persistentHistory = persistentHistory
     }
 
     public func table(named name: String) -> Table? {

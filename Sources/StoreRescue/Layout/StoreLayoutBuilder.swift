@@ -1,0 +1,99 @@
+/// Options for `StoreLayoutBuilder`. The zero value is the layout of the model alone.
+public struct StoreLayoutOptions: Sendable, Equatable {
+    /// Add the persistent history tables (`ACHANGE`, `ATRANSACTION`, `ATRANSACTIONSTRING`) and
+    /// their entity numbers 16001–16003, as Core Data does when history tracking is on and
+    /// SwiftData always does.
+    public var includesPersistentHistory = false
+
+    public init(includesPersistentHistory: Bool = false) {
+        self.includesPersistentHistory = includesPersistentHistory
+    }
+}
+
+/// Computes the exact physical layout Core Data gives a model: entity numbers, one table per
+/// inheritance hierarchy, columns with their declared types and Core Data's names and order,
+/// join tables, and every index. Every rule is checked against the real stores in the samples;
+/// `Docs/LAYOUT.md` lists each rule with its evidence.
+///
+/// ```swift
+/// let layout = try StoreLayoutBuilder.layout(for: model)
+/// print(layout.createStatements().joined(separator: ";\n"))
+/// ```
+public enum StoreLayoutBuilder {
+    /// The layout of `model` without persistent history.
+    ///
+    /// - Throws: `LayoutError` for a model that cannot be laid out (duplicate or non-identifier
+    ///   names, an unknown superentity, destination or inverse, an inheritance cycle, two roots
+    ///   whose tables would clash, an attribute type with no column).
+    public static func layout(for model: ManagedObjectModel) throws -> StoreLayout {
+        try layout(for: model, options: StoreLayoutOptions())
+    }
+
+    /// The layout of `model`, with persistent history when `options` ask for it.
+    ///
+    /// - Throws: `LayoutError`, as `layout(for:)`.
+    public static func layout(for model: ManagedObjectModel, options: StoreLayoutOptions) throws -> StoreLayout {
+        let numbered = try NumberedModel(model)
+        let joinTables = try JoinTablePlanner.plan(numbered)
+        var tables: [StoreLayout.Table] = []
+        var indexes: [StoreLayout.Index] = []
+        for entity in numbered.entities where entity.superentityName == nil {
+            let table = try HierarchyTableBuilder(model: numbered, root: entity).build()
+            tables.append(table.table)
+            let owned = joinTables.filter { numbered.root(of: $0.ownerEntity) == entity.name }
+            tables.append(contentsOf: owned.map(\.table))
+            indexes.append(contentsOf: table.foreignKeyIndexes)
+            indexes.append(contentsOf: owned.map(\.index))
+            if let entIndex = table.entityColumnIndex { indexes.append(entIndex) }
+            indexes.append(contentsOf: try EntityIndexBuilder(model: numbered, columns: table.columnsByEntity).indexes(forHierarchyOf: entity))
+        }
+        indexes = try uniqueIndexes(indexes)
+        var history: StoreLayout.PersistentHistory?
+        if options.includesPersistentHistory {
+            history = PersistentHistoryLayout.layout(tombstoneCount: PersistentHistoryLayout.tombstoneCount(for: numbered))
+        }
+        return StoreLayout(
+            tables: tables, indexes: indexes, entityNumbers: entityNumbers(numbered), persistentHistory: history)
+    }
+
+    /// The `Z_PRIMARYKEY` rows Core Data writes for `model` (with `Z_MAX` 0): entities numbered
+    /// depth-first, pre-order, roots and each entity's subentities in case-insensitive name order.
+    ///
+    /// - Throws: `LayoutError` for duplicate or non-identifier names, an unknown superentity or an
+    ///   inheritance cycle.
+    public static func entityNumbers(for model: ManagedObjectModel) throws -> [StoreLayout.EntityNumber] {
+        entityNumbers(try NumberedModel(model))
+    }
+
+    /// True when Core Data numbers an entity named `lhs` before a sibling named `rhs`: names
+    /// compared with ASCII letters folded to lower case, ties broken by the exact names.
+    public static func precedesInNumbering(_ lhs: String, _ rhs: String) -> Bool {
+        NumberedModel.precedesInNumbering(lhs, rhs)
+    }
+
+    /// Drops repeats of an index (same name, same definition: an indexed property and the fetch
+    /// index the model compiler derived from it); two different indexes whose names SQLite would
+    /// take as one (names are case-insensitive) are an error.
+    static func uniqueIndexes(_ indexes: [StoreLayout.Index]) throws -> [StoreLayout.Index] {
+        var seen: [String: StoreLayout.Index] = [:]
+        var result: [StoreLayout.Index] = []
+        for index in indexes {
+            let key = index.name.uppercased()
+            if let earlier = seen[key] {
+                guard earlier == index else { throw LayoutError.indexNameClash(name: index.name, otherName: earlier.name) }
+                continue
+            }
+            seen[key] = index
+            result.append(index)
+        }
+        return result
+    }
+
+    static func entityNumbers(_ model: NumberedModel) -> [StoreLayout.EntityNumber] {
+        model.entities.map { entity in
+            StoreLayout.EntityNumber(
+                ent: model.number(of: entity.name), name: entity.name,
+                superEnt: entity.superentityName.map(model.number(of:)) ?? 0)
+        }
+    }
+}
