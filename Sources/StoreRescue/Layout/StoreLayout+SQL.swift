@@ -24,11 +24,6 @@ extension StoreLayout {
         return statements
     }
 
-    /// Every `Z_PRIMARYKEY` row of a new store: the model's entities, then history's.
-    public var allEntityNumbers: [EntityNumber] {
-        entityNumbers + (persistentHistory?.entityNumbers ?? [])
-    }
-
     /// `name` as written in SQL: bare when it is a plain identifier, quoted otherwise.
     static func sqlName(_ name: String) -> String {
         NumberedModel.isPlainIdentifier(name) ? name : name.quotedSQLIdentifier

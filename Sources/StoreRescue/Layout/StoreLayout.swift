@@ -76,6 +76,10 @@ public struct StoreLayout: Sendable, Equatable, Codable {
     public struct PersistentHistory: Sendable, Equatable, Codable {
         public var tables: [Table]
         public var indexes: [Index]
+        /// The numbers Core Data gives the history entities (16001 `CHANGE`, 16002 `TRANSACTION`,
+        /// 16003 `TRANSACTIONSTRING`). Core Data adds their `Z_PRIMARYKEY` rows when it first
+        /// records history: a store whose history is still empty has none (ResourcesManager
+        /// a14090c), so a new store gets none either.
         public var entityNumbers: [EntityNumber]
         public init(tables: [Table], indexes: [Index], entityNumbers: [EntityNumber]) {
             self.tables = tables
