@@ -11,6 +11,14 @@ struct SampleStoreSchema {
     let entityNumbers: [StoreLayout.EntityNumber]
     /// The decoded model cache; nil when the store has none.
     let model: ManagedObjectModel?
+    private let store: OpenedStore
+    /// The copy's folder, kept while the store is open.
+    private let directory: TemporaryDirectory?
+
+    /// The first value of a query on the store.
+    func scalar(_ sql: String) throws -> SQLiteValue? {
+        try store.connection.scalar(sql)
+    }
 
     /// Samples with a model cache: the ones a layout can be built for.
     static var storesWithModelCache: [String] {
@@ -19,10 +27,21 @@ struct SampleStoreSchema {
         }
     }
 
+    /// Reads a private copy of a sample store.
     init(_ relativePath: String) throws {
-        self.relativePath = relativePath
         let directory = try TemporaryDirectory()
-        let store = try OpenedStore(path: try directory.copySample(relativePath))
+        try self.init(store: try OpenedStore(path: try directory.copySample(relativePath)), name: relativePath, directory: directory)
+    }
+
+    /// Reads a store a test made.
+    init(absolutePath: String) throws {
+        try self.init(store: try OpenedStore(path: absolutePath), name: absolutePath, directory: nil)
+    }
+
+    private init(store: OpenedStore, name: String, directory: TemporaryDirectory?) throws {
+        self.relativePath = name
+        self.store = store
+        self.directory = directory
         schema = try PhysicalSchema.read(from: store.connection)
         entityNumbers = try store.connection.rows(
             "SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY WHERE Z_ENT < 16000 ORDER BY Z_ENT"

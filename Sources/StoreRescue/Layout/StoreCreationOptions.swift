@@ -1,0 +1,54 @@
+import Foundation
+
+/// Options for `StoreCreator`. The zero value writes what current Core Data writes for a store
+/// without history tracking.
+public struct StoreCreationOptions: Sendable, Equatable {
+    /// Add the persistent history tables (SwiftData stores always have them).
+    public var includesPersistentHistory = false
+    /// `NSPersistenceFrameworkVersion` (default 1523); decides which metadata keys are written
+    /// (see `StoreMetadataWriter`).
+    public var frameworkVersion = StoreMetadataWriter.defaultFrameworkVersion
+    /// `NSPersistenceMaximumFrameworkVersion`; nil: the framework version, from 1523 on.
+    public var maximumFrameworkVersion: Int?
+    /// `Z_UUID`; nil: a new random UUID.
+    public var storeUUID: UUID?
+    /// More metadata keys to write (app-defined keys); the keys Core Data itself writes are
+    /// computed and cannot be overridden here.
+    public var additionalMetadata: [String: PropertyListValue] = [:]
+
+    public init(
+        includesPersistentHistory: Bool = false, frameworkVersion: Int = StoreMetadataWriter.defaultFrameworkVersion,
+        maximumFrameworkVersion: Int? = nil, storeUUID: UUID? = nil, additionalMetadata: [String: PropertyListValue] = [:]
+    ) {
+        self.includesPersistentHistory = includesPersistentHistory
+        self.frameworkVersion = frameworkVersion
+        self.maximumFrameworkVersion = maximumFrameworkVersion
+        self.storeUUID = storeUUID
+        self.additionalMetadata = additionalMetadata
+    }
+}
+
+/// What `StoreCreator` wrote. Part of the `create --json` contract.
+public struct StoreCreationResult: Sendable, Equatable, Codable {
+    /// The store's path, as given.
+    public var path: String
+    /// `Z_UUID`.
+    public var uuid: String
+    public var frameworkVersion: Int
+    /// `NSStoreModelVersionIdentifiers` as written.
+    public var versionIdentifiers: [String]
+    /// Entity name → base64 of its 32-byte version hash.
+    public var versionHashes: [String: String]
+    /// `NSStoreModelVersionHashesDigest` computed from the hashes (written from framework 977).
+    public var hashesDigest: String
+    /// `NSStoreModelVersionChecksumKey` computed from the hashes (written from framework 1333).
+    public var versionChecksum: String
+    /// Entities numbered in `Z_PRIMARYKEY`.
+    public var entityCount: Int
+    /// Every table created, in creation order (entity, join, bookkeeping, history).
+    public var tables: [String]
+    public var indexCount: Int
+    public var includesPersistentHistory: Bool
+    /// Always false: `Z_MODELCACHE` is created empty (see `StoreCreator`).
+    public var modelCacheWritten: Bool
+}
