@@ -97,12 +97,20 @@ public struct StoreLayout: Sendable, Equatable, Codable {
     public var entityNumbers: [EntityNumber]
     /// Present when the layout was built with persistent history.
     public var persistentHistory: PersistentHistory?
+    /// Entity name → property name → the column of the entity's table that holds it, for every
+    /// stored attribute and to-one relationship, inherited ones included. Sibling entities may
+    /// hold same-named properties in different columns (`ZPASSCODE`, `ZPASSCODE1`).
+    public var propertyColumns: [String: [String: String]]
 
-    public init(tables: [Table], indexes: [Index], entityNumbers: [EntityNumber], persistentHistory: PersistentHistory? = nil) {
+    public init(
+        tables: [Table], indexes: [Index], entityNumbers: [EntityNumber], persistentHistory: PersistentHistory? = nil,
+        propertyColumns: [String: [String: String]] = [:]
+    ) {
         self.tables = tables
         self.indexes = indexes
         self.entityNumbers = entityNumbers
         self.persistentHistory = persistentHistory
+        self.propertyColumns = propertyColumns
     }
 
     public func table(named name: String) -> Table? {

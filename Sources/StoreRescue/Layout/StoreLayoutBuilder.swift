@@ -37,9 +37,11 @@ public enum StoreLayoutBuilder {
         let joinTables = try JoinTablePlanner.plan(numbered)
         var tables: [StoreLayout.Table] = []
         var indexes: [StoreLayout.Index] = []
+        var propertyColumns: [String: [String: String]] = [:]
         for entity in numbered.entities where entity.superentityName == nil {
             let table = try HierarchyTableBuilder(model: numbered, root: entity).build()
             tables.append(table.table)
+            propertyColumns.merge(table.columnsByEntity) { first, _ in first }
             let owned = joinTables.filter { numbered.root(of: $0.ownerEntity) == entity.name }
             tables.append(contentsOf: owned.map(\.table))
             indexes.append(contentsOf: table.foreignKeyIndexes)
@@ -53,7 +55,8 @@ public enum StoreLayoutBuilder {
             history = PersistentHistoryLayout.layout(tombstoneCount: PersistentHistoryLayout.tombstoneCount(for: numbered))
         }
         return StoreLayout(
-            tables: tables, indexes: indexes, entityNumbers: entityNumbers(numbered), persistentHistory: history)
+            tables: tables, indexes: indexes, entityNumbers: entityNumbers(numbered), persistentHistory: history,
+            propertyColumns: propertyColumns)
     }
 
     /// The `Z_PRIMARYKEY` rows Core Data writes for `model` (with `Z_MAX` 0): entities numbered

@@ -72,6 +72,10 @@ import Testing
         let table = try #require(layout.table(named: "ZSETTINGS"))
         #expect(table.columns.map(\.name) == ["Z_PK", "Z_ENT", "Z_OPT", "ZPASSCODE", "ZRECOVERY", "ZPASSCODE1", "ZPASSCODE2", "ZSORTKEY"])
         #expect(layout.indexes.map(\.name) == ["ZSETTINGS_Z_ENT_INDEX"])
+        #expect(layout.propertyColumns["Cloud"] == ["sortKey": "ZSORTKEY", "passcode": "ZPASSCODE", "recovery": "ZRECOVERY"])
+        #expect(layout.propertyColumns["Family"] == ["sortKey": "ZSORTKEY", "passcode": "ZPASSCODE1"])
+        #expect(layout.propertyColumns["Local"] == ["sortKey": "ZSORTKEY", "passcode": "ZPASSCODE2"])
+        #expect(layout.propertyColumns["Settings"] == ["sortKey": "ZSORTKEY"])
         #expect(layout.entityNumbers.map(\.name) == ["Settings", "Cloud", "Family", "Local"])
     }
 

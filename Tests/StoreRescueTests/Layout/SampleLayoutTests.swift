@@ -55,6 +55,26 @@ struct SampleLayoutTests {
         #expect(differences.indexSQL.isEmpty, "\(relativePath):\n\(differences.indexSQL.joined(separator: "\n"))")
     }
 
+    /// The sibling-suffix rule on RMAdminStore: entities take names in numbering order (Cloud 8
+    /// and 12, Family 9 and 13, Local 10 and 14); Family's `settings` is a to-many, so Local's
+    /// to-one `settings` is the second to need a column.
+    @Test func siblingColumnsOfRMAdminStore() throws {
+        let (_, layout, _) = try Self.compare("stores/plaso_ios_RMAdminStore-Local.sqlite")
+        let columns = layout.propertyColumns
+        #expect(columns["CloudOrganization"]?["settings"] == "ZSETTINGS")
+        #expect(columns["FamilyOrganization"]?["settings"] == nil)
+        #expect(columns["LocalOrganization"]?["settings"] == "ZSETTINGS1")
+        #expect(["CloudOrganizationSettings", "FamilyOrganizationSettings", "LocalOrganizationSettings"].map { columns[$0]?["passcode"] }
+            == ["ZPASSCODE", "ZPASSCODE1", "ZPASSCODE2"])
+        #expect(["CloudOrganizationSettings", "LocalOrganizationSettings"].map { columns[$0]?["recoveryAltDSID"] }
+            == ["ZRECOVERYALTDSID", "ZRECOVERYALTDSID1"])
+        #expect(["CloudOrganizationSettings", "FamilyOrganizationSettings", "LocalOrganizationSettings"].map { columns[$0]?["organization"] }
+            == ["ZORGANIZATION", "ZORGANIZATION1", "ZORGANIZATION2"])
+        // Redeclared in every subentity, stored once in the root's column.
+        #expect(Set(["CoreOrganizationSettings", "CloudOrganizationSettings", "FamilyOrganizationSettings", "LocalOrganizationSettings"]
+            .map { columns[$0]?["sortKey"] }) == ["ZSORTKEY"])
+    }
+
     /// Figures over every sample, so the parameterised checks above cannot pass on nothing.
     @Test func everySampleWithAModelCacheIsCompared() throws {
         var stores = 0, tables = 0, joinTables = 0, columns = 0, indexes = 0, entities = 0, exactStores = 0
