@@ -1,15 +1,3 @@
-/// Options for `StoreLayoutBuilder`. The zero value is the layout of the model alone.
-public struct StoreLayoutOptions: Sendable, Equatable {
-    /// Add the persistent history tables (`ACHANGE`, `ATRANSACTION`, `ATRANSACTIONSTRING`) and
-    /// their entity numbers 16001–16003, as Core Data does when history tracking is on and
-    /// SwiftData always does.
-    public var includesPersistentHistory = false
-
-    public init(includesPersistentHistory: Bool = false) {
-        self.includesPersistentHistory = includesPersistentHistory
-    }
-}
-
 /// Computes the exact physical layout Core Data gives a model: entity numbers, one table per
 /// inheritance hierarchy, columns with their declared types and Core Data's names and order,
 /// join tables, and every index. Every rule is checked against the real stores in the samples;
