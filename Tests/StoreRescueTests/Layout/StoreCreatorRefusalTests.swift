@@ -24,7 +24,7 @@ import Testing
     @Test func existingTargetIsNeverReplaced() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("store.sqlite")
-        FileManager.default.createFile(atPath: path, contents: Data("precious".utf8))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("precious".utf8)))
         let before = try StoreFixtureBuilder.snapshot(of: directory.url.path)
         let error = Self.refusal(at: path)
         #expect(error == .targetExists(path: path))
@@ -38,7 +38,7 @@ import Testing
     func existingSidecarIsNeverShadowed(suffix: String) throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("store.sqlite")
-        FileManager.default.createFile(atPath: path + suffix, contents: Data("committed frames".utf8))
+        #expect(FileManager.default.createFile(atPath: path + suffix, contents: Data("committed frames".utf8)))
         let before = try StoreFixtureBuilder.snapshot(of: directory.url.path)
         let error = Self.refusal(at: path)
         #expect(error == .sidecarExists(path: path, sidecar: path + suffix))
@@ -60,7 +60,7 @@ import Testing
 
     @Test func folderThatIsNotAFolder() throws {
         let directory = try TemporaryDirectory()
-        FileManager.default.createFile(atPath: directory.path("file"), contents: Data())
+        #expect(FileManager.default.createFile(atPath: directory.path("file"), contents: Data()))
         let underFile = directory.path("file") + "/store.sqlite"
         let error = Self.refusal(at: underFile)
         #expect(error == .folderUnusable(path: underFile, folder: directory.path("file"), reason: "is not a folder"))
@@ -94,7 +94,7 @@ import Testing
     @Test(arguments: StoreCreator.Stage.allCases)
     func failureAtAnyStageLeavesNothingBehind(stage: StoreCreator.Stage) throws {
         let directory = try TemporaryDirectory()
-        FileManager.default.createFile(atPath: directory.path("neighbour.txt"), contents: Data("keep".utf8))
+        #expect(FileManager.default.createFile(atPath: directory.path("neighbour.txt"), contents: Data("keep".utf8)))
         let before = try StoreFixtureBuilder.snapshot(of: directory.url.path)
         let path = directory.path("store.sqlite")
         // Failures during writing are reported as write failures, carrying the cause.
