@@ -16,7 +16,8 @@ public enum LayoutError: OperatorFacingError, Equatable, Sendable {
     /// (`[A-Za-z_][A-Za-z0-9_]*`). Core Data writes names into SQL unquoted; this tool refuses
     /// any name it could not write the same way safely.
     case invalidName(kind: String, name: String, entity: String?)
-    /// Two hierarchies would get the same table (root names equal but for case).
+    /// Two hierarchies, or a hierarchy and a join table, would get the same table (names equal
+    /// but for case). `entities` describes both ("entity \"Item\"", "join table Z_2TAGS").
     case tableNameClash(table: String, entities: [String])
     /// An attribute type with no column of its own (composite, object ID, undefined) on a
     /// property that is not transient.
@@ -45,7 +46,7 @@ public enum LayoutError: OperatorFacingError, Equatable, Sendable {
             let place = entity.map { " in entity \"\($0)\"" } ?? ""
             return "\(kind) name \"\(name)\"\(place) is not a plain identifier (letters, digits and _, not starting with a digit)"
         case .tableNameClash(let table, let entities):
-            return "entities \(entities.map { "\"\($0)\"" }.joined(separator: " and ")) would both be stored in table \(table)"
+            return "\(entities.joined(separator: " and ")) would both be stored in table \(table)"
         case .unsupportedAttributeType(let entity, let property, let type):
             return "attribute \(entity).\(property) has type \(type), which this tool cannot lay out"
         case .unknownIndexedProperty(let entity, let index, let property):

@@ -57,7 +57,7 @@ struct NumberedModel {
         for root in roots {
             let table = Self.tableName(ofRoot: root)
             if let other = tableOwners.updateValue(root, forKey: table) {
-                throw LayoutError.tableNameClash(table: table, entities: [other, root])
+                throw LayoutError.tableNameClash(table: table, entities: ["entity \"\(other)\"", "entity \"\(root)\""])
             }
         }
         self.entities = ordered

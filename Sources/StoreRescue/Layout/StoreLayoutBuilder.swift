@@ -38,6 +38,7 @@ public enum StoreLayoutBuilder {
             indexes.append(contentsOf: try EntityIndexBuilder(model: numbered, columns: table.columnsByEntity).indexes(forHierarchyOf: entity))
         }
         indexes = try uniqueIndexes(indexes)
+        try checkTableNames(tables)
         var history: StoreLayout.PersistentHistory?
         if options.includesPersistentHistory {
             history = PersistentHistoryLayout.layout(tombstoneCount: PersistentHistoryLayout.tombstoneCount(for: numbered))
@@ -78,6 +79,21 @@ public enum StoreLayoutBuilder {
             result.append(index)
         }
         return result
+    }
+
+    /// SQLite takes table names case-insensitively: an entity named like a join table (`_2TAGS`,
+    /// stored in `Z_2TAGS`) would collide with it. (Entity tables start with `Z`, history tables
+    /// with `A`: those never collide.)
+    static func checkTableNames(_ tables: [StoreLayout.Table]) throws {
+        var seen: [String: StoreLayout.Table] = [:]
+        for table in tables {
+            if let earlier = seen.updateValue(table, forKey: table.name.uppercased()) {
+                func describe(_ table: StoreLayout.Table) -> String {
+                    table.rootEntity.map { "entity \"\($0)\"" } ?? "join table \(table.name)"
+                }
+                throw LayoutError.tableNameClash(table: table.name, entities: [describe(earlier), describe(table)])
+            }
+        }
     }
 
     static func entityNumbers(_ model: NumberedModel) -> [StoreLayout.EntityNumber] {

@@ -70,8 +70,19 @@ import Testing
 
     @Test func rootsWhoseTablesClash() {
         let error = Self.refusal([EntityDescription(name: "Item"), EntityDescription(name: "ITEM")])
-        #expect(error == .tableNameClash(table: "ZITEM", entities: ["ITEM", "Item"]))
-        #expect(error?.description == "entities \"ITEM\" and \"Item\" would both be stored in table ZITEM")
+        #expect(error == .tableNameClash(table: "ZITEM", entities: ["entity \"ITEM\"", "entity \"Item\""]))
+        #expect(error?.description == "entity \"ITEM\" and entity \"Item\" would both be stored in table ZITEM")
+    }
+
+    @Test func entityNamedLikeAJoinTable() {
+        // "_2TAGS" sorts before "A" ("_" before letters), so A is entity 2 and its join table
+        // Z_2TAGS, the very table of entity _2TAGS.
+        let error = Self.refusal([
+            EntityDescription(name: "A", properties: [Self.toMany("tags", "A", inverse: "tagged"), Self.toMany("tagged", "A", inverse: "tags")]),
+            EntityDescription(name: "_2TAGS"),
+        ])
+        #expect(error == .tableNameClash(table: "Z_2TAGS", entities: ["entity \"_2TAGS\"", "join table Z_2TAGS"]))
+        #expect(error?.description == "entity \"_2TAGS\" and join table Z_2TAGS would both be stored in table Z_2TAGS")
     }
 
     @Test(arguments: [AttributeType.composite, .objectID, .undefined])
