@@ -29,15 +29,31 @@ public struct StoreLayout: Sendable, Equatable, Codable {
     }
 
     public struct Index: Sendable, Equatable, Hashable, Codable {
+        /// How one column of an index is written in its `CREATE INDEX` statement.
+        public enum ColumnOrder: String, Sendable, Hashable, Codable {
+            /// The bare column (`ZOWNER`): the keys Core Data adds itself (foreign keys, `Z_ENT`,
+            /// join tables).
+            case unspecified
+            /// `ZNAME COLLATE BINARY ASC`: fetch indexes, indexed properties, uniqueness constraints.
+            case ascending
+            /// `ZNAME COLLATE BINARY DESC`: a descending fetch index element.
+            case descending
+        }
+
         public var name: String
         public var table: String
         public var columns: [String]
         public var isUnique: Bool
-        public init(name: String, table: String, columns: [String], isUnique: Bool) {
+        /// One entry per column; empty means every column is `.unspecified`. Compare indexes
+        /// with a store's by name, table, columns and uniqueness: SQLite reports no order.
+        public var columnOrders: [ColumnOrder]
+
+        public init(name: String, table: String, columns: [String], isUnique: Bool, columnOrders: [ColumnOrder] = []) {
             self.name = name
             self.table = table
             self.columns = columns
             self.isUnique = isUnique
+            self.columnOrders = columnOrders
         }
     }
 
@@ -53,15 +69,48 @@ public struct StoreLayout: Sendable, Equatable, Codable {
         }
     }
 
-    /// Entity tables and join tables (not the bookkeeping tables).
+    /// The persistent history tables Core Data adds when history tracking is on (always, in
+    /// SwiftData stores): `ACHANGE`, `ATRANSACTION`, `ATRANSACTIONSTRING`, their indexes, and
+    /// entity numbers 16001–16003. Kept apart from `tables`, because a store's history tables
+    /// depend on an option, not on the model, and comparisons usually leave them aside.
+    public struct PersistentHistory: Sendable, Equatable, Codable {
+        public var tables: [Table]
+        public var indexes: [Index]
+        /// The numbers Core Data gives the history entities (16001 `CHANGE`, 16002 `TRANSACTION`,
+        /// 16003 `TRANSACTIONSTRING`). Core Data adds their `Z_PRIMARYKEY` rows when it first
+        /// records history: a store whose history is still empty has none (ResourcesManager
+        /// a14090c), so a new store gets none either.
+        public var entityNumbers: [EntityNumber]
+        public init(tables: [Table], indexes: [Index], entityNumbers: [EntityNumber]) {
+            self.tables = tables
+            self.indexes = indexes
+            self.entityNumbers = entityNumbers
+        }
+    }
+
+    /// Entity tables and join tables (not the bookkeeping tables), in Core Data's creation
+    /// order: each hierarchy's table in entity-number order, followed by the join tables its
+    /// entities own.
     public var tables: [Table]
+    /// In Core Data's creation order.
     public var indexes: [Index]
     public var entityNumbers: [EntityNumber]
+    /// Present when the layout was built with persistent history.
+    public var persistentHistory: PersistentHistory?
+    /// Entity name → property name → the column of the entity's table that holds it, for every
+    /// stored attribute and to-one relationship, inherited ones included. Sibling entities may
+    /// hold same-named properties in different columns (`ZPASSCODE`, `ZPASSCODE1`).
+    public var propertyColumns: [String: [String: String]]
 
-    public init(tables: [Table], indexes: [Index], entityNumbers: [EntityNumber]) {
+    public init(
+        tables: [Table], indexes: [Index], entityNumbers: [EntityNumber], persistentHistory: PersistentHistory? = nil,
+        propertyColumns: [String: [String: String]] = [:]
+    ) {
         self.tables = tables
         self.indexes = indexes
         self.entityNumbers = entityNumbers
+        self.persistentHistory = persistentHistory
+        self.propertyColumns = propertyColumns
     }
 
     public func table(named name: String) -> Table? {

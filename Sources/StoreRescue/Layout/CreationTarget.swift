@@ -1,0 +1,97 @@
+import Foundation
+
+/// The path a new store goes to: its folder and name, and the checks that keep `create` from
+/// replacing or shadowing anything.
+struct CreationTarget {
+    static let sidecarSuffixes = ["-wal", "-shm", "-journal"]
+
+    let path: String
+    let folder: String
+
+    /// Splits `path` and checks that nothing is in the way.
+    ///
+    /// - Throws: `StoreCreationError` when the path or a sidecar exists, the path is a symbolic
+    ///   link, or the folder is not a folder.
+    init(path: String) throws {
+        guard !path.isEmpty, !path.hasSuffix("/"), !["", ".", ".."].contains(Self.lastComponent(of: path)) else {
+            throw StoreCreationError.folderUnusable(path: path, folder: path, reason: "is a folder; name the store file inside it")
+        }
+        self.path = path
+        if let slash = path.lastIndex(of: "/") {
+            let parent = String(path[..<slash])
+            folder = parent.isEmpty ? "/" : parent
+        } else {
+            folder = "."
+        }
+        var info = stat()
+        // The folder may be reached through a symbolic link (/tmp on macOS); the store may not.
+        guard stat(folder, &info) == 0 else {
+            let reason = errno == ENOENT ? "does not exist" : errno == ENOTDIR ? "is not a folder" : String(cString: strerror(errno))
+            throw StoreCreationError.folderUnusable(path: path, folder: folder, reason: reason)
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw StoreCreationError.folderUnusable(path: path, folder: folder, reason: "is not a folder")
+        }
+        try checkNothingInTheWay()
+    }
+
+    /// Throws unless the path and its sidecars are all absent. Run again just before the new
+    /// store is put in place, as something may have appeared meanwhile.
+    func checkNothingInTheWay() throws {
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            if info.st_mode & S_IFMT == S_IFLNK { throw StoreCreationError.targetIsSymlink(path: path) }
+            throw StoreCreationError.targetExists(path: path)
+        }
+        for suffix in Self.sidecarSuffixes where lstat(path + suffix, &info) == 0 {
+            throw StoreCreationError.sidecarExists(path: path, sidecar: path + suffix)
+        }
+    }
+
+    /// Puts the finished file at `path` without ever replacing anything: a hard link, which
+    /// fails if the name exists; on a filesystem without hard links, a rename after a last check.
+    func publish(_ file: String) throws {
+        if link(file, path) == 0 { return }
+        let code = errno
+        switch code {
+        case EEXIST:
+            try checkNothingInTheWay()
+            throw StoreCreationError.targetExists(path: path)
+        case EPERM, ENOTSUP, EOPNOTSUPP, EMLINK, EXDEV, ENOSYS:
+            try checkNothingInTheWay()
+            guard rename(file, path) == 0 else {
+                throw StoreCreationError.writeFailed(path: path, reason: "cannot move the new store into place: \(String(cString: strerror(errno)))")
+            }
+        default:
+            throw StoreCreationError.writeFailed(path: path, reason: "cannot move the new store into place: \(String(cString: strerror(code)))")
+        }
+    }
+
+    /// Removes `path` if it is the file `published` (same device and inode): undoing `publish`.
+    func unpublish(sameFileAs published: String) {
+        var mine = stat(), there = stat()
+        guard stat(published, &mine) == 0, lstat(path, &there) == 0, mine.st_dev == there.st_dev, mine.st_ino == there.st_ino else {
+            return
+        }
+        unlink(path)
+    }
+
+    /// Flushes a file's data, or a folder's entries, to stable storage.
+    static func synchronize(_ path: String, isFolder: Bool) throws {
+        let fd = open(path, (isFolder ? O_RDONLY | O_DIRECTORY : O_RDONLY | O_NOFOLLOW) | O_CLOEXEC)
+        guard fd >= 0 else { throw POSIXFailure(operation: "open \(path)", code: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw POSIXFailure(operation: "fsync \(path)", code: errno) }
+    }
+
+    private static func lastComponent(of path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
+    }
+}
+
+/// A failed system call, with its errno.
+struct POSIXFailure: Error, CustomStringConvertible {
+    var operation: String
+    var code: Int32
+    var description: String { "\(operation): \(String(cString: strerror(code)))" }
+}

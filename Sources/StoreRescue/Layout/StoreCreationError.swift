@@ -1,0 +1,60 @@
+/// Why `StoreCreator` did not create a store. Whatever the case, nothing was left at the target
+/// path or next to it.
+public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
+    /// Something already exists at the target path. `create` never overwrites (there is no
+    /// `--force`).
+    case targetExists(path: String)
+    /// A `-wal`, `-shm` or `-journal` of the target path exists: it belongs to a store that was
+    /// (or is) there, and could hold its committed data.
+    case sidecarExists(path: String, sidecar: String)
+    /// The target path is a symbolic link (possibly dangling): refused, never followed.
+    case targetIsSymlink(path: String)
+    /// The folder that should hold the store is missing, not a folder, or not writable.
+    case folderUnusable(path: String, folder: String, reason: String)
+    /// Writing the new store failed part way (disk full, I/O error); the partial file was removed.
+    case writeFailed(path: String, reason: String)
+    /// The store written does not read back as it should; it was removed. A bug in this tool.
+    case verificationFailed(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .targetExists(let path):
+            return "\(path) already exists; refusing to overwrite it"
+        case .sidecarExists(let path, let sidecar):
+            return "\(sidecar) exists; refusing to create \(path) next to another store's sidecar"
+        case .targetIsSymlink(let path):
+            return "\(path) is a symbolic link; refusing to create a store through it"
+        case .folderUnusable(let path, let folder, let reason):
+            return "cannot create \(path): folder \(folder) \(reason)"
+        case .writeFailed(let path, let reason):
+            return "cannot write \(path): \(reason)"
+        case .verificationFailed(let path, let reason):
+            return "the store written for \(path) failed its own check: \(reason)"
+        }
+    }
+
+    public var recoverySuggestion: String? {
+        switch self {
+        case .targetExists:
+            return "choose another path; create never replaces a file (there is no --force): move the existing one away first if it is no longer needed"
+        case .sidecarExists:
+            return "a -wal or -journal can hold a store's committed data: move it away together with the store it belongs to, or choose another path"
+        case .targetIsSymlink:
+            return "pass the real path of a file that does not exist yet"
+        case .folderUnusable:
+            return "create the folder first, or choose a folder you can write to"
+        case .writeFailed:
+            return "check free space and the file-size limit of the destination, then run the command again"
+        case .verificationFailed:
+            return "please report this with the model used; nothing was written"
+        }
+    }
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .targetExists, .sidecarExists, .targetIsSymlink, .folderUnusable: return .cannotCreateOutput
+        case .writeFailed: return .ioError
+        case .verificationFailed: return .internalError
+        }
+    }
+}

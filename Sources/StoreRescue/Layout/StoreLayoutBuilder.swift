@@ -1,0 +1,106 @@
+/// Computes the exact physical layout Core Data gives a model: entity numbers, one table per
+/// inheritance hierarchy, columns with their declared types and Core Data's names and order,
+/// join tables, and every index. Every rule is checked against the real stores in the samples;
+/// `Docs/LAYOUT.md` lists each rule with its evidence.
+///
+/// ```swift
+/// let layout = try StoreLayoutBuilder.layout(for: model)
+/// print(layout.createStatements().joined(separator: ";\n"))
+/// ```
+public enum StoreLayoutBuilder {
+    /// The layout of `model` without persistent history.
+    ///
+    /// - Throws: `LayoutError` for a model that cannot be laid out (duplicate or non-identifier
+    ///   names, an unknown superentity, destination or inverse, an inheritance cycle, two roots
+    ///   whose tables would clash, an attribute type with no column).
+    public static func layout(for model: ManagedObjectModel) throws -> StoreLayout {
+        try layout(for: model, options: StoreLayoutOptions())
+    }
+
+    /// The layout of `model`, with persistent history when `options` ask for it.
+    ///
+    /// - Throws: `LayoutError`, as `layout(for:)`.
+    public static func layout(for model: ManagedObjectModel, options: StoreLayoutOptions) throws -> StoreLayout {
+        let numbered = try NumberedModel(model)
+        let joinTables = try JoinTablePlanner.plan(numbered)
+        var tables: [StoreLayout.Table] = []
+        var indexes: [StoreLayout.Index] = []
+        var propertyColumns: [String: [String: String]] = [:]
+        for entity in numbered.entities where entity.superentityName == nil {
+            let table = try HierarchyTableBuilder(model: numbered, root: entity).build()
+            tables.append(table.table)
+            propertyColumns.merge(table.columnsByEntity) { first, _ in first }
+            let owned = joinTables.filter { numbered.root(of: $0.ownerEntity) == entity.name }
+            tables.append(contentsOf: owned.map(\.table))
+            indexes.append(contentsOf: table.foreignKeyIndexes)
+            indexes.append(contentsOf: owned.map(\.index))
+            if let entIndex = table.entityColumnIndex { indexes.append(entIndex) }
+            indexes.append(contentsOf: try EntityIndexBuilder(model: numbered, columns: table.columnsByEntity).indexes(forHierarchyOf: entity))
+        }
+        indexes = try uniqueIndexes(indexes)
+        try checkTableNames(tables)
+        var history: StoreLayout.PersistentHistory?
+        if options.includesPersistentHistory {
+            history = PersistentHistoryLayout.layout(tombstoneCount: PersistentHistoryLayout.tombstoneCount(for: numbered))
+        }
+        return StoreLayout(
+            tables: tables, indexes: indexes, entityNumbers: entityNumbers(numbered), persistentHistory: history,
+            propertyColumns: propertyColumns)
+    }
+
+    /// The `Z_PRIMARYKEY` rows Core Data writes for `model` (with `Z_MAX` 0): entities numbered
+    /// depth-first, pre-order, roots and each entity's subentities in case-insensitive name order.
+    ///
+    /// - Throws: `LayoutError` for duplicate or non-identifier names, an unknown superentity or an
+    ///   inheritance cycle.
+    public static func entityNumbers(for model: ManagedObjectModel) throws -> [StoreLayout.EntityNumber] {
+        entityNumbers(try NumberedModel(model))
+    }
+
+    /// True when Core Data numbers an entity named `lhs` before a sibling named `rhs`: names
+    /// compared with ASCII letters folded to lower case, ties broken by the exact names.
+    public static func precedesInNumbering(_ lhs: String, _ rhs: String) -> Bool {
+        NumberedModel.precedesInNumbering(lhs, rhs)
+    }
+
+    /// Drops repeats of an index (same name, same definition: an indexed property and the fetch
+    /// index the model compiler derived from it); two different indexes whose names SQLite would
+    /// take as one (names are case-insensitive) are an error.
+    static func uniqueIndexes(_ indexes: [StoreLayout.Index]) throws -> [StoreLayout.Index] {
+        var seen: [String: StoreLayout.Index] = [:]
+        var result: [StoreLayout.Index] = []
+        for index in indexes {
+            let key = index.name.uppercased()
+            if let earlier = seen[key] {
+                guard earlier == index else { throw LayoutError.indexNameClash(name: index.name, otherName: earlier.name) }
+                continue
+            }
+            seen[key] = index
+            result.append(index)
+        }
+        return result
+    }
+
+    /// SQLite takes table names case-insensitively: an entity named like a join table (`_2TAGS`,
+    /// stored in `Z_2TAGS`) would collide with it. (Entity tables start with `Z`, history tables
+    /// with `A`: those never collide.)
+    static func checkTableNames(_ tables: [StoreLayout.Table]) throws {
+        var seen: [String: StoreLayout.Table] = [:]
+        for table in tables {
+            if let earlier = seen.updateValue(table, forKey: table.name.uppercased()) {
+                func describe(_ table: StoreLayout.Table) -> String {
+                    table.rootEntity.map { "entity \"\($0)\"" } ?? "join table \(table.name)"
+                }
+                throw LayoutError.tableNameClash(table: table.name, entities: [describe(earlier), describe(table)])
+            }
+        }
+    }
+
+    static func entityNumbers(_ model: NumberedModel) -> [StoreLayout.EntityNumber] {
+        model.entities.map { entity in
+            StoreLayout.EntityNumber(
+                ent: model.number(of: entity.name), name: entity.name,
+                superEnt: entity.superentityName.map(model.number(of:)) ?? 0)
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+/// `create` never replaces or shadows anything, and a failure at any point leaves the folder as
+/// it was.
+@Suite struct StoreCreatorRefusalTests {
+    static let model = ManagedObjectModel(entities: [
+        EntityDescription(name: "Item", properties: [.attribute(AttributeDescription(name: "name", type: .string))])
+    ])
+
+    static func refusal(at path: String) -> StoreCreationError? {
+        do {
+            try StoreCreator.create(model: model, versionIdentifiers: nil, at: path)
+            return nil
+        } catch let error as StoreCreationError {
+            return error
+        } catch {
+            Issue.record("unexpected error \(error)")
+            return nil
+        }
+    }
+
+    @Test func existingTargetIsNeverReplaced() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("precious".utf8)))
+        let before = try StoreFixtureBuilder.snapshot(of: directory.url.path)
+        let error = Self.refusal(at: path)
+        #expect(error == .targetExists(path: path))
+        #expect(error?.description == "\(path) already exists; refusing to overwrite it")
+        #expect(error?.exitStatus == .cannotCreateOutput)
+        #expect(error?.recoverySuggestion?.contains("no --force") == true)
+        #expect(try StoreFixtureBuilder.snapshot(of: directory.url.path) == before)
+    }
+
+    @Test(arguments: ["-wal", "-shm", "-journal"])
+    func existingSidecarIsNeverShadowed(suffix: String) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        #expect(FileManager.default.createFile(atPath: path + suffix, contents: Data("committed frames".utf8)))
+        let before = try StoreFixtureBuilder.snapshot(of: directory.url.path)
+        let error = Self.refusal(at: path)
+        #expect(error == .sidecarExists(path: path, sidecar: path + suffix))
+        #expect(error?.description == "\(path + suffix) exists; refusing to create \(path) next to another store's sidecar")
+        #expect(error?.exitStatus == .cannotCreateOutput)
+        #expect(try StoreFixtureBuilder.snapshot(of: directory.url.path) == before)
+    }
+
+    @Test func symlinkAtTheTargetIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: directory.path("elsewhere.sqlite"))
+        let error = Self.refusal(at: path)
+        #expect(error == .targetIsSymlink(path: path))
+        #expect(error?.description == "\(path) is a symbolic link; refusing to create a store through it")
+        #expect(!FileManager.default.fileExists(atPath: directory.path("elsewhere.sqlite")), "the dangling link was not followed")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["store.sqlite"])
+    }
+
+    @Test func folderThatIsNotAFolder() throws {
+        let directory = try TemporaryDirectory()
+        #expect(FileManager.default.createFile(atPath: directory.path("file"), contents: Data()))
+        let underFile = directory.path("file") + "/store.sqlite"
+        let error = Self.refusal(at: underFile)
+        #expect(error == .folderUnusable(path: underFile, folder: directory.path("file"), reason: "is not a folder"))
+        #expect(error?.exitStatus == .cannotCreateOutput)
+        let missing = directory.path("absent") + "/store.sqlite"
+        #expect(Self.refusal(at: missing) == .folderUnusable(path: missing, folder: directory.path("absent"), reason: "does not exist"))
+        #expect(Self.refusal(at: directory.url.path + "/")?.exitStatus == .cannotCreateOutput)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["file"])
+    }
+
+    @Test(.disabled(if: geteuid() == 0, "root writes into read-only folders; folderThatIsNotAFolder covers the refusal"))
+    func folderThatIsNotWritable() throws {
+        let directory = try TemporaryDirectory()
+        let folder = directory.path("locked")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o555])
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder) }
+        let error = Self.refusal(at: folder + "/store.sqlite")
+        guard case .folderUnusable(_, let reportedFolder, let reason)? = error else {
+            Issue.record("expected folderUnusable, got \(String(describing: error))")
+            return
+        }
+        #expect(reportedFolder == folder)
+        #expect(reason.hasPrefix("is not writable"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+    }
+
+    struct InjectedFailure: Error, Equatable {}
+
+    /// Whatever the stage, a failure leaves the folder exactly as it was: no store, no sidecar,
+    /// no private folder.
+    @Test(arguments: StoreCreator.Stage.allCases)
+    func failureAtAnyStageLeavesNothingBehind(stage: StoreCreator.Stage) throws {
+        let directory = try TemporaryDirectory()
+        #expect(FileManager.default.createFile(atPath: directory.path("neighbour.txt"), contents: Data("keep".utf8)))
+        let before = try StoreFixtureBuilder.snapshot(of: directory.url.path)
+        let path = directory.path("store.sqlite")
+        // Failures during writing are reported as write failures, carrying the cause.
+        let error = #expect(throws: (any Error).self) {
+            try StoreCreator.create(
+                model: Self.model, versionIdentifiers: nil, at: path, options: StoreCreationOptions(includesPersistentHistory: true),
+                faultInjection: { if $0 == stage { throw InjectedFailure() } })
+        }
+        #expect(error.map { "\($0)".contains("InjectedFailure") } == true, "\(stage): \(String(describing: error))")
+        #expect(try StoreFixtureBuilder.snapshot(of: directory.url.path) == before, "\(stage)")
+        // And without the fault the same call succeeds, so the test injected a real failure.
+        try StoreCreator.create(model: Self.model, versionIdentifiers: nil, at: path)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["neighbour.txt", "store.sqlite"])
+    }
+
+    @Test func modelThatCannotBeLaidOutWritesNothing() throws {
+        let directory = try TemporaryDirectory()
+        let bad = ManagedObjectModel(entities: [EntityDescription(name: "A", superentityName: "Missing")])
+        #expect(throws: LayoutError.unknownSuperentity(entity: "A", superentity: "Missing")) {
+            try StoreCreator.create(model: bad, versionIdentifiers: nil, at: directory.path("store.sqlite"))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
+    }
+
+    @Test func optionsReachTheMetadata() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        let uuid = try #require(UUID(uuidString: "F2A1C4B6-1C2D-4E5F-8A9B-0C1D2E3F4A5B"))
+        let result = try StoreCreator.create(
+            model: Self.model, versionIdentifiers: ["v4"], at: path,
+            options: StoreCreationOptions(frameworkVersion: 866, storeUUID: uuid, additionalMetadata: ["STUnique": .integer(9)]))
+        #expect(result.uuid == "F2A1C4B6-1C2D-4E5F-8A9B-0C1D2E3F4A5B")
+        #expect(result.tables == ["ZITEM", "Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
+        #expect(result.entityCount == 1 && result.indexCount == 0 && !result.modelCacheWritten)
+        let report = StoreInspector.inspect(path: path)
+        #expect(report.metadata?.uuid == "F2A1C4B6-1C2D-4E5F-8A9B-0C1D2E3F4A5B")
+        #expect(report.metadata?.frameworkVersion == 866)
+        #expect(report.metadata?.hashesDigest == nil, "framework 866 writes no digest")
+        #expect(report.metadata?.versionIdentifiers == ["v4"])
+        #expect(report.metadata?.otherKeys["STUnique"] == .integer(9))
+        // Core Data's own mode: SQLite's default file mode less the umask, never the 0700 of
+        // the private folder it was built in.
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode.map { $0 & 0o600 } == 0o600 && mode.map { $0 & 0o111 } == 0)
+    }
+}
