@@ -88,7 +88,7 @@ struct CreateCommand: ParsableCommand {
 
     private func resolveSource() throws -> ResolvedSource {
         if let catalog, let version {
-            let loaded = try CatalogLoader.load(path: catalog)
+            let loaded = try Catalog.load(path: catalog)
             guard let entry = loaded.version(named: version) else {
                 throw CreateInputError.unknownVersion(catalog: catalog, version: version, available: loaded.versions.map(\.name))
             }
