@@ -35,6 +35,13 @@ public enum StoreInspector {
             let wrapped = StoreAccessError.rejected(path: path, kind: .unreadable, reason: "\(error)")
             return .rejected(path: path, error: wrapped, kind: .unreadable, sidecars: sidecars)
         }
+        return inspect(store: store, options: options)
+    }
+
+    /// Inspects a store that is already open (so a caller can go on querying it afterwards).
+    public static func inspect(store: OpenedStore, options: InspectOptions = InspectOptions()) -> InspectionReport {
+        let path = store.probe.path
+        let sidecars = store.probe.files.presentSuffixes
         do {
             var reading = StoreReading(store: store, options: options)
             return try reading.report()

@@ -1,0 +1,55 @@
+/// Evidence from the rows themselves, read only where the schema cannot decide.
+enum DataEvidence {
+    /// The `Z_ENT` numbers of `entity` and all its subentities in this store.
+    static func entityNumbers(of entity: String, in model: ManagedObjectModel, report: InspectionReport) -> [Int64] {
+        var names: Set<String> = [entity]
+        var frontier = [entity]
+        while let next = frontier.popLast() {
+            for sub in model.subentities(of: next) where names.insert(sub.name).inserted { frontier.append(sub.name) }
+        }
+        return report.entities.filter { names.contains($0.name) }.map(\.ent)
+    }
+
+    /// The table holding `entity`'s rows in this store.
+    static func table(of entity: EntityDescription, in model: ManagedObjectModel, report: InspectionReport) -> InspectionReport.TableSummary? {
+        let root = model.ancestry(of: entity).last ?? entity
+        let name = "Z" + root.name.uppercased()
+        return report.tables.first { $0.name.uppercased() == name }
+    }
+
+    /// Rows of `entity` (and its subentities) in the store; nil when it has no table or number.
+    static func rowCount(of entity: EntityDescription, in model: ManagedObjectModel, report: InspectionReport, connection: SQLiteConnection) -> Int64? {
+        let numbers = entityNumbers(of: entity.name, in: model, report: report)
+        guard !numbers.isEmpty, let table = table(of: entity, in: model, report: report) else { return nil }
+        let placeholders = numbers.map { _ in "?" }.joined(separator: ", ")
+        return try? connection.scalar(
+            "SELECT count(*) FROM \(table.name.quotedSQLIdentifier) WHERE Z_ENT IN (\(placeholders))",
+            numbers.map(SQLiteValue.integer))?.int64
+    }
+
+    /// For each attribute `version` requires (not optional, not transient), rows that hold NULL in its column.
+    static func nullsInRequiredColumns(version: CatalogVersion, report: InspectionReport, connection: SQLiteConnection) -> [Difference] {
+        var result: [Difference] = []
+        let model = version.model
+        for entity in model.entities {
+            guard let table = table(of: entity, in: model, report: report) else { continue }
+            let numbers = entityNumbers(of: entity.name, in: model, report: report)
+            guard !numbers.isEmpty else { continue }
+            let columns = Set(table.columns.map { $0.name.uppercased() })
+            for attribute in entity.attributes where !attribute.isOptional && !attribute.isTransient {
+                let column = "Z" + attribute.name.uppercased()
+                guard columns.contains(column) else { continue }
+                let placeholders = numbers.map { _ in "?" }.joined(separator: ", ")
+                let count = (try? connection.scalar(
+                    "SELECT count(*) FROM \(table.name.quotedSQLIdentifier) WHERE Z_ENT IN (\(placeholders)) AND \(column.quotedSQLIdentifier) IS NULL",
+                    numbers.map(SQLiteValue.integer)))??.int64 ?? 0
+                if count > 0 {
+                    result.append(Difference(
+                        kind: .nullsInRequiredColumn, impact: .blocking, entity: entity.name, table: table.name, column: column,
+                        detail: "\(count) \(entity.name) rows have no value for \(attribute.name), which \(version.name) requires"))
+                }
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,80 @@
+/// Compares a store's physical schema with the layout Core Data gives a version.
+enum SchemaComparison {
+    /// Tables that belong to the model's layout (entity and join tables); history, CloudKit and
+    /// SQLite's own tables are not part of a version's layout.
+    static func comparableTables(_ tables: [InspectionReport.TableSummary]) -> [InspectionReport.TableSummary] {
+        tables.filter { $0.category == .entity || $0.category == .joinTable || $0.category == .other }
+    }
+
+    static func differences(store report: InspectionReport, layout: StoreLayout) -> [Difference] {
+        var result: [Difference] = []
+        let storeTables = Dictionary(
+            comparableTables(report.tables).map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        let layoutTables = Dictionary(layout.tables.map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
+
+        for (key, table) in layoutTables.sorted(by: { $0.key < $1.key }) {
+            guard let stored = storeTables[key] else {
+                result.append(Difference(
+                    kind: .tableMissing, impact: .blocking, entity: table.rootEntity, table: table.name, column: nil,
+                    detail: "table \(table.name) is missing"))
+                continue
+            }
+            let storedColumns = Dictionary(stored.columns.map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
+            let layoutColumns = Dictionary(table.columns.map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
+            for (columnKey, column) in layoutColumns.sorted(by: { $0.key < $1.key }) {
+                guard let storedColumn = storedColumns[columnKey] else {
+                    result.append(Difference(
+                        kind: .columnMissing, impact: .blocking, entity: table.rootEntity, table: table.name, column: column.name,
+                        detail: "column \(table.name).\(column.name) (\(column.type)) is missing: fetches that read it fail"))
+                    continue
+                }
+                if storedColumn.type.uppercased() != column.type.uppercased() {
+                    result.append(Difference(
+                        kind: .columnTypeDiffers, impact: .blocking, entity: table.rootEntity, table: table.name, column: column.name,
+                        detail: "column \(table.name).\(column.name) is \(storedColumn.type), the version declares \(column.type)"))
+                }
+            }
+            for (columnKey, column) in storedColumns.sorted(by: { $0.key < $1.key }) where layoutColumns[columnKey] == nil {
+                result.append(Difference(
+                    kind: .columnExtra, impact: .benign, entity: table.rootEntity, table: table.name, column: column.name,
+                    detail: "column \(table.name).\(column.name) (\(column.type)) is not in this version: Core Data ignores it"))
+            }
+        }
+        for (key, table) in storeTables.sorted(by: { $0.key < $1.key }) where layoutTables[key] == nil {
+            result.append(Difference(
+                kind: .tableExtra, impact: .benign, entity: nil, table: table.name, column: nil,
+                detail: "table \(table.name) is not in this version"))
+        }
+        result += indexDifferences(store: report, layout: layout, tables: Set(layoutTables.keys))
+        return result
+    }
+
+    private static func indexDifferences(store report: InspectionReport, layout: StoreLayout, tables: Set<String>) -> [Difference] {
+        var result: [Difference] = []
+        let stored = Dictionary(
+            report.indexes.filter { $0.isExplicit && tables.contains($0.table.uppercased()) }.map { ($0.name.uppercased(), $0) },
+            uniquingKeysWith: { first, _ in first })
+        let expected = Dictionary(layout.indexes.map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        for (key, index) in expected.sorted(by: { $0.key < $1.key }) {
+            let impact: Difference.Impact = index.isUnique ? .blocking : .benign
+            guard let found = stored[key] else {
+                let effect = index.isUnique ? "uniqueness is not enforced" : "only performance suffers"
+                result.append(Difference(
+                    kind: .indexMissing, impact: impact, entity: nil, table: index.table, column: nil,
+                    detail: "index \(index.name) on \(index.table)(\(index.columns.joined(separator: ", "))) is missing: \(effect)"))
+                continue
+            }
+            if found.columns.map({ $0.uppercased() }) != index.columns.map({ $0.uppercased() }) || found.isUnique != index.isUnique {
+                result.append(Difference(
+                    kind: .indexDiffers, impact: impact, entity: nil, table: index.table, column: nil,
+                    detail: "index \(index.name) is \(found.isUnique ? "UNIQUE " : "")(\(found.columns.joined(separator: ", "))), the version declares \(index.isUnique ? "UNIQUE " : "")(\(index.columns.joined(separator: ", ")))"))
+            }
+        }
+        for (key, index) in stored.sorted(by: { $0.key < $1.key }) where expected[key] == nil {
+            result.append(Difference(
+                kind: .indexExtra, impact: .benign, entity: nil, table: index.table, column: nil,
+                detail: "index \(index.name) on \(index.table)(\(index.columns.joined(separator: ", "))) is not in this version"))
+        }
+        return result
+    }
+}

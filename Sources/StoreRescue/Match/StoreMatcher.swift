@@ -1,0 +1,243 @@
+import Foundation
+
+/// Matches a store to the known versions of its app, weighing every kind of evidence, and
+/// predicts what the app's latest version will do with it.
+///
+/// ```swift
+/// let catalog = try CatalogLoader.load(path: "Journal.xcdatamodeld")
+/// let result = StoreMatcher.match(storePath: "default.store", catalog: catalog)
+/// print(result.outcome, result.version ?? "-", result.diagnosis.summary)
+/// ```
+public enum StoreMatcher {
+    public static func match(storePath: String, catalog: Catalog, options: StoreOpenOptions = StoreOpenOptions()) -> MatchResult {
+        let store: OpenedStore
+        do {
+            store = try OpenedStore(path: storePath, options: options)
+        } catch {
+            let report = StoreInspector.inspect(path: storePath, options: InspectOptions(open: options))
+            return notCoreData(report: report, catalog: catalog)
+        }
+        let report = StoreInspector.inspect(store: store)
+        guard report.kind == .coreDataStore, report.error == nil else {
+            return notCoreData(report: report, catalog: catalog)
+        }
+        var matching = MatchWork(report: report, store: store, catalog: catalog)
+        return matching.run()
+    }
+
+    static func notCoreData(report: InspectionReport, catalog: Catalog) -> MatchResult {
+        let reason = report.error?.message ?? "\(report.path) is \(report.kind.rawValue), not a Core Data / SwiftData store"
+        return MatchResult(
+            path: report.path, catalog: catalog.name, outcome: .notCoreData, version: nil, candidates: [],
+            diagnosis: Diagnosis(
+                prediction: .cannotPredict, errorCode: nil, summary: "Not a Core Data store: nothing to match.",
+                reasons: [reason], adoptAs: nil, stages: [], mandatoryAttributes: []),
+            storeKind: report.kind, error: report.error)
+    }
+}
+
+/// One match in progress.
+struct MatchWork {
+    let report: InspectionReport
+    let store: OpenedStore
+    let catalog: Catalog
+
+    /// Entity name → base64 hash: the stored hashes, or the model cache's when the metadata has none.
+    let evidenceHashes: [String: String]?
+    let evidenceSource: String
+
+    init(report: InspectionReport, store: OpenedStore, catalog: Catalog) {
+        self.report = report
+        self.store = store
+        self.catalog = catalog
+        if let stored = report.metadata?.versionHashes, !stored.isEmpty {
+            evidenceHashes = stored
+            evidenceSource = "stored hashes"
+        } else if let model = report.model {
+            evidenceHashes = Dictionary(model.entities.map { ($0.name, $0.versionHash) }, uniquingKeysWith: { a, _ in a })
+            evidenceSource = "the model cache's hashes (the metadata has none)"
+        } else {
+            evidenceHashes = nil
+            evidenceSource = "the physical schema only (no hashes, no model cache)"
+        }
+    }
+
+    mutating func run() -> MatchResult {
+        var candidates = catalog.versions.map(candidate(for:))
+        let exact = candidates.filter(\.hashesMatch)
+        var outcome: MatchResult.Outcome
+        var chosen: String?
+        var notes: [String] = []
+        if exact.count == 1 {
+            outcome = .exact
+            chosen = exact[0].version
+        } else if exact.count > 1 {
+            let tieBroken = breakTie(exact.map(\.version), candidates: &candidates)
+            if let winner = tieBroken.winner {
+                outcome = .exact
+                chosen = winner
+                notes.append("\(exact.map(\.version).joined(separator: ", ")) have the same hashes; \(winner) was chosen by \(tieBroken.reason)")
+            } else {
+                outcome = .ambiguous
+                chosen = exact.first?.version
+            }
+        } else {
+            let best = candidates.max { $0.score < $1.score }
+            let unknown = unknownEvidence()
+            let storeEntities = Set(report.entities.filter { $0.ent < 16000 }.map(\.name)).union(evidenceHashes?.keys ?? [:].keys)
+            let related = catalog.versions.contains { !storeEntities.isDisjoint(with: $0.model.entities.map(\.name)) }
+            if best == nil || !related {
+                outcome = .unknown
+            } else {
+                outcome = unknown.isEmpty ? .drifted : .newer
+            }
+            chosen = outcome == .unknown ? nil : best?.version
+            notes += unknown
+        }
+        if let chosen, outcome != .ambiguous, let index = catalog.versions.firstIndex(where: { $0.name == chosen }),
+            let latestIndex = catalog.latest.flatMap({ latest in catalog.versions.firstIndex { $0.name == latest.name } }),
+            index > latestIndex, outcome == .exact
+        {
+            outcome = .newer
+            notes.append("\(chosen) comes after the current version \(catalog.versions[latestIndex].name): the app would have to go backwards")
+        }
+        candidates.sort { ($0.hashesMatch ? 1 : 0, $0.score) > ($1.hashesMatch ? 1 : 0, $1.score) }
+        let diagnosis = DiagnosisBuilder(work: self, outcome: outcome, version: chosen, candidates: candidates, notes: notes).build()
+        return MatchResult(
+            path: report.path, catalog: catalog.name, outcome: outcome, version: chosen, candidates: candidates,
+            diagnosis: diagnosis, storeKind: report.kind, error: nil)
+    }
+
+    // MARK: - Evidence per version
+
+    func candidate(for version: CatalogVersion) -> MatchCandidate {
+        var differences: [Difference] = []
+        let versionHashes = version.versionHashes.mapValues { $0.base64EncodedString() }
+        var matching = 0
+        var total = 0
+        var hashesMatch = false
+        if let evidence = evidenceHashes {
+            let names = Set(evidence.keys).union(versionHashes.keys)
+            total = names.count
+            for name in names.sorted() {
+                switch (evidence[name], versionHashes[name]) {
+                case let (stored?, expected?) where stored == expected: matching += 1
+                case (_?, _?):
+                    differences.append(Difference(
+                        kind: .entityHashDiffers, impact: .identity, entity: name, table: nil, column: nil,
+                        detail: "\(name): the store's hash differs from this version's"))
+                case (_?, nil):
+                    differences.append(Difference(
+                        kind: .entityOnlyInStore, impact: .identity, entity: name, table: nil, column: nil,
+                        detail: "\(name) is in the store but not in this version"))
+                default:
+                    differences.append(Difference(
+                        kind: .entityOnlyInVersion, impact: .identity, entity: name, table: nil, column: nil,
+                        detail: "\(name) is in this version but not in the store"))
+                }
+            }
+            hashesMatch = matching == total && total > 0
+        }
+        let storedChecksum = report.metadata?.versionChecksum
+        if report.metadata != nil {
+            if storedChecksum == nil {
+                differences.append(Difference(
+                    kind: .checksumMissing, impact: .identity, entity: nil, table: nil, column: nil,
+                    detail: "the store has no NSStoreModelVersionChecksumKey"))
+            } else if storedChecksum != version.versionChecksum {
+                differences.append(Difference(
+                    kind: .checksumDiffers, impact: .identity, entity: nil, table: nil, column: nil,
+                    detail: "the store's checksum \(storedChecksum ?? "") is not this version's \(version.versionChecksum)"))
+            }
+            let storedIdentifiers = report.metadata?.versionIdentifiers ?? []
+            if storedIdentifiers != version.versionIdentifiers {
+                differences.append(Difference(
+                    kind: .identifiersDiffer, impact: .identity, entity: nil, table: nil, column: nil,
+                    detail: "the store's version identifiers \(storedIdentifiers) are not this version's \(version.versionIdentifiers)"))
+            }
+        }
+        if let model = report.model, report.metadata?.versionHashes != nil {
+            let cached = Dictionary(model.entities.map { ($0.name, $0.versionHash) }, uniquingKeysWith: { a, _ in a })
+            if hashesMatch, cached != versionHashes {
+                differences.append(Difference(
+                    kind: .modelCacheDiffers, impact: .identity, entity: nil, table: nil, column: nil,
+                    detail: "the store's model cache is not this version's model, although its stored hashes are"))
+            }
+        }
+        var physical: [Difference] = []
+        if let layout = try? StoreLayoutBuilder.layout(for: version.model) {
+            physical = SchemaComparison.differences(store: report, layout: layout)
+        }
+        differences += physical
+        let score = Self.score(matching: matching, total: total, hasHashes: evidenceHashes != nil, physical: physical,
+                               checksumMatches: storedChecksum == version.versionChecksum)
+        return MatchCandidate(
+            version: version.name, score: score, hashesMatch: hashesMatch,
+            checksumMatches: storedChecksum == version.versionChecksum, matchingEntities: matching, totalEntities: total,
+            differences: differences)
+    }
+
+    /// Hash agreement weighs most; the physical schema next; the checksum last.
+    static func score(matching: Int, total: Int, hasHashes: Bool, physical: [Difference], checksumMatches: Bool) -> Double {
+        let blocking = Double(physical.filter { $0.impact == .blocking }.count)
+        let benign = Double(physical.filter { $0.impact == .benign }.count)
+        let physicalScore = 1.0 / (1.0 + blocking + 0.25 * benign)
+        guard hasHashes, total > 0 else { return physicalScore }
+        let hashScore = Double(matching) / Double(total)
+        return 0.6 * hashScore + 0.3 * physicalScore + 0.1 * (checksumMatches ? 1 : 0)
+    }
+
+    // MARK: - Ties and unknowns
+
+    /// Among versions with the same hashes, the physical schema, then the data, may tell one apart.
+    func breakTie(_ names: [String], candidates: inout [MatchCandidate]) -> (winner: String?, reason: String) {
+        func blocking(_ name: String) -> Int {
+            candidates.first { $0.version == name }?.differences.filter { $0.impact == .blocking }.count ?? .max
+        }
+        func physicalCount(_ name: String) -> Int {
+            candidates.first { $0.version == name }?.differences.filter { $0.impact != .identity }.count ?? .max
+        }
+        let ranked = names.map { ($0, blocking($0), physicalCount($0)) }.sorted { ($0.1, $0.2) < ($1.1, $1.2) }
+        if ranked.count > 1, (ranked[0].1, ranked[0].2) < (ranked[1].1, ranked[1].2) {
+            return (ranked[0].0, "its physical schema (indexes, columns) fitting best")
+        }
+        // Data: a version that requires a value in a column holding NULLs does not fit.
+        let tied = ranked.filter { ($0.1, $0.2) == (ranked[0].1, ranked[0].2) }.map(\.0)
+        var nullCounts: [String: Int] = [:]
+        for name in tied {
+            guard let version = catalog.version(named: name) else { continue }
+            let problems = DataEvidence.nullsInRequiredColumns(version: version, report: report, connection: store.connection)
+            nullCounts[name] = problems.count
+            if let index = candidates.firstIndex(where: { $0.version == name }) { candidates[index].differences += problems }
+        }
+        let fitting = tied.filter { nullCounts[$0] == 0 }
+        if fitting.count == 1 { return (fitting[0], "the data: the others require values the rows lack") }
+        return (nil, "")
+    }
+
+    /// Entities and columns the store has that no known version has.
+    func unknownEvidence() -> [String] {
+        var knownEntities = Set<String>()
+        var knownColumns: [String: Set<String>] = [:]
+        for version in catalog.versions {
+            knownEntities.formUnion(version.model.entities.map(\.name))
+            if let layout = try? StoreLayoutBuilder.layout(for: version.model) {
+                for table in layout.tables {
+                    knownColumns[table.name.uppercased(), default: []].formUnion(table.columns.map { $0.name.uppercased() })
+                }
+            }
+        }
+        var storeEntities = Set(report.entities.filter { $0.ent < 16000 }.map(\.name))
+        storeEntities.formUnion(evidenceHashes?.keys ?? [:].keys)
+        var notes = storeEntities.subtracting(knownEntities).sorted().map { "entity \($0) is in no known version" }
+        if !knownColumns.isEmpty {
+            for table in SchemaComparison.comparableTables(report.tables) {
+                guard let known = knownColumns[table.name.uppercased()] else { continue }
+                for column in table.columns where !known.contains(column.name.uppercased()) {
+                    notes.append("column \(table.name).\(column.name) is in no known version")
+                }
+            }
+        }
+        return notes
+    }
+}

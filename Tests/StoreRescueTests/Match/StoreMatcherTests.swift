@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+@Suite(.enabled(if: Samples.available, "../shared/samples is absent"))
+struct StoreMatcherTests {
+    private func kinds(_ result: MatchResult, _ version: String) -> [Difference.Kind] {
+        result.candidates.first { $0.version == version }?.differences.map(\.kind) ?? []
+    }
+
+    @Test func pristineStoreMatchesItsVersionAndPredicts134110() throws {
+        let fixture = try MatchFixture()
+        let result = StoreMatcher.match(storePath: fixture.path, catalog: fixture.catalog())
+        #expect(result.outcome == .exact)
+        #expect(result.version == "V2")
+        #expect(result.candidates.first?.version == "V2")
+        #expect(result.candidates.first?.score ?? 0 > result.candidates.last?.score ?? 1)
+        let physical = result.candidates.first?.differences.filter { $0.impact != .identity } ?? []
+        #expect(physical.isEmpty, "no physical drift: \(physical.map(\.detail))")
+        #expect(result.diagnosis.prediction == .mandatoryAttributeWithoutValue)
+        #expect(result.diagnosis.errorCode == 134110)
+        #expect(result.diagnosis.mandatoryAttributes == [
+            MandatoryAttributeProblem(version: "V3", entity: "SyncableSettingsMetadata", attribute: "priority", rowCount: 2)
+        ])
+        #expect(result.diagnosis.stages == ["V2 → V3 (lightweight, inferred: no stage declared)"])
+    }
+
+    @Test func aCustomStageThatFillsTheAttributeMigrates() throws {
+        let fixture = try MatchFixture()
+        let catalog = fixture.catalog(stages: [CatalogStage(from: "V2", to: "V3", kind: .custom, notes: "fill priority")])
+        let result = StoreMatcher.match(storePath: fixture.path, catalog: catalog)
+        #expect(result.outcome == .exact)
+        #expect(result.diagnosis.prediction == .migrates)
+        #expect(result.diagnosis.stages == ["V2 → V3 (custom)"])
+        #expect(result.diagnosis.errorCode == nil)
+    }
+
+    @Test func atTheLatestVersionItOpensAsIs() throws {
+        let fixture = try MatchFixture()
+        let result = StoreMatcher.match(storePath: fixture.path, catalog: fixture.catalog(current: "V2"))
+        #expect(result.diagnosis.prediction == .opensAsIs)
+        #expect(result.diagnosis.adoptAs == nil)
+    }
+
+    @Test func droppedIndexIsBenignDrift() throws {
+        let fixture = try MatchFixture()
+        try fixture.edit("DROP INDEX Z_SyncFeatureEntity_byName")
+        let result = StoreMatcher.match(storePath: fixture.path, catalog: fixture.catalog())
+        #expect(result.outcome == .exact)
+        #expect(result.version == "V2")
+        let drift = try #require(result.candidates.first?.differences.first { $0.kind == .indexMissing })
+        #expect(drift.impact == .benign)
+        #expect(drift.detail.contains("Z_SyncFeatureEntity_byName"))
+    }
+
+    @Test func addedColumnIsBenignAndDroppedColumnIsBlocking() throws {
+        let added = try MatchFixture()
+        try added.edit("ALTER TABLE ZSYNCFEATUREENTITY ADD COLUMN ZEXTRA VARCHAR")
+        let addedResult = StoreMatcher.match(storePath: added.path, catalog: added.catalog())
+        #expect(addedResult.outcome == .exact && addedResult.version == "V2")
+        let extra = try #require(addedResult.candidates.first?.differences.first { $0.kind == .columnExtra })
+        #expect(extra.impact == .benign && extra.column == "ZEXTRA")
+
+        let dropped = try MatchFixture()
+        try dropped.edit("ALTER TABLE ZSYNCFEATUREENTITY DROP COLUMN ZSTATE")
+        let droppedResult = StoreMatcher.match(storePath: dropped.path, catalog: dropped.catalog())
+        #expect(droppedResult.outcome == .exact && droppedResult.version == "V2")
+        let missing = try #require(droppedResult.candidates.first?.differences.first { $0.kind == .columnMissing })
+        #expect(missing.impact == .blocking && missing.column == "ZSTATE")
+        #expect(droppedResult.diagnosis.reasons.contains { $0.contains("ZSTATE") })
+    }
+
+    @Test func removedChecksumPredicts134504AndAdoption() throws {
+        let fixture = try MatchFixture()
+        try fixture.editMetadata { $0.removeValue(forKey: "NSStoreModelVersionChecksumKey") }
+        let result = StoreMatcher.match(storePath: fixture.path, catalog: fixture.catalog())
+        #expect(result.outcome == .exact)
+        #expect(result.version == "V2")
+        #expect(kinds(result, "V2").contains(.checksumMissing))
+        #expect(result.diagnosis.prediction == .unknownModelVersion)
+        #expect(result.diagnosis.errorCode == 134504)
+        #expect(result.diagnosis.adoptAs == "V2")
+        #expect(result.diagnosis.reasons.contains { $0.contains("134110") && $0.contains("priority") })
+    }
+
+    @Test func changedIdentifiersAreListed() throws {
+        let fixture = try MatchFixture()
+        try fixture.editMetadata { $0["NSStoreModelVersionIdentifiers"] = .array([.string("2.0-beta")]) }
+        let result = StoreMatcher.match(storePath: fixture.path, catalog: fixture.catalog())
+        #expect(result.outcome == .exact && result.version == "V2")
+        let difference = try #require(result.candidates.first?.differences.first { $0.kind == .identifiersDiffer })
+        #expect(difference.detail.contains("2.0-beta"))
+    }
+
+    @Test func entityBeyondTheLatestVersionIsNewer() throws {
+        let fixture = try MatchFixture()
+        try fixture.edit("""
+            CREATE TABLE ZBOOKMARK ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZURL VARCHAR );
+            INSERT INTO Z_PRIMARYKEY VALUES (3, 'Bookmark', 0, 0);
+            """)
+        try fixture.editMetadata { plist in
+            guard case .dictionary(var hashes)? = plist["NSStoreModelVersionHashes"] else { return }
+            hashes["Bookmark"] = .data(Data(repeating: 0xAB, count: 32))
+            plist["NSStoreModelVersionHashes"] = .dictionary(hashes)
+        }
+        let result = StoreMatcher.match(storePath: fixture.path, catalog: fixture.catalog())
+        #expect(result.outcome == .newer)
+        #expect(result.version == "V2", "nearest known version")
+        #expect(result.diagnosis.prediction == .refusesNewerStore)
+        #expect(result.diagnosis.reasons.contains { $0.contains("entity Bookmark is in no known version") })
+        #expect(kinds(result, "V2").contains(.entityOnlyInStore))
+    }
+
+    @Test func changedHashIsDriftedTowardTheNearestVersion() throws {
+        let fixture = try MatchFixture()
+        try fixture.editMetadata { plist in
+            guard case .dictionary(var hashes)? = plist["NSStoreModelVersionHashes"] else { return }
+            hashes["SyncFeatureEntity"] = .data(Data(repeating: 0x11, count: 32))
+            plist["NSStoreModelVersionHashes"] = .dictionary(hashes)
+        }
+        let result = StoreMatcher.match(storePath: fixture.path, catalog: fixture.catalog())
+        #expect(result.outcome == .drifted)
+        #expect(result.version == "V2")
+        #expect(kinds(result, "V2").contains(.entityHashDiffers))
+        #expect(result.diagnosis.errorCode == 134504)
+        #expect(result.diagnosis.adoptAs == "V2", "only identity differences: adoptable")
+    }
+
+    @Test func duplicateVersionsAreAmbiguous() throws {
+        let fixture = try MatchFixture()
+        var twin = fixture.storeModel
+        twin.entities[0].properties = twin.entities[0].properties.map { property in
+            guard case .attribute(var attribute) = property else { return property }
+            attribute.defaultValue = "changed"  // not part of the hash
+            return .attribute(attribute)
+        }
+        let catalog = fixture.catalog(extra: [CatalogVersion(name: "V2-twin", model: twin, origin: "inline")])
+        #expect(catalog.duplicateChecksums == [["V2", "V2-twin"]])
+        let result = StoreMatcher.match(storePath: fixture.path, catalog: catalog)
+        #expect(result.outcome == .ambiguous)
+        #expect(result.diagnosis.prediction == .ambiguousVersion)
+        #expect(result.diagnosis.summary.contains("V2, V2-twin") || result.diagnosis.summary.contains("V2-twin, V2"))
+    }
+
+    @Test func aStoreAheadOfTheCurrentVersionIsNewer() throws {
+        let fixture = try MatchFixture()
+        let result = StoreMatcher.match(storePath: fixture.path, catalog: fixture.catalog(current: "V1"))
+        #expect(result.outcome == .newer)
+        #expect(result.diagnosis.prediction == .refusesNewerStore)
+    }
+
+    @Test func unrelatedCatalogIsUnknownAndPlainDatabaseIsNotCoreData() throws {
+        let fixture = try MatchFixture()
+        let other = Catalog(
+            name: "Other", versions: [CatalogVersion(name: "X1", model: ManagedObjectModel(entities: [
+                EntityDescription(name: "Invoice", properties: [.attribute(AttributeDescription(name: "total", type: .decimal))])
+            ]), origin: "inline")], sourcePath: "(test)")
+        let unknown = StoreMatcher.match(storePath: fixture.path, catalog: other)
+        #expect(unknown.outcome == .unknown)
+        #expect(unknown.version == nil)
+        #expect(unknown.diagnosis.prediction == .cannotPredict)
+
+        try StoreFixtureBuilder.database(at: fixture.directory.path("plain.db"), sql: "CREATE TABLE t(x);")
+        let plain = StoreMatcher.match(storePath: fixture.directory.path("plain.db"), catalog: other)
+        #expect(plain.outcome == .notCoreData)
+        #expect(plain.storeKind == .sqliteDatabase)
+    }
+}
