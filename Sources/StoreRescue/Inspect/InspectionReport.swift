@@ -135,6 +135,17 @@ public struct InspectionReport: Sendable, Encodable {
         public var message: String
         public var hint: String?
         public var exitStatus: Int32
+
+        public init(message: String, hint: String?, exitStatus: Int32) {
+            self.message = message
+            self.hint = hint
+            self.exitStatus = exitStatus
+        }
+
+        /// The summary of an operator-facing error.
+        public init(_ error: any OperatorFacingError) {
+            self.init(message: error.description, hint: error.recoverySuggestion, exitStatus: error.exitStatus.rawValue)
+        }
     }
 
     /// The exit status `inspect` ends with for this report.

@@ -71,7 +71,7 @@ struct DiagnosisBuilder {
         let stages = (from..<to).map { stageDescription(catalog.versions[$0].name, catalog.versions[$0 + 1].name) }
         let mandatory = mandatoryProblems(from: from, to: to)
         let mandatoryReasons = mandatory.map {
-            "\($0.version) adds the required attribute \($0.entity).\($0.attribute) with no default while \($0.rowCount) \($0.entity) rows exist"
+            "\($0.version) adds the required \($0.kind) \($0.entity).\($0.attribute)\($0.kind == "attribute" ? " with no default" : "") while \($0.rowCount) \($0.entity) rows exist"
         }
         if !hasChecksum {
             reasons.insert("the store has no NSStoreModelVersionChecksumKey (written by framework \(metadata?.frameworkVersion.map(String.init) ?? "?")): staged migration (NSStagedMigrationManager) cannot find its version among the stages", at: 0)
@@ -93,7 +93,7 @@ struct DiagnosisBuilder {
             return result
         }
         var result = diagnosis(.migrates, nil, "Migrates from \(version) to \(latest.name) through \(stages.count) stage\(stages.count == 1 ? "" : "s").",
-                               reasons: reasons + stages)
+                               reasons: reasons)
         result.stages = stages
         return result
     }
@@ -117,13 +117,18 @@ struct DiagnosisBuilder {
             for entity in next.model.entities {
                 guard let before = previous.entity(named: entity.name) ?? previous.entities.first(where: { $0.name == entity.renamingIdentifier }) else { continue }
                 let existing = Set(previous.allProperties(of: before).flatMap { [$0.name] + ($0.renamingIdentifierValue.map { [$0] } ?? []) })
-                for attribute in entity.attributes where !attribute.isOptional && !attribute.isTransient && attribute.defaultValue == nil {
-                    let key = attribute.renamingIdentifier ?? attribute.name
-                    guard !existing.contains(attribute.name), !existing.contains(key) else { continue }
+                var required: [(name: String, renamed: String?, kind: String)] = entity.attributes
+                    .filter { !$0.isOptional && !$0.isTransient && $0.defaultValue == nil }
+                    .map { ($0.name, $0.renamingIdentifier, "attribute") }
+                required += entity.relationships.filter { !$0.isOptional && !$0.isTransient }
+                    .map { ($0.name, $0.renamingIdentifier, "relationship") }
+                for property in required {
+                    guard !existing.contains(property.name), !existing.contains(property.renamed ?? property.name) else { continue }
                     let source = storeVersion.model.entity(named: before.name) ?? before
                     let rows = DataEvidence.rowCount(of: source, in: storeVersion.model, report: work.report, connection: work.store.connection) ?? 0
                     if rows > 0 {
-                        problems.append(MandatoryAttributeProblem(version: next.name, entity: entity.name, attribute: attribute.name, rowCount: rows))
+                        problems.append(MandatoryAttributeProblem(
+                            version: next.name, entity: entity.name, attribute: property.name, rowCount: rows, kind: property.kind))
                     }
                 }
             }

@@ -110,10 +110,67 @@ public struct Diagnosis: Sendable, Encodable {
     public var mandatoryAttributes: [MandatoryAttributeProblem]
 }
 
-/// A required attribute a later version adds with no default while rows exist.
+/// A required attribute (with no default) or required relationship a later version adds while
+/// rows exist: a lightweight step leaves it empty and the save fails with 134110.
 public struct MandatoryAttributeProblem: Sendable, Encodable, Equatable {
     public var version: String
     public var entity: String
+    /// The attribute's (or relationship's) name.
     public var attribute: String
     public var rowCount: Int64
+    /// `attribute` or `relationship`.
+    public var kind: String = "attribute"
+}
+
+extension MatchResult {
+    enum CodingKeys: String, CodingKey { case path, catalog, outcome, version, candidates, diagnosis, storeKind, error }
+
+    /// Explicit `null`s: every documented key is always present.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(path, forKey: .path)
+        try c.encode(catalog, forKey: .catalog)
+        try c.encode(outcome, forKey: .outcome)
+        try c.encode(version, forKey: .version)
+        try c.encode(candidates, forKey: .candidates)
+        try c.encode(diagnosis, forKey: .diagnosis)
+        try c.encode(storeKind, forKey: .storeKind)
+        try c.encode(error, forKey: .error)
+    }
+
+    /// The exit status `match` ends with: 0 whenever the store was read and weighed (whatever the
+    /// outcome), otherwise the status `inspect` gives the input.
+    public var exitStatus: ExitStatus {
+        if let error { return ExitStatus(rawValue: error.exitStatus) ?? .internalError }
+        return .success
+    }
+}
+
+extension Diagnosis {
+    enum CodingKeys: String, CodingKey { case prediction, errorCode, summary, reasons, adoptAs, stages, mandatoryAttributes }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(prediction, forKey: .prediction)
+        try c.encode(errorCode, forKey: .errorCode)
+        try c.encode(summary, forKey: .summary)
+        try c.encode(reasons, forKey: .reasons)
+        try c.encode(adoptAs, forKey: .adoptAs)
+        try c.encode(stages, forKey: .stages)
+        try c.encode(mandatoryAttributes, forKey: .mandatoryAttributes)
+    }
+}
+
+extension Difference {
+    enum CodingKeys: String, CodingKey { case kind, impact, entity, table, column, detail }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(impact, forKey: .impact)
+        try c.encode(entity, forKey: .entity)
+        try c.encode(table, forKey: .table)
+        try c.encode(column, forKey: .column)
+        try c.encode(detail, forKey: .detail)
+    }
 }

@@ -1,0 +1,54 @@
+import ArgumentParser
+import Foundation
+import StoreRescue
+
+/// `storerescue match STORE --catalog CATALOG`: which known version wrote a store, and what the
+/// app's latest version will do with it.
+struct MatchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "match",
+        abstract: "Match a store to the known versions of its app and predict what the app will do with it.",
+        discussion: """
+            Weighs the stored hashes, checksum and identifiers, the embedded model cache, the \
+            physical schema against each version's exact layout, and (only to break ties) the data. \
+            Outcome: exact, ambiguous, drifted, newer, unknown or notCoreData. Never writes \
+            anything. Exit status 0 whenever the store was read and weighed, whatever the outcome \
+            (read `outcome` from --json); 65/66 as for inspect when the store cannot be read; the \
+            catalog's own status (65/66) when the catalog cannot be loaded.
+            """)
+
+    @Argument(help: "The store's main file.")
+    var store: String
+
+    @Option(help: "The catalog: a catalog file (.json), .xcdatamodeld, .momd, .mom or reference store.")
+    var catalog: String
+
+    @Flag(help: "Follow a symbolic link at the store path instead of refusing it.")
+    var followSymlinks = false
+
+    @Flag(help: "Print the result as JSON (the contract in Docs/JSON-OUTPUT.md).")
+    var json = false
+
+    func run() throws {
+        let loaded: Catalog
+        do {
+            loaded = try Catalog.load(path: catalog)
+        } catch let error as any OperatorFacingError {
+            if json {
+                try Output.writeJSON(["error": InspectionReport.ErrorSummary(error)])
+            } else {
+                Output.writeError(message: error.description, hint: error.recoverySuggestion)
+            }
+            throw ExitCode(error.exitStatus.rawValue)
+        }
+        let result = StoreMatcher.match(storePath: store, catalog: loaded, options: StoreOpenOptions(followsSymlinks: followSymlinks))
+        if json {
+            try Output.writeJSON(result)
+        } else if let error = result.error {
+            Output.writeError(message: error.message, hint: error.hint)
+        } else {
+            Output.write(result.renderText())
+        }
+        if result.exitStatus != .success { throw ExitCode(result.exitStatus.rawValue) }
+    }
+}
