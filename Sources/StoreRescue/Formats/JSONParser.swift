@@ -128,29 +128,42 @@ struct JSONParser {
     private mutating func string() throws(JSONParseError) -> String {
         let start = offset
         offset += 1
-        var scalars = String.UnicodeScalarView()
-        var run: [UInt8] = []
-        func flush() throws(JSONParseError) {
-            guard !run.isEmpty else { return }
-            guard let text = String(validating: run, as: UTF8.self) else { throw error("a string is not valid UTF-8", at: start) }
-            scalars.append(contentsOf: text.unicodeScalars)
-            run.removeAll(keepingCapacity: true)
+        // Fast path: most strings have no escape; decode the whole run at once.
+        var end = offset
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 {
+            end += 1
+        }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            guard let text = String(validating: bytes[offset..<end], as: UTF8.self) else {
+                throw error("a string is not valid UTF-8", at: start)
+            }
+            offset = end + 1
+            return text
+        }
+        var text = ""
+        var runStart = offset
+        func flush(_ runEnd: Int) throws(JSONParseError) {
+            guard runEnd > runStart else { return }
+            guard let run = String(validating: bytes[runStart..<runEnd], as: UTF8.self) else {
+                throw error("a string is not valid UTF-8", at: start)
+            }
+            text += run
         }
         while true {
             guard let byte = current else { throw error("a string is not closed", at: start) }
             switch byte {
             case UInt8(ascii: "\""):
+                try flush(offset)
                 offset += 1
-                try flush()
-                return String(scalars)
+                return text
             case UInt8(ascii: "\\"):
-                try flush()
+                try flush(offset)
                 offset += 1
-                scalars.append(try escape())
+                text.unicodeScalars.append(try escape())
+                runStart = offset
             case 0..<0x20:
                 throw error("a control character (\(describe(byte))) inside a string must be escaped")
             default:
-                run.append(byte)
                 offset += 1
             }
         }

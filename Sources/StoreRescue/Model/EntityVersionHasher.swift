@@ -72,11 +72,13 @@ public enum EntityVersionHasher {
             for ancestor in chain[level...].reversed() {
                 for property in ancestor.properties { byName[property.name] = property }
             }
-            let properties = byName.values.filter { !$0.isTransient }.sorted { isInCodePointOrder($0.name, $1.name) }
+            // Hash each property once, then order the small (UTF-8 name, hash) pairs.
+            let hashed = byName.values.filter { !$0.isTransient }.map { (name: Array($0.name.utf8), hash: hash(of: $0)) }
+                .sorted { $0.name.lexicographicallyPrecedes($1.name) }
             var bytes = Data(entity.name.utf8)
             bytes.append(entity.isAbstract ? 1 : 0)
             if let superHash { bytes.append(superHash) }
-            for property in properties { bytes.append(hash(of: property)) }
+            for property in hashed { bytes.append(property.hash) }
             if let modifier = entity.versionHashModifier { bytes.append(contentsOf: modifier.utf8) }
             let constraints = entity.uniquenessConstraints.map { $0.joined(separator: ".") }.sorted(by: isInCodePointOrder)
             for constraint in constraints { bytes.append(contentsOf: constraint.utf8) }

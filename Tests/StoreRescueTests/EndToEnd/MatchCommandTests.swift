@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+
+@Suite(.enabled(if: CommandRunner.isAvailable && Samples.available, "needs the built executable and ../shared/samples"))
+struct MatchCommandTests {
+    @Test func jsonContractOnSyncMetadata() throws {
+        let dir = try TemporaryDirectory()
+        let catalog = try dir.copySampleItem("lineages/SyncMetadata/SyncMetadata.xcdatamodeld")
+        let store = try dir.copySample("lineages/SyncMetadata/SyncMetadata_V3.sqlite")
+        let before = try StoreFixtureBuilder.snapshot(of: dir.url.path)
+        let result = try CommandRunner.run(["match", store, "--catalog", catalog, "--json"])
+        #expect(result.status == 0)
+        let json = try result.json()
+        for key in ["outcome", "version", "candidates", "diagnosis", "error"] { #expect(json[key] != nil, "key \(key)") }
+        #expect(json["outcome"] as? String == "exact")
+        #expect(json["version"] as? String == "SyncMetadata 3")
+        let candidates = try #require(json["candidates"] as? [[String: Any]])
+        #expect(candidates.count == 4)
+        #expect(candidates.allSatisfy { $0["version"] is String && $0["score"] is Double && $0["differences"] is [Any] })
+        let diagnosis = try #require(json["diagnosis"] as? [String: Any])
+        #expect(diagnosis["prediction"] as? String == "migrates")
+        #expect(diagnosis["errorCode"] is NSNull)
+        #expect(try StoreFixtureBuilder.snapshot(of: dir.url.path) == before, "match never writes next to the store")
+    }
+
+    @Test func textNamesTheDiagnosisAndErrorsHaveStatuses() throws {
+        let dir = try TemporaryDirectory()
+        let catalog = try dir.copySampleItem("lineages/PostsRevised/CoreDataMigration_Example.xcdatamodeld")
+        let store = try dir.copySample("lineages/PostsRevised/CoreDataMigration_Example_1.sqlite")
+        let text = try CommandRunner.run(["match", store, "--catalog", catalog])
+        #expect(text.status == 0)
+        #expect(text.stdout.contains("Outcome         exact: CoreDataMigration_Example"))
+        #expect(text.stdout.contains("134504"))
+        #expect(text.stdout.contains("Adopt as"))
+
+        let missingStore = try CommandRunner.run(["match", dir.path("nope.sqlite"), "--catalog", catalog])
+        #expect(missingStore.status == 66)
+        #expect(missingStore.stderr.contains("no such file"))
+        let missingCatalog = try CommandRunner.run(["match", store, "--catalog", dir.path("nope.json"), "--json"])
+        #expect(missingCatalog.status == 66)
+        let error = try #require(try missingCatalog.json()["error"] as? [String: Any])
+        #expect((error["message"] as? String)?.contains("nope.json") == true)
+        #expect(try CommandRunner.run(["match", store]).status == 64)
+    }
+}
