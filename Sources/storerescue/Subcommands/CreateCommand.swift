@@ -112,7 +112,7 @@ struct CreateCommand: ParsableCommand {
               history:     \(result.includesPersistentHistory ? "ACHANGE, ATRANSACTION, ATRANSACTIONSTRING" : "none")
               identifiers: \(result.versionIdentifiers.map { "\"\($0)\"" }.joined(separator: ", "))
               framework:   \(result.frameworkVersion)
-              checksum:    \(result.versionChecksum)
+              checksum:    \(result.versionChecksum)\(result.frameworkVersion < 1333 ? " (not stamped: framework \(result.frameworkVersion) predates NSStoreModelVersionChecksumKey)" : "")
               store UUID:  \(result.uuid)
             Z_MODELCACHE is left empty; Core Data fills it the next time the app saves.
 
