@@ -30,6 +30,15 @@ import Foundation
 ///                                      options: StoreCreationOptions(includesPersistentHistory: true))
 /// ```
 public enum StoreCreator {
+    /// Checks, without writing anything, that a store could be created at `path`: its folder
+    /// exists and neither it, a sidecar of it, nor a symbolic link is there. `create` checks
+    /// again itself; callers use this to refuse before doing expensive work.
+    ///
+    /// - Throws: `StoreCreationError` naming what is in the way.
+    public static func checkTarget(_ path: String) throws {
+        _ = try CreationTarget(path: path)
+    }
+
     /// Creates the store at `path`.
     ///
     /// - Parameters:

@@ -55,6 +55,8 @@ struct CreateCommand: ParsableCommand {
 
     func run() throws {
         do {
+            // Refuse an occupied target before reading any model: cheap, and independent of the source.
+            try StoreCreator.checkTarget(output)
             let source = try resolveSource()
             let result = try StoreCreator.create(
                 model: source.model, versionIdentifiers: source.versionIdentifiers, at: output,
