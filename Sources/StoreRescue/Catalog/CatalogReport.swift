@@ -38,17 +38,7 @@ public struct CatalogReport: Sendable, Encodable, Equatable {
         public var versions: [String]
     }
 
-    public struct ErrorSummary: Sendable, Encodable, Equatable {
-        public var message: String
-        public var hint: String?
-        public var exitStatus: Int32
-
-        public init(_ error: any OperatorFacingError) {
-            message = error.description
-            hint = error.recoverySuggestion
-            exitStatus = error.exitStatus.rawValue
-        }
-    }
+    public typealias ErrorSummary = StoreRescue.ErrorSummary
 
     public var path: String
     public var app: String?
@@ -185,16 +175,5 @@ extension CatalogReport.Stage {
         try c.encode(to, forKey: .to)
         try c.encode(kind, forKey: .kind)
         try c.encode(notes, forKey: .notes)
-    }
-}
-
-extension CatalogReport.ErrorSummary {
-    enum CodingKeys: String, CodingKey { case message, hint, exitStatus }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(message, forKey: .message)
-        try c.encode(hint, forKey: .hint)
-        try c.encode(exitStatus, forKey: .exitStatus)
     }
 }

@@ -131,22 +131,7 @@ public struct InspectionReport: Sendable, Encodable {
         public var messages: [String]
     }
 
-    public struct ErrorSummary: Sendable, Encodable {
-        public var message: String
-        public var hint: String?
-        public var exitStatus: Int32
-
-        public init(message: String, hint: String?, exitStatus: Int32) {
-            self.message = message
-            self.hint = hint
-            self.exitStatus = exitStatus
-        }
-
-        /// The summary of an operator-facing error.
-        public init(_ error: any OperatorFacingError) {
-            self.init(message: error.description, hint: error.recoverySuggestion, exitStatus: error.exitStatus.rawValue)
-        }
-    }
+    public typealias ErrorSummary = StoreRescue.ErrorSummary
 
     /// The exit status `inspect` ends with for this report.
     public var exitStatus: ExitStatus {
@@ -160,7 +145,7 @@ public struct InspectionReport: Sendable, Encodable {
             path: path, kind: kind, accessMethod: nil, sidecars: sidecars, file: nil, metadata: nil, model: nil,
             entities: [], tables: [], indexes: [], triggers: [], views: [], integrity: nil,
             findings: [Finding(.error, .inputRejected, error.description)],
-            error: ErrorSummary(message: error.description, hint: error.recoverySuggestion, exitStatus: error.exitStatus.rawValue))
+            error: ErrorSummary(error))
     }
 
     /// The report as JSON: pretty-printed, keys sorted, no escaped slashes.

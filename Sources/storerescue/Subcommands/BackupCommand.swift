@@ -89,6 +89,6 @@ struct BackupCommand: ParsableCommand {
 
             """
         for pruned in result.prunedBackups { text += "  pruned:   \(pruned)\n" }
-        FileHandle.standardOutput.write(Data(text.utf8))
+        CommandOutput.write(text)
     }
 }

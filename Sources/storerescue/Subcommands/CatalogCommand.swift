@@ -40,11 +40,11 @@ struct CatalogCommand: ParsableCommand {
                 report = CatalogReport(failedPath: catalog, error: error)
             }
             if json {
-                try Output.writeJSON(report)
+                CommandOutput.printJSON(report)
             } else if let error = report.error {
-                Output.writeError(message: error.message, hint: error.hint)
+                CommandOutput.writeError(message: error.message, hint: error.hint)
             } else {
-                Output.write(report.renderText())
+                CommandOutput.write(report.renderText())
             }
             if report.exitStatus != .success { throw ExitCode(report.exitStatus.rawValue) }
         }
@@ -98,11 +98,11 @@ struct CatalogCommand: ParsableCommand {
                 outcome = LearnOutcome(catalog: catalog, error: error)
             }
             if json {
-                try Output.writeJSON(outcome)
+                CommandOutput.printJSON(outcome)
             } else if let error = outcome.error {
-                Output.writeError(message: error.message, hint: error.hint)
+                CommandOutput.writeError(message: error.message, hint: error.hint)
             } else {
-                Output.write(outcome.renderText())
+                CommandOutput.write(outcome.renderText())
             }
             if let status = outcome.error?.exitStatus { throw ExitCode(status) }
         }

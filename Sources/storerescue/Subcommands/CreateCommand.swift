@@ -62,24 +62,13 @@ struct CreateCommand: ParsableCommand {
                 model: source.model, versionIdentifiers: source.versionIdentifiers, at: output,
                 options: StoreCreationOptions(includesPersistentHistory: history, frameworkVersion: frameworkVersion))
             if json {
-                try Output.writeJSON(CreateReport(result: result, source: source.description))
+                CommandOutput.printJSON(CreateReport(result: result, source: source.description))
             } else {
-                Output.write(Self.renderText(result, source: source.description))
+                CommandOutput.write(Self.renderText(result, source: source.description))
             }
-        } catch let error as any OperatorFacingError {
-            try fail(message: error.description, hint: error.recoverySuggestion, status: error.exitStatus)
         } catch {
-            try fail(message: "internal error: \(error)", hint: "please report this with the command line", status: .internalError)
+            throw CommandOutput.failure(error, json: json)
         }
-    }
-
-    private func fail(message: String, hint: String?, status: ExitStatus) throws -> Never {
-        if json {
-            try Output.writeJSON(CreateErrorReport(error: .init(message: message, hint: hint, exitStatus: status.rawValue)))
-        } else {
-            Output.writeError(message: message, hint: hint)
-        }
-        throw ExitCode(status.rawValue)
     }
 
     struct ResolvedSource {
@@ -142,17 +131,6 @@ struct CreateReport: Encodable {
     }
 
     enum Keys: String, CodingKey { case source, error }
-}
-
-/// `create --json` output when nothing was created.
-struct CreateErrorReport: Encodable {
-    struct ErrorSummary: Encodable {
-        var message: String
-        var hint: String?
-        var exitStatus: Int32
-    }
-
-    var error: ErrorSummary
 }
 
 /// A command line naming something the input does not have.

@@ -34,11 +34,11 @@ struct InspectCommand: ParsableCommand {
             countsRows: counts, checksIntegrity: deep, open: StoreOpenOptions(followsSymlinks: followSymlinks))
         let report = StoreInspector.inspect(path: store, options: options)
         if json {
-            try Output.writeJSON(report)
+            CommandOutput.printJSON(report)
         } else if let error = report.error {
-            Output.writeError(message: error.message, hint: error.hint)
+            CommandOutput.writeError(message: error.message, hint: error.hint)
         } else {
-            Output.write(report.renderText())
+            CommandOutput.write(report.renderText())
         }
         let status = report.exitStatus
         if status != .success { throw ExitCode(status.rawValue) }

@@ -33,21 +33,16 @@ struct MatchCommand: ParsableCommand {
         let loaded: Catalog
         do {
             loaded = try Catalog.load(path: catalog)
-        } catch let error as any OperatorFacingError {
-            if json {
-                try Output.writeJSON(["error": InspectionReport.ErrorSummary(error)])
-            } else {
-                Output.writeError(message: error.description, hint: error.recoverySuggestion)
-            }
-            throw ExitCode(error.exitStatus.rawValue)
+        } catch {
+            throw CommandOutput.failure(error, json: json)
         }
         let result = StoreMatcher.match(storePath: store, catalog: loaded, options: StoreOpenOptions(followsSymlinks: followSymlinks))
         if json {
-            try Output.writeJSON(result)
+            CommandOutput.printJSON(result)
         } else if let error = result.error {
-            Output.writeError(message: error.message, hint: error.hint)
+            CommandOutput.writeError(message: error.message, hint: error.hint)
         } else {
-            Output.write(result.renderText())
+            CommandOutput.write(result.renderText())
         }
         if result.exitStatus != .success { throw ExitCode(result.exitStatus.rawValue) }
     }

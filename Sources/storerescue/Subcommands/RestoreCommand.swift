@@ -85,6 +85,6 @@ struct RestoreCommand: ParsableCommand {
             text += "  replaced store was unreadable by SQLite; its files were copied as they were to: \(raw)\n"
         }
         for sidecar in result.removedSidecars { text += "  removed stale: \(sidecar)\n" }
-        FileHandle.standardOutput.write(Data(text.utf8))
+        CommandOutput.write(text)
     }
 }

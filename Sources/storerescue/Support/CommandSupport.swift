@@ -12,34 +12,35 @@ import Darwin
 /// `Error: …` / `Try: …` on stderr, or `{"error": {…}}` on stdout with `--json`; the exit status
 /// from the error's `ExitStatus`.
 enum CommandOutput {
-    /// The stable JSON shape of an error.
-    struct ErrorReport: Encodable {
-        struct Body: Encodable {
-            var message: String
-            var hint: String?
-            var exitStatus: Int32
-        }
-        var error: Body
-    }
-
-    /// Prints `error` as the command's failure and returns the exit code to throw.
+    /// Prints `error` as the command's failure (`Error:`/`Try:` on stderr, or `{"error": …}` on
+    /// stdout with `--json`) and returns the exit code to throw.
     static func failure(_ error: any Error, json: Bool) -> ExitCode {
-        let message: String
-        let hint: String?
-        let status: ExitStatus
+        let summary: ErrorSummary
         if let error = error as? any OperatorFacingError {
-            (message, hint, status) = (error.description, error.recoverySuggestion, error.exitStatus)
+            summary = ErrorSummary(error)
         } else {
-            (message, hint, status) = ("\(error)", "report a bug with the command line that failed", .internalError)
+            summary = ErrorSummary(
+                message: "internal error: \(error)", hint: "report a bug with the command line that failed",
+                exitStatus: ExitStatus.internalError.rawValue)
         }
         if json {
-            printJSON(ErrorReport(error: .init(message: message, hint: hint, exitStatus: status.rawValue)))
+            printJSON(["error": summary])
         } else {
-            var text = "Error: \(message)\n"
-            if let hint { text += "Try: \(hint)\n" }
-            FileHandle.standardError.write(Data(text.utf8))
+            writeError(message: summary.message, hint: summary.hint)
         }
-        return ExitCode(status.rawValue)
+        return ExitCode(summary.exitStatus)
+    }
+
+    /// Text for people, on stdout.
+    static func write(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    /// `Error: <what failed, which file>` and `Try: <what to do>` on stderr.
+    static func writeError(message: String, hint: String?) {
+        var text = "Error: \(message)\n"
+        if let hint { text += "Try: \(hint)\n" }
+        FileHandle.standardError.write(Data(text.utf8))
     }
 
     /// Prints `value` as pretty JSON with sorted keys on stdout.
