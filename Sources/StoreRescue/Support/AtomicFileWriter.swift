@@ -22,9 +22,11 @@ struct FileFingerprint: Sendable, Equatable {
     }
 }
 
-/// Replaces a file all at once: the new content goes to a temporary file in the same folder,
-/// is flushed to disk, and is renamed over the target, so a reader sees the old file or the new
-/// one, never half of either, and a crash leaves the old file intact.
+/// Replaces a small file all at once, on top of `SafeFileOutput` (temporary file in the same
+/// folder, flushed, renamed over the target, folder synced): a reader sees the old file or the new
+/// one, never half of either, and a crash leaves the old file intact. On top of that it refuses a
+/// symbolic link at the target, keeps a replaced file's permissions, and writes nothing when the
+/// file changed since it was read.
 enum AtomicFileWriter {
     struct Failure: Error, Equatable {
         var reason: String
@@ -39,38 +41,37 @@ enum AtomicFileWriter {
     ///   the folder is not writable.
     static func write(_ data: Data, to path: String, expected: FileFingerprint?) throws(Failure) {
         try checkTarget(path)
-        let url = URL(fileURLWithPath: path)
-        let folder = url.deletingLastPathComponent().path
-        let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).tmp-\(UUID().uuidString.prefix(8))").path
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw Failure(reason: "cannot create a file in \(folder): \(String(cString: strerror(errno)))", status: .cannotCreateOutput)
-        }
-        var renamed = false
-        defer { if !renamed { unlink(temporary) } }
+        var existing = stat()
+        let permissions: mode_t = lstat(path, &existing) == 0 ? existing.st_mode & 0o7777 : 0o644
         do {
-            defer { close(descriptor) }
-            // A replaced file keeps its permissions.
-            var existing = stat()
-            if lstat(path, &existing) == 0 { _ = fchmod(descriptor, existing.st_mode & 0o7777) }
-            try writeAll(data, to: descriptor)
-            guard fsync(descriptor) == 0 else { throw Failure(reason: "cannot flush: \(String(cString: strerror(errno)))", status: .ioError) }
+            let output = try SafeFileOutput(destinationPath: path, permissions: permissions)
+            // The umask may have narrowed the mode; a replaced file keeps exactly its own.
+            _ = chmod(output.temporaryPath, permissions)
+            try data.withUnsafeBytes { try output.write($0) }
+            guard FileFingerprint(path: path) == expected else {
+                output.discard()
+                let reason = expected == nil ? "it was created by another process meanwhile" : "it was changed by another process meanwhile"
+                throw Failure(reason: reason, status: .temporaryFailure)
+            }
+            try checkTarget(path)
+            try output.publish(replacingExisting: expected != nil)
+        } catch let failure as Failure {
+            throw failure
+        } catch let error as SafeFileOutputError {
+            throw Failure(reason: Self.reason(error), status: error.exitStatus)
+        } catch {
+            throw Failure(reason: "\(error)", status: .ioError)
         }
-        guard FileFingerprint(path: path) == expected else {
-            let reason = expected == nil ? "it was created by another process meanwhile" : "it was changed by another process meanwhile"
-            throw Failure(reason: reason, status: .temporaryFailure)
-        }
-        try checkTarget(path)
-        guard rename(temporary, path) == 0 else {
-            throw Failure(reason: "cannot rename the new file into place: \(String(cString: strerror(errno)))", status: .ioError)
-        }
-        renamed = true
-        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            // Makes the rename itself durable; a failure here loses nothing already written.
-            _ = fsync(directory)
-            close(directory)
+    }
+
+    /// The part of a `SafeFileOutputError` that says why, for callers that name the file themselves.
+    private static func reason(_ error: SafeFileOutputError) -> String {
+        switch error {
+        case .cannotCreate(let path, let reason): return "cannot create a file in \(SafeFileOutput.folder(of: path)): \(reason)"
+        case .writeFailed(_, let reason): return "cannot write: \(reason)"
+        case .destinationExists: return "it was created by another process meanwhile"
+        case .destinationIsSymbolicLink: return "it is a symbolic link; refusing to replace it"
+        case .cannotPublish(_, let reason): return "cannot rename the new file into place: \(reason)"
         }
     }
 
@@ -83,22 +84,5 @@ enum AtomicFileWriter {
         case S_IFLNK: throw Failure(reason: "it is a symbolic link; refusing to replace it", status: .cannotCreateOutput)
         default: throw Failure(reason: "it is not a regular file", status: .cannotCreateOutput)
         }
-    }
-
-    private static func writeAll(_ data: Data, to descriptor: Int32) throws(Failure) {
-        var failure: Failure?
-        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
-            var written = 0
-            while written < buffer.count {
-                let count = Foundation.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    failure = Failure(reason: "cannot write: \(String(cString: strerror(errno)))", status: .ioError)
-                    return
-                }
-                written += count
-            }
-        }
-        if let failure { throw failure }
     }
 }
