@@ -21,8 +21,17 @@ final class StoreSnapshotter {
 
     let sourcePath: String
     let pageSize: Int
-    private let source: SQLiteConnection
+    private var connection: SQLiteConnection?
     private let lockTimeout: TimeInterval
+    /// Neither `-wal` nor `-shm` existed when the store was opened: any that exist afterwards
+    /// were created by this read (a read-only connection to a WAL store makes both).
+    private let hadNoSidecars: Bool
+
+    /// The open source connection; it exists from `init` until `deinit`.
+    private var source: SQLiteConnection {
+        guard let connection else { preconditionFailure("StoreSnapshotter used after it closed its connection") }
+        return connection
+    }
 
     /// Opens `sourcePath` and begins the read transaction, waiting up to `lockTimeout` for a writer.
     ///
@@ -30,16 +39,19 @@ final class StoreSnapshotter {
     init(sourcePath: String, lockTimeout: TimeInterval) throws {
         self.sourcePath = sourcePath
         self.lockTimeout = lockTimeout
+        var info = stat()
+        hadNoSidecars = lstat(sourcePath + "-wal", &info) != 0 && lstat(sourcePath + "-shm", &info) != 0
         let milliseconds = Int32(clamping: Int((lockTimeout * 1000).rounded()))
         do {
-            source = try SQLiteConnection(path: sourcePath,
-                                          options: SQLiteOpenOptions(mode: .readOnly, busyTimeoutMilliseconds: milliseconds))
+            let opened = try SQLiteConnection(path: sourcePath,
+                                              options: SQLiteOpenOptions(mode: .readOnly, busyTimeoutMilliseconds: milliseconds))
+            connection = opened
             // Pages stream through once: a small cache keeps memory flat whatever the store's size.
-            try source.execute("PRAGMA cache_size = -1024")
-            try source.execute("BEGIN")
+            try opened.execute("PRAGMA cache_size = -1024")
+            try opened.execute("BEGIN")
             // The first read takes the shared lock (or WAL read mark) and keeps it until COMMIT.
-            _ = try source.scalar("SELECT count(*) FROM sqlite_schema")
-            let size = try source.scalar("PRAGMA page_size")?.int64 ?? 0
+            _ = try opened.scalar("SELECT count(*) FROM sqlite_schema")
+            let size = try opened.scalar("PRAGMA page_size")?.int64 ?? 0
             guard (512...65_536).contains(size) else {
                 throw BackupError.sourceNotAStore(path: sourcePath, detail: "page size \(size) is not valid")
             }
@@ -50,7 +62,25 @@ final class StoreSnapshotter {
     }
 
     deinit {
-        try? source.execute("ROLLBACK")
+        try? connection?.execute("ROLLBACK")
+        connection = nil  // closes it
+        if hadNoSidecars { Self.removeSidecarsThisReadCreated(sourcePath) }
+    }
+
+    /// Leaves the store's folder as it was found. A read-only connection to a WAL store creates
+    /// an empty `-wal` and a `-shm` beside it and cannot remove them; SQLite's last read-write
+    /// connection removes both when it closes, and leaves them while any other connection has the
+    /// store open. So when the `-wal` is still empty (nothing to checkpoint: the main file cannot
+    /// change), a read-write connection that only reads the schema is opened and closed.
+    static func removeSidecarsThisReadCreated(_ path: String) {
+        var info = stat()
+        let walExists = lstat(path + "-wal", &info) == 0
+        guard walExists || lstat(path + "-shm", &info) == 0 else { return }
+        if walExists {
+            guard (info.st_mode & S_IFMT) == S_IFREG, info.st_size == 0 else { return }
+        }
+        guard let cleaner = try? SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readWrite)) else { return }
+        _ = try? cleaner.scalar("SELECT count(*) FROM sqlite_schema")
     }
 
     /// Copies every page into a new database at `snapshotPath`.
