@@ -7,7 +7,7 @@ public struct CatalogReport: Sendable, Encodable, Equatable {
         public var name: String
         /// `xcdatamodel`, `mom`, `store` or `inline`.
         public var origin: String
-        public var sourcePath: String?
+        @NullEncoded public var sourcePath: String?
         /// `NSStoreModelVersionIdentifiers` the version stamps.
         public var versionIdentifiers: [String]
         public var isCurrent: Bool
@@ -29,7 +29,7 @@ public struct CatalogReport: Sendable, Encodable, Equatable {
         public var from: String
         public var to: String
         public var kind: String
-        public var notes: String?
+        @NullEncoded public var notes: String?
     }
 
     /// Versions a staged migration could not tell apart.
@@ -41,14 +41,14 @@ public struct CatalogReport: Sendable, Encodable, Equatable {
     public typealias ErrorSummary = StoreRescue.ErrorSummary
 
     public var path: String
-    public var app: String?
-    public var currentVersion: String?
-    public var latestVersion: String?
+    @NullEncoded public var app: String?
+    @NullEncoded public var currentVersion: String?
+    @NullEncoded public var latestVersion: String?
     public var versions: [Version]
     public var stages: [Stage]
     public var duplicateChecksums: [DuplicateChecksum]
     public var warnings: [String]
-    public var error: ErrorSummary?
+    @NullEncoded public var error: ErrorSummary?
 
     public init(catalog: Catalog, path: String) {
         self.path = path
@@ -123,57 +123,5 @@ public struct CatalogReport: Sendable, Encodable, Equatable {
         if warnings.isEmpty { out.line("  none") }
         for warning in warnings { out.line("  warning: \(warning)") }
         return out.text
-    }
-}
-
-// Explicit `null`s: jobs can rely on every documented key being present.
-extension CatalogReport {
-    enum CodingKeys: String, CodingKey {
-        case path, app, currentVersion, latestVersion, versions, stages, duplicateChecksums, warnings, error
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(path, forKey: .path)
-        try c.encode(app, forKey: .app)
-        try c.encode(currentVersion, forKey: .currentVersion)
-        try c.encode(latestVersion, forKey: .latestVersion)
-        try c.encode(versions, forKey: .versions)
-        try c.encode(stages, forKey: .stages)
-        try c.encode(duplicateChecksums, forKey: .duplicateChecksums)
-        try c.encode(warnings, forKey: .warnings)
-        try c.encode(error, forKey: .error)
-    }
-}
-
-extension CatalogReport.Version {
-    enum CodingKeys: String, CodingKey {
-        case name, origin, sourcePath, versionIdentifiers, isCurrent, entityCount, versionChecksum, hashesDigest, entities, sameChecksumAs
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(name, forKey: .name)
-        try c.encode(origin, forKey: .origin)
-        try c.encode(sourcePath, forKey: .sourcePath)
-        try c.encode(versionIdentifiers, forKey: .versionIdentifiers)
-        try c.encode(isCurrent, forKey: .isCurrent)
-        try c.encode(entityCount, forKey: .entityCount)
-        try c.encode(versionChecksum, forKey: .versionChecksum)
-        try c.encode(hashesDigest, forKey: .hashesDigest)
-        try c.encode(entities, forKey: .entities)
-        try c.encode(sameChecksumAs, forKey: .sameChecksumAs)
-    }
-}
-
-extension CatalogReport.Stage {
-    enum CodingKeys: String, CodingKey { case from, to, kind, notes }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(from, forKey: .from)
-        try c.encode(to, forKey: .to)
-        try c.encode(kind, forKey: .kind)
-        try c.encode(notes, forKey: .notes)
     }
 }

@@ -6,26 +6,26 @@ public struct InspectionReport: Sendable, Encodable {
     public var path: String
     public var kind: StoreKind
     /// How the store was read (`immutableOriginal` or `privateCopy`), nil when it was not opened.
-    public var accessMethod: StoreAccessMethod?
+    @NullEncoded public var accessMethod: StoreAccessMethod?
     /// Suffixes of the sidecars present next to the input (`["-wal","-shm"]`).
     public var sidecars: [String]
-    public var file: FileSummary?
-    public var metadata: MetadataSummary?
-    public var model: ModelSummary?
+    @NullEncoded public var file: FileSummary?
+    @NullEncoded public var metadata: MetadataSummary?
+    @NullEncoded public var model: ModelSummary?
     public var entities: [EntitySummary]
     public var tables: [TableSummary]
     public var indexes: [PhysicalSchema.Index]
     public var triggers: [PhysicalSchema.SchemaObject]
     public var views: [PhysicalSchema.SchemaObject]
-    public var integrity: IntegritySummary?
+    @NullEncoded public var integrity: IntegritySummary?
     public var findings: [Finding]
     /// Set when the input could not be read: what failed and what to try.
-    public var error: ErrorSummary?
+    @NullEncoded public var error: ErrorSummary?
 
     public struct FileSummary: Sendable, Encodable {
         public var size: Int64
         public var pageSize: Int
-        public var pageCount: Int64?
+        @NullEncoded public var pageCount: Int64?
         public var journalMode: String
         public var autoVacuum: String
         public var textEncoding: String
@@ -34,17 +34,17 @@ public struct InspectionReport: Sendable, Encodable {
     }
 
     public struct MetadataSummary: Sendable, Encodable {
-        public var uuid: String?
-        public var storeType: String?
-        public var frameworkVersion: Int64?
-        public var maximumFrameworkVersion: Int64?
-        public var versionIdentifiers: [String]?
+        @NullEncoded public var uuid: String?
+        @NullEncoded public var storeType: String?
+        @NullEncoded public var frameworkVersion: Int64?
+        @NullEncoded public var maximumFrameworkVersion: Int64?
+        @NullEncoded public var versionIdentifiers: [String]?
         /// Entity name → base64 of its 32-byte version hash.
-        public var versionHashes: [String: String]?
-        public var versionHashesVersion: Int64?
-        public var hashesDigest: String?
-        public var versionChecksum: String?
-        public var autoVacuumLevel: String?
+        @NullEncoded public var versionHashes: [String: String]?
+        @NullEncoded public var versionHashesVersion: Int64?
+        @NullEncoded public var hashesDigest: String?
+        @NullEncoded public var versionChecksum: String?
+        @NullEncoded public var autoVacuumLevel: String?
         /// Keys Core Data does not write itself (app-defined or unknown), kept verbatim.
         public var otherKeys: [String: PropertyListValue]
     }
@@ -64,9 +64,9 @@ public struct InspectionReport: Sendable, Encodable {
         public var name: String
         /// Base64 of the entity version hash computed from the model.
         public var versionHash: String
-        public var superentity: String?
+        @NullEncoded public var superentity: String?
         public var isAbstract: Bool
-        public var versionHashModifier: String?
+        @NullEncoded public var versionHashModifier: String?
         public var uniquenessConstraints: [[String]]
         public var attributes: [ModelAttribute]
         public var relationships: [ModelRelationship]
@@ -77,8 +77,8 @@ public struct InspectionReport: Sendable, Encodable {
         public var type: String
         public var isOptional: Bool
         public var isTransient: Bool
-        public var defaultValue: String?
-        public var versionHashModifier: String?
+        @NullEncoded public var defaultValue: String?
+        @NullEncoded public var versionHashModifier: String?
         public var allowsExternalBinaryDataStorage: Bool
         public var preservesValueInHistoryOnDeletion: Bool
         public var isIndexed: Bool
@@ -87,7 +87,7 @@ public struct InspectionReport: Sendable, Encodable {
     public struct ModelRelationship: Sendable, Encodable {
         public var name: String
         public var destination: String
-        public var inverse: String?
+        @NullEncoded public var inverse: String?
         public var minCount: Int
         public var maxCount: Int
         public var isToMany: Bool
@@ -103,7 +103,7 @@ public struct InspectionReport: Sendable, Encodable {
         public var superEnt: Int64
         public var max: Int64
         /// The table holding this entity's rows.
-        public var table: String?
+        @NullEncoded public var table: String?
         /// The largest `Z_PK` in the hierarchy's table (reported on root entities).
         public var largestPrimaryKey: Int64?
         /// Rows whose `Z_ENT` is this entity's (only with `--counts`).
@@ -156,29 +156,3 @@ public struct InspectionReport: Sendable, Encodable {
     }
 }
 
-extension InspectionReport {
-    /// Explicit `null`s: jobs can rely on every documented key being present.
-    enum CodingKeys: String, CodingKey {
-        case path, kind, accessMethod, sidecars, file, metadata, model, entities, tables, indexes, triggers
-        case views, integrity, findings, error
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(path, forKey: .path)
-        try c.encode(kind, forKey: .kind)
-        try c.encode(accessMethod, forKey: .accessMethod)
-        try c.encode(sidecars, forKey: .sidecars)
-        try c.encode(file, forKey: .file)
-        try c.encode(metadata, forKey: .metadata)
-        try c.encode(model, forKey: .model)
-        try c.encode(entities, forKey: .entities)
-        try c.encode(tables, forKey: .tables)
-        try c.encode(indexes, forKey: .indexes)
-        try c.encode(triggers, forKey: .triggers)
-        try c.encode(views, forKey: .views)
-        try c.encode(integrity, forKey: .integrity)
-        try c.encode(findings, forKey: .findings)
-        try c.encode(error, forKey: .error)
-    }
-}

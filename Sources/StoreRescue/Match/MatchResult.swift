@@ -22,14 +22,14 @@ public struct MatchResult: Sendable, Encodable {
     public var catalog: String
     public var outcome: Outcome
     /// The matched or nearest version's name, or nil.
-    public var version: String?
+    @NullEncoded public var version: String?
     /// Every version, best first.
     public var candidates: [MatchCandidate]
     public var diagnosis: Diagnosis
     /// The store's kind as `inspect` classified it.
     public var storeKind: StoreKind
     /// Set when the store could not be read.
-    public var error: InspectionReport.ErrorSummary?
+    @NullEncoded public var error: InspectionReport.ErrorSummary?
 }
 
 /// One version of the catalog weighed against the store.
@@ -70,9 +70,9 @@ public struct Difference: Sendable, Encodable, Equatable {
 
     public var kind: Kind
     public var impact: Impact
-    public var entity: String?
-    public var table: String?
-    public var column: String?
+    @NullEncoded public var entity: String?
+    @NullEncoded public var table: String?
+    @NullEncoded public var column: String?
     public var detail: String
 }
 
@@ -97,13 +97,13 @@ public struct Diagnosis: Sendable, Encodable {
 
     public var prediction: Prediction
     /// The Core Data error code the app would report (134504, 134110), when one.
-    public var errorCode: Int?
+    @NullEncoded public var errorCode: Int?
     /// One sentence for people.
     public var summary: String
     /// The reasons and the evidence, one per line.
     public var reasons: [String]
     /// The version to stamp the store as before migrating (two-phase bootstrap), when that is the fix.
-    public var adoptAs: String?
+    @NullEncoded public var adoptAs: String?
     /// The stages from the store's version to the latest (`"V1 → V2 (lightweight)"`).
     public var stages: [String]
     /// Entity, attribute and row count for each 134110 cause.
@@ -123,54 +123,10 @@ public struct MandatoryAttributeProblem: Sendable, Encodable, Equatable {
 }
 
 extension MatchResult {
-    enum CodingKeys: String, CodingKey { case path, catalog, outcome, version, candidates, diagnosis, storeKind, error }
-
-    /// Explicit `null`s: every documented key is always present.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(path, forKey: .path)
-        try c.encode(catalog, forKey: .catalog)
-        try c.encode(outcome, forKey: .outcome)
-        try c.encode(version, forKey: .version)
-        try c.encode(candidates, forKey: .candidates)
-        try c.encode(diagnosis, forKey: .diagnosis)
-        try c.encode(storeKind, forKey: .storeKind)
-        try c.encode(error, forKey: .error)
-    }
-
     /// The exit status `match` ends with: 0 whenever the store was read and weighed (whatever the
     /// outcome), otherwise the status `inspect` gives the input.
     public var exitStatus: ExitStatus {
         if let error { return ExitStatus(rawValue: error.exitStatus) ?? .internalError }
         return .success
-    }
-}
-
-extension Diagnosis {
-    enum CodingKeys: String, CodingKey { case prediction, errorCode, summary, reasons, adoptAs, stages, mandatoryAttributes }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(prediction, forKey: .prediction)
-        try c.encode(errorCode, forKey: .errorCode)
-        try c.encode(summary, forKey: .summary)
-        try c.encode(reasons, forKey: .reasons)
-        try c.encode(adoptAs, forKey: .adoptAs)
-        try c.encode(stages, forKey: .stages)
-        try c.encode(mandatoryAttributes, forKey: .mandatoryAttributes)
-    }
-}
-
-extension Difference {
-    enum CodingKeys: String, CodingKey { case kind, impact, entity, table, column, detail }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(kind, forKey: .kind)
-        try c.encode(impact, forKey: .impact)
-        try c.encode(entity, forKey: .entity)
-        try c.encode(table, forKey: .table)
-        try c.encode(column, forKey: .column)
-        try c.encode(detail, forKey: .detail)
     }
 }

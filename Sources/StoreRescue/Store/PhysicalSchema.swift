@@ -32,7 +32,7 @@ public struct PhysicalSchema: Sendable, Equatable, Codable {
         public var name: String
         public var category: TableCategory
         public var columns: [Column]
-        public var sql: String?
+        @NullEncoded public var sql: String?
     }
 
     public struct Index: Sendable, Equatable, Codable {
@@ -43,14 +43,14 @@ public struct PhysicalSchema: Sendable, Equatable, Codable {
         public var isUnique: Bool
         /// False for indexes SQLite makes itself (`sqlite_autoindex_*`, primary keys).
         public var isExplicit: Bool
-        public var sql: String?
+        @NullEncoded public var sql: String?
     }
 
     /// A trigger or a view: Core Data writes few; anything here is worth a look.
     public struct SchemaObject: Sendable, Equatable, Codable {
         public var name: String
         public var table: String
-        public var sql: String?
+        @NullEncoded public var sql: String?
     }
 
     public var tables: [Table]

@@ -112,11 +112,11 @@ struct CatalogCommand: ParsableCommand {
 /// The result of `catalog learn`, for people and for `--json`.
 struct LearnOutcome: Encodable {
     var catalog: String
-    var version: CatalogReport.Version?
+    @NullEncoded var version: CatalogReport.Version?
     var createdCatalog: Bool
     var written: Bool
     var warnings: [String]
-    var error: CatalogReport.ErrorSummary?
+    @NullEncoded var error: CatalogReport.ErrorSummary?
 
     init(result: CatalogLearnResult) {
         catalog = result.catalogPath
@@ -147,17 +147,5 @@ struct LearnOutcome: Encodable {
         text += "  Checksum  \(version.versionChecksum)\n"
         for warning in warnings { text += "warning: \(warning)\n" }
         return text
-    }
-
-    enum CodingKeys: String, CodingKey { case catalog, version, createdCatalog, written, warnings, error }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(catalog, forKey: .catalog)
-        try c.encode(version, forKey: .version)
-        try c.encode(createdCatalog, forKey: .createdCatalog)
-        try c.encode(written, forKey: .written)
-        try c.encode(warnings, forKey: .warnings)
-        try c.encode(error, forKey: .error)
     }
 }

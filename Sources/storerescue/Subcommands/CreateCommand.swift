@@ -117,7 +117,7 @@ struct CreateReport: Encodable {
         /// `catalog` or `model`.
         var kind: String
         var path: String
-        var version: String?
+        @NullEncoded var version: String?
     }
 
     var result: StoreCreationResult

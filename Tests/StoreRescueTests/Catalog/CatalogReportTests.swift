@@ -76,7 +76,7 @@ struct CatalogReportTests {
         let missing = #expect(throws: CatalogLoadError.self) { try Catalog.load(path: directory.path("absent")) }
         #expect(missing?.exitStatus == .noInput)
         // A store file is read as a store, whatever its state.
-        FileManager.default.createFile(atPath: directory.path("empty.sqlite"), contents: Data())
+        #expect(FileManager.default.createFile(atPath: directory.path("empty.sqlite"), contents: Data()))
         let empty = #expect(throws: StoreAccessError.self) { try Catalog.load(path: directory.path("empty.sqlite")) }
         #expect(empty?.kind == .empty)
     }

@@ -23,7 +23,7 @@ import Testing
 
     @Test func emptyFile() throws {
         let dir = try TemporaryDirectory()
-        FileManager.default.createFile(atPath: dir.path("empty.sqlite"), contents: Data())
+        #expect(FileManager.default.createFile(atPath: dir.path("empty.sqlite"), contents: Data()))
         let (kind, message) = rejectedKind(dir.path("empty.sqlite"))
         #expect(kind == .empty)
         #expect(message.contains("is empty"))
@@ -33,8 +33,8 @@ import Testing
         let dir = try TemporaryDirectory()
         var generator = SystemRandomNumberGenerator()
         let random = Data((0..<5000).map { _ in UInt8.random(in: 0...255, using: &generator) })
-        FileManager.default.createFile(atPath: dir.path("random.bin"), contents: random)
-        FileManager.default.createFile(atPath: dir.path("notes.txt"), contents: Data(String(repeating: "hello store\n", count: 100).utf8))
+        #expect(FileManager.default.createFile(atPath: dir.path("random.bin"), contents: random))
+        #expect(FileManager.default.createFile(atPath: dir.path("notes.txt"), contents: Data(String(repeating: "hello store\n", count: 100).utf8)))
         #expect(rejectedKind(dir.path("random.bin")).0 == .notSQLite)
         let (kind, message) = rejectedKind(dir.path("notes.txt"))
         #expect(kind == .notSQLite)
@@ -46,8 +46,8 @@ import Testing
         let path = dir.path("whole.sqlite")
         try StoreFixtureBuilder.database(at: path, sql: "CREATE TABLE t(x); INSERT INTO t VALUES (randomblob(20000));")
         let whole = try Data(contentsOf: URL(fileURLWithPath: path))
-        FileManager.default.createFile(atPath: dir.path("head.sqlite"), contents: whole.prefix(50))
-        FileManager.default.createFile(atPath: dir.path("half.sqlite"), contents: whole.prefix(whole.count / 2))
+        #expect(FileManager.default.createFile(atPath: dir.path("head.sqlite"), contents: whole.prefix(50)))
+        #expect(FileManager.default.createFile(atPath: dir.path("half.sqlite"), contents: whole.prefix(whole.count / 2)))
         let (headKind, headMessage) = rejectedKind(dir.path("head.sqlite"))
         #expect(headKind == .truncated)
         #expect(headMessage.contains("shorter than the 100-byte SQLite header"))
@@ -107,14 +107,14 @@ import Testing
     @Test func sidecarsAreClassifiedWithoutOpening() throws {
         let dir = try TemporaryDirectory()
         let main = dir.path("s.sqlite")
-        FileManager.default.createFile(atPath: main, contents: Data(count: 10))
-        FileManager.default.createFile(atPath: main + "-wal", contents: Data(count: 32))  // header only: no frames
-        FileManager.default.createFile(atPath: main + "-journal", contents: Data(count: 512))  // zeroed header: not hot
+        #expect(FileManager.default.createFile(atPath: main, contents: Data(count: 10)))
+        #expect(FileManager.default.createFile(atPath: main + "-wal", contents: Data(count: 32)))  // header only: no frames
+        #expect(FileManager.default.createFile(atPath: main + "-journal", contents: Data(count: 512)))  // zeroed header: not hot
         let files = StoreFileSet.discover(mainPath: main)
         #expect(files.presentSuffixes == ["-wal", "-journal"])
         #expect(!files.sidecarsHoldData)
-        FileManager.default.createFile(atPath: main + "-journal", contents: Data([0xD9, 0xD5, 0x05, 0xF9] + [UInt8](repeating: 1, count: 508)))
-        FileManager.default.createFile(atPath: main + "-wal", contents: Data(count: 33))
+        #expect(FileManager.default.createFile(atPath: main + "-journal", contents: Data([0xD9, 0xD5, 0x05, 0xF9] + [UInt8](repeating: 1, count: 508))))
+        #expect(FileManager.default.createFile(atPath: main + "-wal", contents: Data(count: 33)))
         let live = StoreFileSet.discover(mainPath: main)
         #expect(live.sidecar("-journal")?.holdsData == true)
         #expect(live.sidecar("-wal")?.holdsData == true)

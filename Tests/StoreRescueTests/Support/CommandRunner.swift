@@ -37,8 +37,9 @@ struct CommandRunner {
         if let environment { process.environment = environment }
         // Outputs go to files, so a large output can never block the child on a full pipe.
         let dir = try TemporaryDirectory()
-        FileManager.default.createFile(atPath: dir.path("out"), contents: nil)
-        FileManager.default.createFile(atPath: dir.path("err"), contents: nil)
+        guard FileManager.default.createFile(atPath: dir.path("out"), contents: nil),
+            FileManager.default.createFile(atPath: dir.path("err"), contents: nil)
+        else { throw CocoaError(.fileWriteUnknown) }
         let out = try FileHandle(forWritingTo: dir.url.appendingPathComponent("out"))
         let err = try FileHandle(forWritingTo: dir.url.appendingPathComponent("err"))
         process.standardOutput = out
