@@ -39,14 +39,7 @@ struct CatalogCommand: ParsableCommand {
             } catch let error as any OperatorFacingError {
                 report = CatalogReport(failedPath: catalog, error: error)
             }
-            if json {
-                CommandOutput.printJSON(report)
-            } else if let error = report.error {
-                CommandOutput.writeError(message: error.message, hint: error.hint)
-            } else {
-                CommandOutput.write(report.renderText())
-            }
-            if report.exitStatus != .success { throw ExitCode(report.exitStatus.rawValue) }
+            try CommandOutput.finish(report, json: json)
         }
     }
 
@@ -97,20 +90,13 @@ struct CatalogCommand: ParsableCommand {
             } catch let error as any OperatorFacingError {
                 outcome = LearnOutcome(catalog: catalog, error: error)
             }
-            if json {
-                CommandOutput.printJSON(outcome)
-            } else if let error = outcome.error {
-                CommandOutput.writeError(message: error.message, hint: error.hint)
-            } else {
-                CommandOutput.write(outcome.renderText())
-            }
-            if let status = outcome.error?.exitStatus { throw ExitCode(status) }
+            try CommandOutput.finish(outcome, json: json)
         }
     }
 }
 
 /// The result of `catalog learn`, for people and for `--json`.
-struct LearnOutcome: Encodable {
+struct LearnOutcome: CommandReport {
     var catalog: String
     @NullEncoded var version: CatalogReport.Version?
     var createdCatalog: Bool
@@ -139,7 +125,12 @@ struct LearnOutcome: Encodable {
         self.error = CatalogReport.ErrorSummary(error)
     }
 
-    func renderText() -> String {
+    var exitStatus: ExitStatus {
+        guard let error else { return .success }
+        return ExitStatus(rawValue: error.exitStatus) ?? .internalError
+    }
+
+    var renderedText: String {
         guard let version else { return "" }
         let action = written ? (createdCatalog ? "created" : "updated") : "dry run, not written; would have \(createdCatalog ? "created" : "updated")"
         var text = "\(catalog): \(action)\n"

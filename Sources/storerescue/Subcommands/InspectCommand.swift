@@ -33,14 +33,6 @@ struct InspectCommand: ParsableCommand {
         let options = InspectOptions(
             countsRows: counts, checksIntegrity: deep, open: StoreOpenOptions(followsSymlinks: followSymlinks))
         let report = StoreInspector.inspect(path: store, options: options)
-        if json {
-            CommandOutput.printJSON(report)
-        } else if let error = report.error {
-            CommandOutput.writeError(message: error.message, hint: error.hint)
-        } else {
-            CommandOutput.write(report.renderText())
-        }
-        let status = report.exitStatus
-        if status != .success { throw ExitCode(status.rawValue) }
+        try CommandOutput.finish(report, json: json)
     }
 }

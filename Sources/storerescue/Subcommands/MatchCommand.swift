@@ -37,13 +37,6 @@ struct MatchCommand: ParsableCommand {
             throw CommandOutput.failure(error, json: json)
         }
         let result = StoreMatcher.match(storePath: store, catalog: loaded, options: StoreOpenOptions(followsSymlinks: followSymlinks))
-        if json {
-            CommandOutput.printJSON(result)
-        } else if let error = result.error {
-            CommandOutput.writeError(message: error.message, hint: error.hint)
-        } else {
-            CommandOutput.write(result.renderText())
-        }
-        if result.exitStatus != .success { throw ExitCode(result.exitStatus.rawValue) }
+        try CommandOutput.finish(result, json: json)
     }
 }

@@ -111,3 +111,39 @@ enum InterruptHandling {
         return flag
     }
 }
+
+/// A result a command prints whole: JSON for jobs, text for people, or its error.
+protocol CommandReport: Encodable {
+    /// Set when the command failed: printed as `Error:`/`Try:` in text mode.
+    var error: ErrorSummary? { get }
+    /// The status the command exits with (a report can fail without an error, e.g. `--deep`).
+    var exitStatus: ExitStatus { get }
+    var renderedText: String { get }
+}
+
+extension CommandOutput {
+    /// Prints `report` — JSON with `--json`, otherwise its text or its error — and throws the
+    /// exit code its status gives (nothing for success).
+    static func finish(_ report: some CommandReport, json: Bool) throws {
+        if json {
+            printJSON(report)
+        } else if let error = report.error {
+            writeError(message: error.message, hint: error.hint)
+        } else {
+            write(report.renderedText)
+        }
+        if report.exitStatus != .success { throw ExitCode(report.exitStatus.rawValue) }
+    }
+}
+
+extension InspectionReport: CommandReport {
+    var renderedText: String { renderText() }
+}
+
+extension MatchResult: CommandReport {
+    var renderedText: String { renderText() }
+}
+
+extension CatalogReport: CommandReport {
+    var renderedText: String { renderText() }
+}
