@@ -1,4 +1,8 @@
-/// Evidence from the rows themselves, read only where the schema cannot decide.
+import Foundation
+
+/// Evidence from the rows themselves, read only where the schema cannot decide. Tables and
+/// columns come from the version's layout (so suffixed columns such as `ZSETTINGS1` are found),
+/// and only those the store really has are queried.
 enum DataEvidence {
     /// The `Z_ENT` numbers of `entity` and all its subentities in this store.
     static func entityNumbers(of entity: String, in model: ManagedObjectModel, report: InspectionReport) -> [Int64] {
@@ -10,38 +14,41 @@ enum DataEvidence {
         return report.entities.filter { names.contains($0.name) }.map(\.ent)
     }
 
-    /// The table holding `entity`'s rows in this store.
-    static func table(of entity: EntityDescription, in model: ManagedObjectModel, report: InspectionReport) -> InspectionReport.TableSummary? {
+    /// The store's table holding `entity`'s rows, as `layout` places it.
+    static func table(of entity: EntityDescription, in model: ManagedObjectModel, layout: StoreLayout, report: InspectionReport) -> InspectionReport.TableSummary? {
         let root = model.ancestry(of: entity).last ?? entity
-        let name = "Z" + root.name.uppercased()
-        return report.tables.first { $0.name.uppercased() == name }
+        guard let planned = layout.tables.first(where: { $0.rootEntity == root.name }) else { return nil }
+        return report.tables.first { $0.name.caseInsensitiveCompare(planned.name) == .orderedSame }
     }
 
     /// Rows of `entity` (and its subentities) in the store; nil when it has no table or number.
-    static func rowCount(of entity: EntityDescription, in model: ManagedObjectModel, report: InspectionReport, connection: SQLiteConnection) -> Int64? {
+    static func rowCount(
+        of entity: EntityDescription, in model: ManagedObjectModel, layout: StoreLayout, report: InspectionReport,
+        connection: SQLiteConnection
+    ) -> Int64? {
         let numbers = entityNumbers(of: entity.name, in: model, report: report)
-        guard !numbers.isEmpty, let table = table(of: entity, in: model, report: report) else { return nil }
-        let placeholders = numbers.map { _ in "?" }.joined(separator: ", ")
+        guard !numbers.isEmpty, let table = table(of: entity, in: model, layout: layout, report: report) else { return nil }
         return try? connection.scalar(
-            "SELECT count(*) FROM \(table.name.quotedSQLIdentifier) WHERE Z_ENT IN (\(placeholders))",
+            "SELECT count(*) FROM \(table.name.quotedSQLIdentifier) WHERE Z_ENT IN (\(placeholders(numbers.count)))",
             numbers.map(SQLiteValue.integer))?.int64
     }
 
     /// For each attribute `version` requires (not optional, not transient), rows that hold NULL in its column.
-    static func nullsInRequiredColumns(version: CatalogVersion, report: InspectionReport, connection: SQLiteConnection) -> [Difference] {
+    static func nullsInRequiredColumns(
+        version: CatalogVersion, layout: StoreLayout, report: InspectionReport, connection: SQLiteConnection
+    ) -> [Difference] {
         var result: [Difference] = []
         let model = version.model
         for entity in model.entities {
-            guard let table = table(of: entity, in: model, report: report) else { continue }
+            guard let table = table(of: entity, in: model, layout: layout, report: report) else { continue }
             let numbers = entityNumbers(of: entity.name, in: model, report: report)
             guard !numbers.isEmpty else { continue }
-            let columns = Set(table.columns.map { $0.name.uppercased() })
+            let storeColumns = Set(table.columns.map { $0.name.uppercased() })
+            let columns = layout.propertyColumns[entity.name] ?? [:]
             for attribute in entity.attributes where !attribute.isOptional && !attribute.isTransient {
-                let column = "Z" + attribute.name.uppercased()
-                guard columns.contains(column) else { continue }
-                let placeholders = numbers.map { _ in "?" }.joined(separator: ", ")
+                guard let column = columns[attribute.name], storeColumns.contains(column.uppercased()) else { continue }
                 let count = (try? connection.scalar(
-                    "SELECT count(*) FROM \(table.name.quotedSQLIdentifier) WHERE Z_ENT IN (\(placeholders)) AND \(column.quotedSQLIdentifier) IS NULL",
+                    "SELECT count(*) FROM \(table.name.quotedSQLIdentifier) WHERE Z_ENT IN (\(placeholders(numbers.count))) AND \(column.quotedSQLIdentifier) IS NULL",
                     numbers.map(SQLiteValue.integer)))??.int64 ?? 0
                 if count > 0 {
                     result.append(Difference(
@@ -51,5 +58,9 @@ enum DataEvidence {
             }
         }
         return result
+    }
+
+    private static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
     }
 }

@@ -57,6 +57,10 @@ struct DiagnosisBuilder {
             let from = catalog.versions.firstIndex(where: { $0.name == version }),
             let to = catalog.versions.firstIndex(where: { $0.name == latest.name })
         else { return diagnosis(.cannotPredict, nil, "No version to compare with.", reasons: notes) }
+        // run() reports a store ahead of the current version as newer; never build a backwards range.
+        guard from <= to else {
+            return diagnosis(.refusesNewerStore, 134100, "The store is newer than the current version \(latest.name).", reasons: notes)
+        }
         var reasons = notes
         let blockingDrift = candidates.first { $0.version == version }?.differences.filter { $0.impact == .blocking } ?? []
         reasons += blockingDrift.map { "physical drift: \($0.detail)" }
@@ -125,7 +129,9 @@ struct DiagnosisBuilder {
                 for property in required {
                     guard !existing.contains(property.name), !existing.contains(property.renamed ?? property.name) else { continue }
                     let source = storeVersion.model.entity(named: before.name) ?? before
-                    let rows = DataEvidence.rowCount(of: source, in: storeVersion.model, report: work.report, connection: work.store.connection) ?? 0
+                    let rows = work.layouts[storeVersion.name].flatMap {
+                        DataEvidence.rowCount(of: source, in: storeVersion.model, layout: $0, report: work.report, connection: work.store.connection)
+                    } ?? 0
                     if rows > 0 {
                         problems.append(MandatoryAttributeProblem(
                             version: next.name, entity: entity.name, attribute: property.name, rowCount: rows, kind: property.kind))

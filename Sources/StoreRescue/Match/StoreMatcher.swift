@@ -45,6 +45,10 @@ struct MatchWork {
     /// Entity name → base64 hash: the stored hashes, or the model cache's when the metadata has none.
     let evidenceHashes: [String: String]?
     let evidenceSource: String
+    /// Each version's exact layout, built once (nil when the model cannot be laid out).
+    let layouts: [String: StoreLayout]
+    /// The entities the store names: `Z_PRIMARYKEY` (history aside) and the evidence hashes.
+    let storeEntityNames: Set<String>
 
     init(report: InspectionReport, store: OpenedStore, catalog: Catalog) {
         self.report = report
@@ -60,6 +64,12 @@ struct MatchWork {
             evidenceHashes = nil
             evidenceSource = "the physical schema only (no hashes, no model cache)"
         }
+        var layouts: [String: StoreLayout] = [:]
+        for version in catalog.versions where layouts[version.name] == nil {
+            layouts[version.name] = try? StoreLayoutBuilder.layout(for: version.model)
+        }
+        self.layouts = layouts
+        storeEntityNames = Set(report.entities.filter { $0.ent < 16000 }.map(\.name)).union(evidenceHashes?.keys.map { $0 } ?? [])
     }
 
     mutating func run() -> MatchResult {
@@ -84,8 +94,7 @@ struct MatchWork {
         } else {
             let best = candidates.max { $0.score < $1.score }
             let unknown = unknownEvidence()
-            let storeEntities = Set(report.entities.filter { $0.ent < 16000 }.map(\.name)).union(evidenceHashes?.keys ?? [:].keys)
-            let related = catalog.versions.contains { !storeEntities.isDisjoint(with: $0.model.entities.map(\.name)) }
+            let related = catalog.versions.contains { !storeEntityNames.isDisjoint(with: $0.model.entities.map(\.name)) }
             if best == nil || !related {
                 outcome = .unknown
             } else {
@@ -165,7 +174,7 @@ struct MatchWork {
             }
         }
         var physical: [Difference] = []
-        if let layout = try? StoreLayoutBuilder.layout(for: version.model) {
+        if let layout = layouts[version.name] {
             physical = SchemaComparison.differences(store: report, layout: layout)
         }
         differences += physical
@@ -205,8 +214,8 @@ struct MatchWork {
         let tied = ranked.filter { ($0.1, $0.2) == (ranked[0].1, ranked[0].2) }.map(\.0)
         var nullCounts: [String: Int] = [:]
         for name in tied {
-            guard let version = catalog.version(named: name) else { continue }
-            let problems = DataEvidence.nullsInRequiredColumns(version: version, report: report, connection: store.connection)
+            guard let version = catalog.version(named: name), let layout = layouts[name] else { continue }
+            let problems = DataEvidence.nullsInRequiredColumns(version: version, layout: layout, report: report, connection: store.connection)
             nullCounts[name] = problems.count
             if let index = candidates.firstIndex(where: { $0.version == name }) { candidates[index].differences += problems }
         }
@@ -221,15 +230,13 @@ struct MatchWork {
         var knownColumns: [String: Set<String>] = [:]
         for version in catalog.versions {
             knownEntities.formUnion(version.model.entities.map(\.name))
-            if let layout = try? StoreLayoutBuilder.layout(for: version.model) {
+            if let layout = layouts[version.name] {
                 for table in layout.tables {
                     knownColumns[table.name.uppercased(), default: []].formUnion(table.columns.map { $0.name.uppercased() })
                 }
             }
         }
-        var storeEntities = Set(report.entities.filter { $0.ent < 16000 }.map(\.name))
-        storeEntities.formUnion(evidenceHashes?.keys ?? [:].keys)
-        var notes = storeEntities.subtracting(knownEntities).sorted().map { "entity \($0) is in no known version" }
+        var notes = storeEntityNames.subtracting(knownEntities).sorted().map { "entity \($0) is in no known version" }
         if !knownColumns.isEmpty {
             for table in SchemaComparison.comparableTables(report.tables) {
                 guard let known = knownColumns[table.name.uppercased()] else { continue }
