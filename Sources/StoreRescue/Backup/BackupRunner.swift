@@ -192,12 +192,13 @@ public enum BackupRunner {
     }
 
     static func readPrefix(of path: String, count: Int) throws -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw BackupError.snapshotFailed(source: path, detail: SafeFileOutput.describe(errno)) }
-        defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: count)
-        let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, 0) }
-        guard read == count else { throw BackupError.snapshotFailed(source: path, detail: "the snapshot's first page is short") }
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.prefix(of: path, count: count, followsSymlinks: false)
+        } catch {
+            throw BackupError.snapshotFailed(source: path, detail: error.description)
+        }
+        guard bytes.count == count else { throw BackupError.snapshotFailed(source: path, detail: "the snapshot's first page is short") }
         return bytes
     }
 }

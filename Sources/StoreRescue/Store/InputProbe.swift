@@ -73,29 +73,21 @@ public struct InputProbe: Sendable {
         }
     }
 
-    /// Reads up to `count` bytes from the start of the file without blocking or following links.
+    /// Reads up to `count` bytes from the start of the file without blocking (or following
+    /// links, unless allowed), as a `StoreAccessError` naming the input's kind when it fails.
     static func readPrefix(path: String, followsSymlinks: Bool, count: Int) throws -> [UInt8] {
-        var flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC
-        if !followsSymlinks { flags |= O_NOFOLLOW }
-        let fd = open(path, flags)
-        guard fd >= 0 else {
-            let code = errno
-            throw StoreAccessError.rejected(
-                path: path, kind: code == ELOOP ? .symlink : .unreadable,
-                reason: "cannot be opened for reading: \(String(cString: strerror(code)))")
-        }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        while filled < count {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, count - filled) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw StoreAccessError.rejected(path: path, kind: .unreadable, reason: "cannot be read: \(String(cString: strerror(errno)))")
+        do {
+            return try BoundedFile.prefix(of: path, count: count, followsSymlinks: followsSymlinks)
+        } catch {
+            let kind: StoreKind
+            switch error {
+            case .missing: kind = .missing
+            case .directory: kind = .directory
+            case .notARegularFile: kind = .notRegularFile
+            case .symbolicLink: kind = .symlink
+            case .unreadable, .tooLarge: kind = .unreadable
             }
-            if n == 0 { break }
-            filled += n
+            throw StoreAccessError.rejected(path: path, kind: kind, reason: "cannot be opened for reading: \(error.description)")
         }
-        return Array(buffer[0..<filled])
     }
 }

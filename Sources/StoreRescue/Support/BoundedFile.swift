@@ -9,6 +9,8 @@ enum BoundedFile {
         case missing
         case directory
         case notARegularFile
+        /// A symbolic link where none may be followed (`O_NOFOLLOW`).
+        case symbolicLink
         case tooLarge(size: Int64, limit: Int)
         case unreadable(reason: String)
 
@@ -17,6 +19,7 @@ enum BoundedFile {
             case .missing: return "no such file"
             case .directory: return "is a directory, not a file"
             case .notARegularFile: return "is not a regular file (FIFO, socket or device)"
+            case .symbolicLink: return "is a symbolic link; refusing to follow it"
             case .tooLarge(let size, let limit): return "is \(size) bytes, over the \(limit)-byte limit"
             case .unreadable(let reason): return "cannot be read: \(reason)"
             }
@@ -26,7 +29,7 @@ enum BoundedFile {
         var exitStatus: ExitStatus {
             switch self {
             case .missing, .directory, .unreadable: return .noInput
-            case .notARegularFile, .tooLarge: return .notAStore
+            case .notARegularFile, .symbolicLink, .tooLarge: return .notAStore
             }
         }
     }
@@ -49,54 +52,71 @@ enum BoundedFile {
         }
     }
 
-    /// The whole content of the regular file at `path`, at most `limit` bytes.
-    static func contents(of path: String, limit: Int) throws(Failure) -> Data {
-        // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+    /// Opens the regular file at `path` for reading without ever blocking (a FIFO is refused,
+    /// not waited on); returns the descriptor, which the caller closes, and its size.
+    private static func openRegularFile(_ path: String, followsSymlinks: Bool) throws(Failure) -> (descriptor: Int32, size: Int64) {
+        var flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC
+        if !followsSymlinks { flags |= O_NOFOLLOW }
+        let descriptor = open(path, flags)
         guard descriptor >= 0 else {
             let code = errno
             if code == ENOENT || code == ENOTDIR { throw .missing }
+            if code == ELOOP, !followsSymlinks { throw .symbolicLink }
             throw .unreadable(reason: String(cString: strerror(code)))
         }
-        defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw .unreadable(reason: String(cString: strerror(errno))) }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: break
-        case S_IFDIR: throw .directory
-        default: throw .notARegularFile
+        guard fstat(descriptor, &info) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw .unreadable(reason: reason)
         }
-        guard info.st_size <= limit else { throw .tooLarge(size: Int64(info.st_size), limit: limit) }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return (descriptor, Int64(info.st_size))
+        case S_IFDIR: close(descriptor); throw .directory
+        default: close(descriptor); throw .notARegularFile
+        }
+    }
+
+    /// Reads into `buffer` until it is full or the file ends; returns the bytes read.
+    private static func readFully(_ descriptor: Int32, into buffer: inout [UInt8]) throws(Failure) -> Int {
+        var filled = 0
+        while filled < buffer.count {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw .unreadable(reason: String(cString: strerror(errno)))
             }
-            if count == 0 { return data }
+            if count == 0 { break }
+            filled += count
+        }
+        return filled
+    }
+
+    /// The whole content of the regular file at `path`, at most `limit` bytes.
+    static func contents(of path: String, limit: Int) throws(Failure) -> Data {
+        let (descriptor, size) = try openRegularFile(path, followsSymlinks: true)
+        defer { close(descriptor) }
+        guard size <= limit else { throw .tooLarge(size: size, limit: limit) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = try readFully(descriptor, into: &buffer)
             data.append(contentsOf: buffer[0..<count])
             // The file may grow while it is read.
             guard data.count <= limit else { throw .tooLarge(size: Int64(data.count), limit: limit) }
+            if count < buffer.count { return data }
         }
     }
 
     /// The first `count` bytes (fewer for a shorter file) of the regular file at `path`.
-    static func prefix(of path: String, count: Int) throws(Failure) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { throw .missing }
-            throw .unreadable(reason: String(cString: strerror(code)))
-        }
+    ///
+    /// - Parameter followsSymlinks: false opens with `O_NOFOLLOW`, so a link swapped in after a
+    ///   caller's `lstat` is refused (`unreadable`, ELOOP) instead of read.
+    static func prefix(of path: String, count: Int, followsSymlinks: Bool = true) throws(Failure) -> [UInt8] {
+        let (descriptor, _) = try openRegularFile(path, followsSymlinks: followsSymlinks)
         defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw .unreadable(reason: String(cString: strerror(errno))) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw info.st_mode & S_IFMT == S_IFDIR ? .directory : .notARegularFile }
         var buffer = [UInt8](repeating: 0, count: count)
-        let read = buffer.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, count) }
-        guard read >= 0 else { throw .unreadable(reason: String(cString: strerror(errno))) }
+        let read = try readFully(descriptor, into: &buffer)
         return Array(buffer.prefix(read))
     }
 
