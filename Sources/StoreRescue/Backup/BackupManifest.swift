@@ -45,9 +45,9 @@ public struct BackupManifest: Codable, Sendable, Equatable {
     /// The gzip compression level used (1–9).
     public var compressionLevel: Int
     /// The store's UUID (`Z_METADATA.Z_UUID`), when it is a Core Data store.
-    public var storeUUID: String?
+    @NullEncoded public var storeUUID: String?
     /// `NSPersistenceFrameworkVersion` from the store metadata, when known.
-    public var frameworkVersion: Int?
+    @NullEncoded public var frameworkVersion: Int?
 
     public static let currentFormatVersion = 1
     /// Manifests are small; a larger file is not one of ours.

@@ -58,19 +58,11 @@ struct BackupCommand: ParsableCommand {
     }
 
     func run() throws {
-        let cancellation = InterruptHandling.install()
-        let bar = ProgressBar.make(json: json)
         let options = BackupOptions(destinationDirectory: destination, compressionLevel: level, keep: keep,
                                     reason: reason, lockTimeout: timeout)
-        let result: BackupResult
-        do {
-            result = try BackupRunner.run(store: store, options: options, progress: bar.map { bar in { bar.update($0) } },
-                                          cancellation: cancellation)
-        } catch {
-            bar?.clear()
-            throw CommandOutput.failure(error, json: json)
+        let result = try CommandOutput.withProgress(json: json) { progress, cancellation in
+            try BackupRunner.run(store: store, options: options, progress: progress, cancellation: cancellation)
         }
-        bar?.clear()
         let manifest = result.manifest
         if json {
             CommandOutput.printJSON(Report(

@@ -48,26 +48,18 @@ struct RestoreCommand: ParsableCommand {
         var restored: String
         var backup: String
         var snapshotSHA256: String
-        var replacedStoreBackup: String?
-        var replacedStoreRawCopy: String?
+        @NullEncoded var replacedStoreBackup: String?
+        @NullEncoded var replacedStoreRawCopy: String?
         var removedSidecars: [String]
         var seconds: Double
     }
 
     func run() throws {
-        let cancellation = InterruptHandling.install()
-        let bar = ProgressBar.make(json: json)
         let options = RestoreOptions(targetPath: target, force: force, replacedStoreBackupDirectory: replacedStoreBackupDirectory,
                                      lockTimeout: timeout, fullIntegrityCheck: fullCheck)
-        let result: RestoreResult
-        do {
-            result = try BackupRestorer.restore(backup: backup, options: options,
-                                                progress: bar.map { bar in { bar.update($0) } }, cancellation: cancellation)
-        } catch {
-            bar?.clear()
-            throw CommandOutput.failure(error, json: json)
+        let result = try CommandOutput.withProgress(json: json) { progress, cancellation in
+            try BackupRestorer.restore(backup: backup, options: options, progress: progress, cancellation: cancellation)
         }
-        bar?.clear()
         if json {
             CommandOutput.printJSON(Report(
                 restored: result.restoredPath, backup: result.backupPath, snapshotSHA256: result.manifest.snapshotSHA256,

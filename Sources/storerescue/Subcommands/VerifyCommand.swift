@@ -29,23 +29,15 @@ struct VerifyCommand: ParsableCommand {
         var manifest: String
         var good: Bool
         var problems: [String]
-        var integrityCheck: String?
+        @NullEncoded var integrityCheck: String?
         var seconds: Double
     }
 
     func run() throws {
-        let cancellation = InterruptHandling.install()
-        let bar = ProgressBar.make(json: json)
         let started = Date()
-        let verification: BackupVerification
-        do {
-            verification = try BackupVerifier.verify(backup: backup, temporaryDirectory: temporaryDirectory,
-                                                     progress: bar.map { bar in { bar.update($0) } }, cancellation: cancellation)
-        } catch {
-            bar?.clear()
-            throw CommandOutput.failure(error, json: json)
+        let verification = try CommandOutput.withProgress(json: json) { progress, cancellation in
+            try BackupVerifier.verify(backup: backup, temporaryDirectory: temporaryDirectory, progress: progress, cancellation: cancellation)
         }
-        bar?.clear()
         if json {
             CommandOutput.printJSON(Report(
                 backup: verification.backupPath, manifest: verification.manifestPath, good: verification.isGood,

@@ -147,3 +147,23 @@ extension MatchResult: CommandReport {
 extension CatalogReport: CommandReport {
     var renderedText: String { renderText() }
 }
+
+extension CommandOutput {
+    /// Runs a long job with a progress bar on a terminal (none on a pipe or with `--json`) and
+    /// Ctrl-C wired to its cancellation flag. The bar is erased before anything else is printed;
+    /// a failure is printed as the command's error and comes back as its exit code.
+    static func withProgress<Result>(
+        json: Bool, _ work: (_ progress: ((BackupProgress) -> Void)?, _ cancellation: CancellationFlag) throws -> Result
+    ) throws -> Result {
+        let cancellation = InterruptHandling.install()
+        let bar = ProgressBar.make(json: json)
+        do {
+            let result = try work(bar.map { bar in { bar.update($0) } }, cancellation)
+            bar?.clear()
+            return result
+        } catch {
+            bar?.clear()
+            throw failure(error, json: json)
+        }
+    }
+}
