@@ -51,22 +51,20 @@ extension CatalogFile {
             let bundle = try reading(entry, "xcdatamodeld") { try XCDataModelReader.readBundle(at: BoundedFile.resolve(folder, against: base)) }
             return try pick(picked, from: bundle, entry: entry, named: folder)
         case .xcdatamodel(let folder):
-            let full = BoundedFile.resolve(folder, against: base)
-            let model = try reading(entry, "xcdatamodel") { try XCDataModelReader.readVersion(at: full) }
-            let name = entry.name ?? URL(fileURLWithPath: full).deletingPathExtension().lastPathComponent
-            return [CatalogVersion(name: name, model: model, origin: "xcdatamodel", sourcePath: full)]
+            return [try single(entry, "xcdatamodel", at: folder, base: base) { full, name in
+                CatalogVersion(name: name, model: try XCDataModelReader.readVersion(at: full), origin: "xcdatamodel", sourcePath: full)
+            }]
         case .momd(let folder, let picked):
             let bundle = try reading(entry, "momd") { try CompiledModelReader.readBundle(at: BoundedFile.resolve(folder, against: base)) }
             return try pick(picked, from: bundle, entry: entry, named: folder)
         case .mom(let file):
-            let full = BoundedFile.resolve(file, against: base)
-            let model = try reading(entry, "mom") { try CompiledModelReader.readModel(at: full) }
-            let name = entry.name ?? URL(fileURLWithPath: full).deletingPathExtension().lastPathComponent
-            return [CatalogVersion(name: name, model: model, origin: "mom", sourcePath: full)]
+            return [try single(entry, "mom", at: file, base: base) { full, name in
+                CatalogVersion(name: name, model: try CompiledModelReader.readModel(at: full), origin: "mom", sourcePath: full)
+            }]
         case .store(let file):
-            let full = BoundedFile.resolve(file, against: base)
-            let name = entry.name ?? URL(fileURLWithPath: full).deletingPathExtension().lastPathComponent
-            return [try reading(entry, "store") { try StoreModelReader.readVersion(fromStore: full, name: name) }]
+            return [try single(entry, "store", at: file, base: base) { full, name in
+                try StoreModelReader.readVersion(fromStore: full, name: name)
+            }]
         case .inline(let model):
             return [CatalogVersion(name: entry.name ?? "", model: model, origin: "inline", sourcePath: path)]
         }
@@ -85,6 +83,17 @@ extension CatalogFile {
     }
 
     /// Runs `body`, reporting a failure of the source under the entry's JSON path.
+    /// One version read from one file or folder: its path resolved against the catalog's folder,
+    /// named by the entry or else by the file name.
+    private func single(
+        _ entry: Entry, _ key: String, at relative: String, base: String,
+        _ read: (_ fullPath: String, _ name: String) throws -> CatalogVersion
+    ) throws -> CatalogVersion {
+        let full = BoundedFile.resolve(relative, against: base)
+        let name = entry.name ?? URL(fileURLWithPath: full).deletingPathExtension().lastPathComponent
+        return try reading(entry, key) { try read(full, name) }
+    }
+
     private func reading<T>(_ entry: Entry, _ key: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
