@@ -40,18 +40,28 @@ public enum StoreInspector {
 
     /// Inspects a store that is already open (so a caller can go on querying it afterwards).
     public static func inspect(store: OpenedStore, options: InspectOptions = InspectOptions()) -> InspectionReport {
+        read(store: store, options: options).report
+    }
+
+    /// Reads a store that is already open: the report `inspect` prints, plus the domain values
+    /// it was made from (schema, metadata, model cache, `Z_PRIMARYKEY`), for callers that go on
+    /// to match or migrate the store without reading it twice.
+    public static func read(store: OpenedStore, options: InspectOptions = InspectOptions()) -> StoreReadout {
         let path = store.probe.path
         let sidecars = store.probe.files.presentSuffixes
+        var reading = StoreReading(store: store, options: options)
         do {
-            var reading = StoreReading(store: store, options: options)
-            return try reading.report()
+            let report = try reading.report()
+            return StoreReadout(
+                report: report, schema: reading.schema, metadata: reading.metadata, model: reading.cachedModel,
+                modelCacheBytes: reading.cachedModelBytes, primaryKeys: reading.primaryKeys)
         } catch let error as SQLiteError {
             let kind: StoreKind = error.isCorruption ? .damaged : .unreadable
             let wrapped = StoreAccessError.rejected(path: path, kind: kind, reason: "SQLite failed while reading it: \(error)")
-            return .rejected(path: path, error: wrapped, kind: kind, sidecars: sidecars)
+            return StoreReadout(rejected: .rejected(path: path, error: wrapped, kind: kind, sidecars: sidecars))
         } catch {
             let wrapped = StoreAccessError.rejected(path: path, kind: .damaged, reason: "\(error)")
-            return .rejected(path: path, error: wrapped, kind: .damaged, sidecars: sidecars)
+            return StoreReadout(rejected: .rejected(path: path, error: wrapped, kind: .damaged, sidecars: sidecars))
         }
     }
 }
@@ -61,6 +71,12 @@ struct StoreReading {
     let store: OpenedStore
     let options: InspectOptions
     var findings: [Finding] = []
+    /// What was read, kept for `StoreReadout`.
+    var schema: PhysicalSchema?
+    var metadata: StoreMetadata?
+    var primaryKeys: [PrimaryKeyEntry] = []
+    var cachedModel: ManagedObjectModel?
+    var cachedModelBytes: Data?
 
     init(store: OpenedStore, options: InspectOptions) {
         self.store = store
@@ -72,6 +88,7 @@ struct StoreReading {
 
     mutating func report() throws -> InspectionReport {
         let schema = try PhysicalSchema.read(from: connection)
+        self.schema = schema
         noteSidecars()
         let isCoreData = schema.table(named: "Z_METADATA") != nil && schema.table(named: "Z_PRIMARYKEY") != nil
         var report = InspectionReport(
@@ -92,8 +109,10 @@ struct StoreReading {
         report.tables = try tables(schema)
         if isCoreData {
             let metadata = try readMetadata(schema)
+            self.metadata = metadata
             report.metadata = metadata.map(Self.summary)
             let entries = try PrimaryKeyEntry.readAll(from: connection)
+            primaryKeys = entries
             report.entities = try entities(entries, schema: schema)
             report.model = try readModel(schema, metadata: metadata)
             compareEntityNames(metadata: metadata, entries: entries)

@@ -32,6 +32,8 @@ extension StoreReading {
             findings.append(Finding(.error, .modelCacheUnreadable, "Z_MODELCACHE cannot be decoded: \(error)"))
             return nil
         }
+        cachedModel = model
+        cachedModelBytes = compressed
         return compare(model: model, with: metadata)
     }
 

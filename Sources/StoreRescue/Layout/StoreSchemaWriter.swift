@@ -18,8 +18,7 @@ struct StoreSchemaWriter {
         guard mode?.lowercased() == "wal" else {
             throw StoreCreationError.writeFailed(path: reportedPath, reason: "SQLite would not switch the new file to WAL mode (it reports \(mode ?? "nothing"))")
         }
-        try connection.execute("BEGIN IMMEDIATE")
-        do {
+        try connection.inTransaction {
             for statement in layout.createStatements() { try connection.execute(statement) }
             let insertNumber = try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
             for number in layout.entityNumbers {
@@ -30,10 +29,6 @@ struct StoreSchemaWriter {
             let insertMetadata = try connection.prepare("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
             try insertMetadata.bind([.text(uuid), .blob(StoreMetadataWriter.encode(plist))])
             _ = try insertMetadata.step()
-            try connection.execute("COMMIT")
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
         }
         let integrity = try connection.rows("PRAGMA integrity_check(10)").compactMap { $0.first?.string }
         guard integrity == ["ok"] else {

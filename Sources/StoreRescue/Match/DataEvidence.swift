@@ -5,29 +5,29 @@ import Foundation
 /// and only those the store really has are queried.
 enum DataEvidence {
     /// The `Z_ENT` numbers of `entity` and all its subentities in this store.
-    static func entityNumbers(of entity: String, in model: ManagedObjectModel, report: InspectionReport) -> [Int64] {
+    static func entityNumbers(of entity: String, in model: ManagedObjectModel, readout: StoreReadout) -> [Int64] {
         var names: Set<String> = [entity]
         var frontier = [entity]
         while let next = frontier.popLast() {
             for sub in model.subentities(of: next) where names.insert(sub.name).inserted { frontier.append(sub.name) }
         }
-        return report.entities.filter { names.contains($0.name) }.map(\.ent)
+        return readout.primaryKeys.filter { names.contains($0.name) }.map(\.ent)
     }
 
     /// The store's table holding `entity`'s rows, as `layout` places it.
-    static func table(of entity: EntityDescription, in model: ManagedObjectModel, layout: StoreLayout, report: InspectionReport) -> InspectionReport.TableSummary? {
+    static func table(of entity: EntityDescription, in model: ManagedObjectModel, layout: StoreLayout, readout: StoreReadout) -> PhysicalSchema.Table? {
         let root = model.ancestry(of: entity).last ?? entity
         guard let planned = layout.tables.first(where: { $0.rootEntity == root.name }) else { return nil }
-        return report.tables.first { $0.name.caseInsensitiveCompare(planned.name) == .orderedSame }
+        return readout.schema?.table(named: planned.name)
     }
 
     /// Rows of `entity` (and its subentities) in the store; nil when it has no table or number.
     static func rowCount(
-        of entity: EntityDescription, in model: ManagedObjectModel, layout: StoreLayout, report: InspectionReport,
+        of entity: EntityDescription, in model: ManagedObjectModel, layout: StoreLayout, readout: StoreReadout,
         connection: SQLiteConnection
     ) -> Int64? {
-        let numbers = entityNumbers(of: entity.name, in: model, report: report)
-        guard !numbers.isEmpty, let table = table(of: entity, in: model, layout: layout, report: report) else { return nil }
+        let numbers = entityNumbers(of: entity.name, in: model, readout: readout)
+        guard !numbers.isEmpty, let table = table(of: entity, in: model, layout: layout, readout: readout) else { return nil }
         return try? connection.scalar(
             "SELECT count(*) FROM \(table.name.quotedSQLIdentifier) WHERE Z_ENT IN (\(placeholders(numbers.count)))",
             numbers.map(SQLiteValue.integer))?.int64
@@ -35,13 +35,13 @@ enum DataEvidence {
 
     /// For each attribute `version` requires (not optional, not transient), rows that hold NULL in its column.
     static func nullsInRequiredColumns(
-        version: CatalogVersion, layout: StoreLayout, report: InspectionReport, connection: SQLiteConnection
+        version: CatalogVersion, layout: StoreLayout, readout: StoreReadout, connection: SQLiteConnection
     ) -> [Difference] {
         var result: [Difference] = []
         let model = version.model
         for entity in model.entities {
-            guard let table = table(of: entity, in: model, layout: layout, report: report) else { continue }
-            let numbers = entityNumbers(of: entity.name, in: model, report: report)
+            guard let table = table(of: entity, in: model, layout: layout, readout: readout) else { continue }
+            let numbers = entityNumbers(of: entity.name, in: model, readout: readout)
             guard !numbers.isEmpty else { continue }
             let storeColumns = Set(table.columns.map { $0.name.uppercased() })
             let columns = layout.propertyColumns[entity.name] ?? [:]

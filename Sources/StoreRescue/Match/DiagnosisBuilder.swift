@@ -130,7 +130,7 @@ struct DiagnosisBuilder {
                     guard !existing.contains(property.name), !existing.contains(property.renamed ?? property.name) else { continue }
                     let source = storeVersion.model.entity(named: before.name) ?? before
                     let rows = work.layouts[storeVersion.name].flatMap {
-                        DataEvidence.rowCount(of: source, in: storeVersion.model, layout: $0, report: work.report, connection: work.store.connection)
+                        DataEvidence.rowCount(of: source, in: storeVersion.model, layout: $0, readout: work.readout, connection: work.store.connection)
                     } ?? 0
                     if rows > 0 {
                         problems.append(MandatoryAttributeProblem(

@@ -1,15 +1,18 @@
-/// Compares a store's physical schema with the layout Core Data gives a version.
+/// Compares a store's physical schema with the layout Core Data gives a version: tables,
+/// columns (name and declared type) and explicit indexes, names compared as SQLite does
+/// (case-insensitively). Works on domain values (`PhysicalSchema`, `StoreLayout`), so `match`
+/// and the migration planner see the same differences.
 enum SchemaComparison {
     /// Tables that belong to the model's layout (entity and join tables); history, CloudKit and
     /// SQLite's own tables are not part of a version's layout.
-    static func comparableTables(_ tables: [InspectionReport.TableSummary]) -> [InspectionReport.TableSummary] {
-        tables.filter { $0.category == .entity || $0.category == .joinTable || $0.category == .other }
+    static func comparableTables(_ schema: PhysicalSchema) -> [PhysicalSchema.Table] {
+        schema.tables.filter { $0.category == .entity || $0.category == .joinTable || $0.category == .other }
     }
 
-    static func differences(store report: InspectionReport, layout: StoreLayout) -> [Difference] {
+    static func differences(store schema: PhysicalSchema, layout: StoreLayout) -> [Difference] {
         var result: [Difference] = []
         let storeTables = Dictionary(
-            comparableTables(report.tables).map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
+            comparableTables(schema).map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
         let layoutTables = Dictionary(layout.tables.map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
 
         for (key, table) in layoutTables.sorted(by: { $0.key < $1.key }) {
@@ -45,14 +48,14 @@ enum SchemaComparison {
                 kind: .tableExtra, impact: .benign, entity: nil, table: table.name, column: nil,
                 detail: "table \(table.name) is not in this version"))
         }
-        result += indexDifferences(store: report, layout: layout, tables: Set(layoutTables.keys))
+        result += indexDifferences(store: schema, layout: layout, tables: Set(layoutTables.keys))
         return result
     }
 
-    private static func indexDifferences(store report: InspectionReport, layout: StoreLayout, tables: Set<String>) -> [Difference] {
+    private static func indexDifferences(store schema: PhysicalSchema, layout: StoreLayout, tables: Set<String>) -> [Difference] {
         var result: [Difference] = []
         let stored = Dictionary(
-            report.indexes.filter { $0.isExplicit && tables.contains($0.table.uppercased()) }.map { ($0.name.uppercased(), $0) },
+            schema.indexes.filter { $0.isExplicit && tables.contains($0.table.uppercased()) }.map { ($0.name.uppercased(), $0) },
             uniquingKeysWith: { first, _ in first })
         let expected = Dictionary(layout.indexes.map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
         for (key, index) in expected.sorted(by: { $0.key < $1.key }) {

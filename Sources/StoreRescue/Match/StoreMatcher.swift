@@ -17,11 +17,14 @@ public enum StoreMatcher {
             let report = StoreInspector.inspect(path: storePath, options: InspectOptions(open: options))
             return notCoreData(report: report, catalog: catalog)
         }
-        let report = StoreInspector.inspect(store: store)
-        guard report.kind == .coreDataStore, report.error == nil else {
-            return notCoreData(report: report, catalog: catalog)
-        }
-        var matching = MatchWork(report: report, store: store, catalog: catalog)
+        return match(store: store, readout: StoreInspector.read(store: store), catalog: catalog)
+    }
+
+    /// Matches a store that is already open and read (so `migrate` and `upgrade` weigh exactly
+    /// what they go on to transform).
+    public static func match(store: OpenedStore, readout: StoreReadout, catalog: Catalog) -> MatchResult {
+        guard readout.isCoreDataStore else { return notCoreData(report: readout.report, catalog: catalog) }
+        var matching = MatchWork(readout: readout, store: store, catalog: catalog)
         return matching.run()
     }
 
@@ -38,27 +41,31 @@ public enum StoreMatcher {
 
 /// One match in progress.
 struct MatchWork {
-    let report: InspectionReport
+    let readout: StoreReadout
     let store: OpenedStore
     let catalog: Catalog
 
-    /// Entity name → base64 hash: the stored hashes, or the model cache's when the metadata has none.
-    let evidenceHashes: [String: String]?
+    var report: InspectionReport { readout.report }
+    /// Read by `StoreMatcher.match` only for Core Data stores, whose schema was read.
+    var schema: PhysicalSchema { readout.schema ?? PhysicalSchema(tables: [], indexes: [], triggers: [], views: []) }
+
+    /// Entity name → 32-byte hash: the stored hashes, or the model cache's when the metadata has none.
+    let evidenceHashes: [String: Data]?
     let evidenceSource: String
     /// Each version's exact layout, built once (nil when the model cannot be laid out).
     let layouts: [String: StoreLayout]
     /// The entities the store names: `Z_PRIMARYKEY` (history aside) and the evidence hashes.
     let storeEntityNames: Set<String>
 
-    init(report: InspectionReport, store: OpenedStore, catalog: Catalog) {
-        self.report = report
+    init(readout: StoreReadout, store: OpenedStore, catalog: Catalog) {
+        self.readout = readout
         self.store = store
         self.catalog = catalog
-        if let stored = report.metadata?.versionHashes, !stored.isEmpty {
+        if let stored = readout.metadata?.versionHashes, !stored.isEmpty {
             evidenceHashes = stored
             evidenceSource = "stored hashes"
-        } else if let model = report.model {
-            evidenceHashes = Dictionary(model.entities.map { ($0.name, $0.versionHash) }, uniquingKeysWith: { a, _ in a })
+        } else if let model = readout.model {
+            evidenceHashes = EntityVersionHasher.versionHashes(for: model)
             evidenceSource = "the model cache's hashes (the metadata has none)"
         } else {
             evidenceHashes = nil
@@ -69,7 +76,7 @@ struct MatchWork {
             layouts[version.name] = try? StoreLayoutBuilder.layout(for: version.model)
         }
         self.layouts = layouts
-        storeEntityNames = Set(report.entities.filter { $0.ent < 16000 }.map(\.name)).union(evidenceHashes?.keys.map { $0 } ?? [])
+        storeEntityNames = Set(readout.primaryKeys.filter { !$0.isHistoryEntity }.map(\.name)).union(evidenceHashes?.keys.map { $0 } ?? [])
     }
 
     mutating func run() -> MatchResult {
@@ -121,7 +128,7 @@ struct MatchWork {
 
     func candidate(for version: CatalogVersion) -> MatchCandidate {
         var differences: [Difference] = []
-        let versionHashes = version.versionHashes.mapValues { $0.base64EncodedString() }
+        let versionHashes = version.versionHashes
         var matching = 0
         var total = 0
         var hashesMatch = false
@@ -147,8 +154,8 @@ struct MatchWork {
             }
             hashesMatch = matching == total && total > 0
         }
-        let storedChecksum = report.metadata?.versionChecksum
-        if report.metadata != nil {
+        let storedChecksum = readout.metadata?.versionChecksum
+        if readout.metadata != nil {
             if storedChecksum == nil {
                 differences.append(Difference(
                     kind: .checksumMissing, impact: .identity, entity: nil, table: nil, column: nil,
@@ -158,15 +165,15 @@ struct MatchWork {
                     kind: .checksumDiffers, impact: .identity, entity: nil, table: nil, column: nil,
                     detail: "the store's checksum \(storedChecksum ?? "") is not this version's \(version.versionChecksum)"))
             }
-            let storedIdentifiers = report.metadata?.versionIdentifiers ?? []
+            let storedIdentifiers = readout.metadata?.versionIdentifiers ?? []
             if storedIdentifiers != version.versionIdentifiers {
                 differences.append(Difference(
                     kind: .identifiersDiffer, impact: .identity, entity: nil, table: nil, column: nil,
                     detail: "the store's version identifiers \(storedIdentifiers) are not this version's \(version.versionIdentifiers)"))
             }
         }
-        if let model = report.model, report.metadata?.versionHashes != nil {
-            let cached = Dictionary(model.entities.map { ($0.name, $0.versionHash) }, uniquingKeysWith: { a, _ in a })
+        if let model = readout.model, readout.metadata?.versionHashes != nil {
+            let cached = EntityVersionHasher.versionHashes(for: model)
             if hashesMatch, cached != versionHashes {
                 differences.append(Difference(
                     kind: .modelCacheDiffers, impact: .identity, entity: nil, table: nil, column: nil,
@@ -175,7 +182,7 @@ struct MatchWork {
         }
         var physical: [Difference] = []
         if let layout = layouts[version.name] {
-            physical = SchemaComparison.differences(store: report, layout: layout)
+            physical = SchemaComparison.differences(store: schema, layout: layout)
         }
         differences += physical
         let score = Self.score(matching: matching, total: total, hasHashes: evidenceHashes != nil, physical: physical,
@@ -215,7 +222,7 @@ struct MatchWork {
         var nullCounts: [String: Int] = [:]
         for name in tied {
             guard let version = catalog.version(named: name), let layout = layouts[name] else { continue }
-            let problems = DataEvidence.nullsInRequiredColumns(version: version, layout: layout, report: report, connection: store.connection)
+            let problems = DataEvidence.nullsInRequiredColumns(version: version, layout: layout, readout: readout, connection: store.connection)
             nullCounts[name] = problems.count
             if let index = candidates.firstIndex(where: { $0.version == name }) { candidates[index].differences += problems }
         }
@@ -238,7 +245,7 @@ struct MatchWork {
         }
         var notes = storeEntityNames.subtracting(knownEntities).sorted().map { "entity \($0) is in no known version" }
         if !knownColumns.isEmpty {
-            for table in SchemaComparison.comparableTables(report.tables) {
+            for table in SchemaComparison.comparableTables(schema) {
                 guard let known = knownColumns[table.name.uppercased()] else { continue }
                 for column in table.columns where !known.contains(column.name.uppercased()) {
                     notes.append("column \(table.name).\(column.name) is in no known version")

@@ -14,6 +14,8 @@ public final class SQLiteConnection {
     public let handle: OpaquePointer
     /// The file this connection opened.
     public let path: String
+    /// Numbers the savepoints `inSavepoint` opens, so nested ones never share a name.
+    private var savepointCounter = 0
 
     /// Opens the database at `path` as `options` say.
     ///
@@ -100,13 +102,15 @@ public final class SQLiteConnection {
     /// Runs a statement and returns all its rows. For small results (schema, bookkeeping tables).
     ///
     /// - Parameter maximumRows: a bound on rows read, so a hostile file cannot exhaust memory.
+    /// - Throws: `SQLiteError`; `SQLiteRowLimitError` when the statement has more rows than
+    ///   `maximumRows` (a partial result is never returned as if it were whole).
     public func rows(_ sql: String, _ bindings: [SQLiteValue] = [], maximumRows: Int = 1_000_000) throws -> [[SQLiteValue]] {
         let statement = try prepare(sql)
         try statement.bind(bindings)
         var result: [[SQLiteValue]] = []
         while try statement.step() {
+            guard result.count < maximumRows else { throw SQLiteRowLimitError(limit: maximumRows, sql: sql) }
             result.append(statement.row())
-            if result.count >= maximumRows { break }
         }
         return result
     }
@@ -117,6 +121,15 @@ public final class SQLiteConnection {
         try statement.bind(bindings)
         guard try statement.step() else { return nil }
         return statement.column(0)
+    }
+
+    /// True when no transaction is open (`sqlite3_get_autocommit`).
+    var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
+
+    /// A number no savepoint of this connection has used.
+    func nextSavepointNumber() -> Int {
+        savepointCounter += 1
+        return savepointCounter
     }
 
     /// Interrupts any statement running on this connection (safe from another thread).

@@ -24,13 +24,13 @@ import Testing
         try StoreFixtureBuilder.run(path, "INSERT INTO ZACCOUNT (Z_PK, Z_ENT, Z_OPT, ZCODE, ZCODE1) VALUES (1, ?, 1, 'not Local''s', NULL)", [.integer(Int64(local))])
 
         let store = try OpenedStore(path: path)
-        let report = StoreInspector.inspect(store: store)
+        let readout = StoreInspector.read(store: store)
         let version = CatalogVersion(name: "V1", model: Self.model, origin: "inline")
-        let problems = DataEvidence.nullsInRequiredColumns(version: version, layout: layout, report: report, connection: store.connection)
+        let problems = DataEvidence.nullsInRequiredColumns(version: version, layout: layout, readout: readout, connection: store.connection)
         #expect(problems.map(\.column) == ["ZCODE1"])
         #expect(problems.first?.entity == "Local")
         #expect(problems.first?.detail == "1 Local rows have no value for code, which V1 requires")
         let localEntity = try #require(Self.model.entity(named: "Local"))
-        #expect(DataEvidence.rowCount(of: localEntity, in: Self.model, layout: layout, report: report, connection: store.connection) == 1)
+        #expect(DataEvidence.rowCount(of: localEntity, in: Self.model, layout: layout, readout: readout, connection: store.connection) == 1)
     }
 }
