@@ -18,4 +18,13 @@ static inline int srsqlite_bind_blob_transient(sqlite3_stmt *stmt, int index, co
     return sqlite3_bind_blob(stmt, index, bytes, length, SQLITE_TRANSIENT);
 }
 
+// Function results copied by SQLite (SQLITE_TRANSIENT, which Swift cannot import).
+static inline void srsqlite_result_text_transient(sqlite3_context *context, const char *text, int length) {
+    sqlite3_result_text(context, text, length, SQLITE_TRANSIENT);
+}
+
+static inline void srsqlite_result_blob_transient(sqlite3_context *context, const void *bytes, int length) {
+    sqlite3_result_blob(context, bytes, length, SQLITE_TRANSIENT);
+}
+
 #endif

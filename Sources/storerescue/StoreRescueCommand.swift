@@ -7,7 +7,7 @@ struct StoreRescueCommand: ParsableCommand {
         commandName: "storerescue",
         abstract: "Inspect, back up, upgrade and recover Core Data / SwiftData SQLite stores.",
         subcommands: [
-            InspectCommand.self, MatchCommand.self, CatalogCommand.self, CreateCommand.self, BackupCommand.self, VerifyCommand.self, RestoreCommand.self,
+            InspectCommand.self, MatchCommand.self, CatalogCommand.self, CreateCommand.self, MigrateCommand.self, BackupCommand.self, VerifyCommand.self, RestoreCommand.self,
         ]
     )
 }

@@ -60,6 +60,12 @@ public struct CatalogVersion: Sendable, Equatable {
     public var origin: String
     /// The file it was read from.
     public var sourcePath: String?
+    /// What Core Data keeps in `Z_MODELCACHE.Z_CONTENT` for a store of this version (raw
+    /// DEFLATE of the archived model), when the archive's bytes are known: a reference store's
+    /// own cache, or a compiled `.mom`. Nil for a model read from source (an `.xcdatamodel`, an
+    /// inline definition): an archive this tool wrote itself could not be proven readable by
+    /// Core Data, so a migrated store then keeps the cache empty, as `create` does.
+    public var modelCacheContent: Data?
 
     /// A version from a model; hashes, digest and checksum are computed.
     public init(name: String, model: ManagedObjectModel, origin: String, sourcePath: String? = nil) {
@@ -78,23 +84,78 @@ public struct CatalogVersion: Sendable, Equatable {
     }
 }
 
-/// A declared migration stage between two consecutive versions (filled by the migration work).
-public struct CatalogStage: Sendable, Equatable, Codable {
+/// A migration stage the catalog declares, in the order of the file (`Docs/CATALOG.md`).
+///
+/// Two forms, as the two frameworks spell them:
+/// - **a list of versions** (`{"kind": "lightweight", "versions": ["V4", "V5"]}`): Core Data's
+///   `NSLightweightMigrationStage`. The order inside the list does not matter; a store goes in
+///   one inferred hop from its version to the latest version listed.
+/// - **a pair** (`{"kind": "lightweight" | "custom", "from": "V2", "to": "V3"}`): SwiftData's
+///   `MigrationStage.lightweight(fromVersion:toVersion:)` / `.custom(…)`, and Core Data's
+///   `NSCustomMigrationStage(migratingFrom:to:)`. Pair stages chain by sharing endpoints.
+///
+/// A custom stage carries its steps (`custom`): what runs before, during and after the copy.
+public struct CatalogStage: Sendable, Equatable {
     public enum Kind: String, Sendable, Codable {
         case lightweight
         case custom
     }
 
-    public var from: String
-    public var to: String
-    public var kind: Kind
-    /// Free-form description of the custom step (the migration work gives it structure).
-    public var notes: String?
+    /// Which versions a stage names.
+    public enum Span: Sendable, Equatable {
+        /// One step from a version to a later one.
+        case pair(from: String, to: String)
+        /// `NSLightweightMigrationStage`: a set of versions (possibly empty).
+        case versions([String])
+    }
 
-    public init(from: String, to: String, kind: Kind, notes: String? = nil) {
-        self.from = from
-        self.to = to
+    public var kind: Kind
+    public var span: Span
+    /// Free text for people.
+    public var notes: String?
+    /// The steps of a custom stage; empty for a lightweight one.
+    public var custom: CustomStageDefinition
+    /// Where the stage is in the catalog file (`stages[2]`), to name it in messages.
+    public var jsonPath: String
+
+    public init(kind: Kind, span: Span, notes: String? = nil, custom: CustomStageDefinition = CustomStageDefinition(), jsonPath: String = "stages") {
         self.kind = kind
+        self.span = span
         self.notes = notes
+        self.custom = custom
+        self.jsonPath = jsonPath
+    }
+
+    /// A pair stage (the form SwiftData plans use).
+    public init(from: String, to: String, kind: Kind, notes: String? = nil, custom: CustomStageDefinition = CustomStageDefinition()) {
+        self.init(kind: kind, span: .pair(from: from, to: to), notes: notes, custom: custom)
+    }
+
+    /// The start of a pair stage; nil for a list of versions.
+    public var from: String? {
+        if case .pair(let from, _) = span { return from }
+        return nil
+    }
+
+    /// The end of a pair stage; nil for a list of versions.
+    public var to: String? {
+        if case .pair(_, let to) = span { return to }
+        return nil
+    }
+
+    /// Every version the stage names (claims, in Core Data's terms).
+    public var claimedVersions: [String] {
+        switch span {
+        case .pair(let from, let to): return [from, to]
+        case .versions(let names): return names
+        }
+    }
+
+    /// `V1 → V2`, or `[V4, V5, V6]`.
+    public var spanDescription: String {
+        switch span {
+        case .pair(let from, let to): return "\(from) → \(to)"
+        case .versions(let names): return "[" + names.joined(separator: ", ") + "]"
+        }
     }
 }

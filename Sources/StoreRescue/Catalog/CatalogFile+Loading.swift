@@ -28,21 +28,25 @@ extension CatalogFile {
         if let current = currentVersionName, !names.contains(current) {
             throw CatalogFileError.unknownVersion(path: path, jsonPath: "current", name: current, known: names)
         }
-        for (index, stage) in stages.enumerated() {
-            let stagePath = "stages[\(index)]"
-            guard let from = names.firstIndex(of: stage.from) else {
-                throw CatalogFileError.unknownVersion(path: path, jsonPath: stagePath + ".from", name: stage.from, known: names)
+        for stage in stages {
+            for (key, name) in Self.namedVersions(of: stage) where !names.contains(name) {
+                throw CatalogFileError.unknownVersion(path: path, jsonPath: stage.jsonPath + key, name: name, known: names)
             }
-            guard let to = names.firstIndex(of: stage.to) else {
-                throw CatalogFileError.unknownVersion(path: path, jsonPath: stagePath + ".to", name: stage.to, known: names)
-            }
-            guard from < to else {
+            if case .pair(let from, let to) = stage.span, let start = names.firstIndex(of: from), let end = names.firstIndex(of: to), start >= end {
                 throw CatalogFileError.invalidValue(
-                    path: path, jsonPath: stagePath,
-                    reason: "goes from \"\(stage.from)\" to \"\(stage.to)\", which is not later in the catalog: stages only go forward")
+                    path: path, jsonPath: stage.jsonPath,
+                    reason: "goes from \"\(from)\" to \"\(to)\", which is not later in the catalog: stages only go forward")
             }
         }
         return Catalog(name: app, versions: versions, currentVersionName: currentVersionName, stages: stages, sourcePath: path)
+    }
+
+    /// Each version name a stage uses, with the JSON key it is under (`.from`, `.versions[1]`).
+    private static func namedVersions(of stage: CatalogStage) -> [(key: String, name: String)] {
+        switch stage.span {
+        case .pair(let from, let to): return [(".from", from), (".to", to)]
+        case .versions(let names): return names.enumerated().map { (".versions[\($0.offset)]", $0.element) }
+        }
     }
 
     private func resolve(_ entry: Entry, base: String) throws -> [CatalogVersion] {
@@ -59,7 +63,7 @@ extension CatalogFile {
             return try pick(picked, from: bundle, entry: entry, named: folder)
         case .mom(let file):
             return [try single(entry, "mom", at: file, base: base) { full, name in
-                CatalogVersion(name: name, model: try CompiledModelReader.readModel(at: full), origin: "mom", sourcePath: full)
+                try CompiledModelReader.readVersion(at: full, name: name)
             }]
         case .store(let file):
             return [try single(entry, "store", at: file, base: base) { full, name in

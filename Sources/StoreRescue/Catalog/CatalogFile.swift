@@ -111,7 +111,8 @@ public struct CatalogFile: Sendable, Equatable {
         guard let versions = try object.array("versions") else { throw object.invalid("versions", "required, and missing (an array of versions)") }
         let decoder = InlineModelDecoder(file: path)
         file.entries = try versions.map { try entry($0.value, path: $0.path, decoder: decoder) }
-        file.stages = try (object.array("stages") ?? []).map { try stage($0.value, path: $0.path, file: path) }
+        let stageReader = CatalogStageReader(file: path)
+        file.stages = try (object.array("stages") ?? []).map { try stageReader.stage($0.value, path: $0.path) }
         return file
     }
 
@@ -161,16 +162,5 @@ public struct CatalogFile: Sendable, Equatable {
         return Entry(
             name: name, source: source, versionChecksum: try object.optionalString("versionChecksum"),
             notes: try object.optionalStringAllowingEmpty("notes"), jsonPath: path)
-    }
-
-    private static func stage(_ value: JSONValue, path: String, file: String) throws -> CatalogStage {
-        let object = try JSONObjectReader(value, path: path, file: file, allowedKeys: ["from", "to", "kind", "notes"])
-        let kindName = try object.string("kind")
-        guard let kind = CatalogStage.Kind(rawValue: kindName) else {
-            throw object.invalid("kind", "unknown stage kind \"\(kindName)\" (expected lightweight or custom)")
-        }
-        return CatalogStage(
-            from: try object.string("from"), to: try object.string("to"), kind: kind,
-            notes: try object.optionalStringAllowingEmpty("notes"))
     }
 }

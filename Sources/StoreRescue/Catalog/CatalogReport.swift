@@ -26,10 +26,24 @@ public struct CatalogReport: Sendable, Encodable, Equatable {
     }
 
     public struct Stage: Sendable, Encodable, Equatable {
-        public var from: String
-        public var to: String
+        /// Where the stage is in the catalog file (`stages[2]`).
+        public var stage: String
         public var kind: String
+        /// A pair stage's ends; null for a list of versions.
+        @NullEncoded public var from: String?
+        @NullEncoded public var to: String?
+        /// A lightweight stage's list of versions; null for a pair.
+        @NullEncoded public var versions: [String]?
+        /// The custom steps it declares, counted: `willMigrate`, `map` (assignments), `create`, `didMigrate`.
+        public var steps: Steps
         @NullEncoded public var notes: String?
+    }
+
+    public struct Steps: Sendable, Encodable, Equatable {
+        public var willMigrate: Int
+        public var map: Int
+        public var create: Int
+        public var didMigrate: Int
     }
 
     /// Versions a staged migration could not tell apart.
@@ -47,6 +61,9 @@ public struct CatalogReport: Sendable, Encodable, Equatable {
     public var versions: [Version]
     public var stages: [Stage]
     public var duplicateChecksums: [DuplicateChecksum]
+    /// What is wrong with the stages as a migration plan (errors fail on the device for every
+    /// store; warnings for stores at some versions): `StagePlanner.issues(in:)`.
+    public var planIssues: [PlanIssue]
     public var warnings: [String]
     @NullEncoded public var error: ErrorSummary?
 
@@ -63,7 +80,17 @@ public struct CatalogReport: Sendable, Encodable, Equatable {
                 entities: EntityVersionHasher.sortedByCodePoint(version.versionHashes).map { Entity(name: $0.key, versionHash: $0.value.base64EncodedString()) },
                 sameChecksumAs: catalog.versions.filter { $0.name != version.name && $0.versionChecksum == version.versionChecksum }.map(\.name))
         }
-        stages = catalog.stages.map { Stage(from: $0.from, to: $0.to, kind: $0.kind.rawValue, notes: $0.notes) }
+        stages = catalog.stages.map { stage in
+            var versions: [String]?
+            if case .versions(let names) = stage.span { versions = names }
+            let steps = Steps(
+                willMigrate: stage.custom.willMigrate.count, map: stage.custom.map.map(\.assignments.count).reduce(0, +),
+                create: stage.custom.create.count, didMigrate: stage.custom.didMigrate.count)
+            return Stage(
+                stage: stage.jsonPath, kind: stage.kind.rawValue, from: stage.from, to: stage.to, versions: versions, steps: steps,
+                notes: stage.notes)
+        }
+        planIssues = StagePlanner.issues(in: catalog)
         let order = Dictionary(uniqueKeysWithValues: catalog.versions.enumerated().map { ($0.element.name, $0.offset) })
         duplicateChecksums = catalog.duplicateChecksums
             .map { names in names.sorted { (order[$0] ?? 0) < (order[$1] ?? 0) } }
@@ -85,12 +112,15 @@ public struct CatalogReport: Sendable, Encodable, Equatable {
         versions = []
         stages = []
         duplicateChecksums = []
+        planIssues = []
         warnings = []
         self.error = ErrorSummary(error)
     }
 
+    /// 0 when loaded with a plan Core Data can run; 1 (check failed) when the stages would fail
+    /// on the device; the loading error's status otherwise.
     public var exitStatus: ExitStatus {
-        guard let error else { return .success }
+        guard let error else { return planIssues.contains { $0.severity == .error } ? .checkFailed : .success }
         return ExitStatus(rawValue: error.exitStatus) ?? .internalError
     }
 
@@ -117,8 +147,21 @@ public struct CatalogReport: Sendable, Encodable, Equatable {
             out.table(version.entities.map { ["    " + $0.name, $0.versionHash] })
         }
         out.section("Stages")
-        if stages.isEmpty { out.line("  none declared") }
-        out.table(stages.map { ["  \($0.from) → \($0.to)", $0.kind, $0.notes ?? ""] })
+        if stages.isEmpty { out.line("  none declared: the app migrates automatically (one inferred hop to the current version)") }
+        out.table(stages.map { stage in
+            let span = stage.versions.map { "[" + $0.joined(separator: ", ") + "]" } ?? "\(stage.from ?? "") → \(stage.to ?? "")"
+            let steps = [("willMigrate", stage.steps.willMigrate), ("map", stage.steps.map), ("create", stage.steps.create), ("didMigrate", stage.steps.didMigrate)]
+                .filter { $0.1 > 0 }.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
+            return ["  " + span, stage.kind, steps, stage.notes ?? ""]
+        })
+        if !stages.isEmpty {
+            out.section("Plan")
+            if planIssues.isEmpty { out.line("  ok: Core Data can run these stages") }
+            for issue in planIssues {
+                out.line("  \(issue.severity.rawValue): \(issue.stage.map { "\($0): " } ?? "")\(issue.message)")
+                out.line("    on the device: \(issue.onDevice)")
+            }
+        }
         out.section("Warnings")
         if warnings.isEmpty { out.line("  none") }
         for warning in warnings { out.line("  warning: \(warning)") }

@@ -29,7 +29,7 @@ public enum CompiledModelReader {
             guard BoundedFile.kind(of: momPath) != .missing else {
                 throw CompiledModelError.missingVersionFile(path: path, version: name)
             }
-            let version = CatalogVersion(name: name, model: try readModel(at: momPath), origin: "mom", sourcePath: momPath)
+            let version = try readVersion(at: momPath, name: name)
             try check(version, against: info.hashes[name] ?? [:], path: infoPath)
             versions.append(version)
         }
@@ -43,6 +43,19 @@ public enum CompiledModelReader {
 
     /// Decodes one `.mom` file.
     public static func readModel(at path: String) throws -> ManagedObjectModel {
+        try readModelAndArchive(at: path).model
+    }
+
+    /// One `.mom` file as a catalog version, with the deflated archive a store's model cache holds.
+    static func readVersion(at path: String, name: String) throws -> CatalogVersion {
+        let (model, archive) = try readModelAndArchive(at: path)
+        var version = CatalogVersion(name: name, model: model, origin: "mom", sourcePath: path)
+        version.modelCacheContent = try? RawDeflate.deflate(archive)
+        return version
+    }
+
+    /// The model in a `.mom` file and the file's bytes (the archive).
+    static func readModelAndArchive(at path: String) throws -> (model: ManagedObjectModel, archive: Data) {
         let data: Data
         do {
             data = try BoundedFile.contents(of: path, limit: maximumFileBytes)
@@ -54,7 +67,7 @@ public enum CompiledModelReader {
         var limits = PropertyListLimits.default
         limits.maximumInputBytes = maximumFileBytes
         do {
-            return try ModelArchiveDecoder.decodeModel(archive: data, limits: limits)
+            return (try ModelArchiveDecoder.decodeModel(archive: data, limits: limits), data)
         } catch let error as ModelDecodingError {
             throw CompiledModelError.undecodableModel(path: path, underlying: error)
         }
@@ -63,8 +76,7 @@ public enum CompiledModelReader {
     /// A single `.mom` file as a one-version catalog named after the file.
     static func readSingleModel(at path: String) throws -> Catalog {
         let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
-        let version = CatalogVersion(name: name, model: try readModel(at: path), origin: "mom", sourcePath: path)
-        return Catalog(name: name, versions: [version], sourcePath: path)
+        return Catalog(name: name, versions: [try readVersion(at: path, name: name)], sourcePath: path)
     }
 
     struct VersionInfo {

@@ -65,7 +65,8 @@ public enum StoreModelReader {
         if model.versionIdentifiers.isEmpty, let identifiers = metadata?.versionIdentifiers {
             model.versionIdentifiers = identifiers.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         }
-        let version = CatalogVersion(name: name, model: model, origin: "store", sourcePath: path)
+        var version = CatalogVersion(name: name, model: model, origin: "store", sourcePath: path)
+        version.modelCacheContent = compressed
         if let stored = metadata?.versionHashes {
             let disagreeing = Set(stored.keys).union(version.versionHashes.keys).filter { stored[$0] != version.versionHashes[$0] }
             if !disagreeing.isEmpty { throw StoreModelError.hashesDisagree(path: path, entities: disagreeing.sorted()) }

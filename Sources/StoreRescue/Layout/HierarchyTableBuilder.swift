@@ -21,6 +21,10 @@ struct HierarchyTableBuilder {
         /// Entity name → property name → column, for every entity of the hierarchy (inherited
         /// properties included): attributes and to-one relationships.
         var columnsByEntity: [String: [String: String]]
+        /// Entity name → relationship → storage for the to-one relationships of the hierarchy's
+        /// entities (inherited included), and for the to-many relationships without an inverse
+        /// (of any entity) whose hidden column is in this table.
+        var relationshipStorage: [String: [String: StoreLayout.RelationshipStorage]]
     }
 
     /// One column before sorting, with the key that puts it in Core Data's place.
@@ -58,9 +62,11 @@ struct HierarchyTableBuilder {
         var taken = Set(Self.fixedColumns.map(\.name))
         var candidates: [Candidate] = []
         var columnsByEntity: [String: [String: String]] = [:]
+        var storage: [String: [String: StoreLayout.RelationshipStorage]] = [:]
 
         for (entityIndex, entity) in hierarchy.enumerated() {
             var columns = entity.superentityName.flatMap { columnsByEntity[$0] } ?? [:]
+            var relationshipStorage = entity.superentityName.flatMap { storage[$0] } ?? [:]
             let attributes = entity.attributes.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
             for attribute in attributes where !attribute.isTransient {
                 if model.isRedeclaration(attribute.name, in: entity), columns[attribute.name] != nil { continue }
@@ -84,11 +90,14 @@ struct HierarchyTableBuilder {
                     column: StoreLayout.Column(name: name, type: "INTEGER"), isForeignKey: true)
                 candidates.append(base)
                 let destination = relationship.destinationEntityName
+                var entityColumnName: String?
+                var orderColumnName: String?
                 if model.hasSubentities(destination) {
                     var entColumn = base
                     entColumn.companion = 1
                     entColumn.isForeignKey = false
                     entColumn.column.name = Self.claim("Z\(model.number(of: destination))_" + name.dropFirst(), in: &taken)
+                    entityColumnName = entColumn.column.name
                     candidates.append(entColumn)
                 }
                 if let inverseName = relationship.inverseName,
@@ -99,12 +108,21 @@ struct HierarchyTableBuilder {
                     orderColumn.companion = 2
                     orderColumn.isForeignKey = false
                     orderColumn.column.name = Self.claim("Z_FOK_" + name.dropFirst(), in: &taken)
+                    orderColumnName = orderColumn.column.name
                     candidates.append(orderColumn)
                 }
+                relationshipStorage[relationship.name] = .foreignKey(
+                    column: name, entityColumn: entityColumnName, inverseOrderColumn: orderColumnName)
+            }
+            // A to-many whose inverse is a to-one is kept by the inverse's column.
+            for relationship in entity.relationships where !relationship.isTransient && relationship.isToMany {
+                let inverse = relationship.inverseName.flatMap { model.relationship($0, of: relationship.destinationEntityName) }
+                if let inverse, !inverse.isToMany, !inverse.isTransient { relationshipStorage[relationship.name] = .inverse }
             }
             columnsByEntity[entity.name] = columns
+            storage[entity.name] = relationshipStorage
         }
-        candidates += hiddenColumns(hierarchy: hierarchy, taken: &taken)
+        candidates += hiddenColumns(hierarchy: hierarchy, taken: &taken, storage: &storage)
 
         candidates.sort { $0.precedes($1) }
         let table = StoreLayout.Table(
@@ -118,13 +136,18 @@ struct HierarchyTableBuilder {
         let entIndex = hierarchy.count > 1
             ? StoreLayout.Index(name: "\(tableName)_Z_ENT_INDEX", table: tableName, columns: ["Z_ENT"], isUnique: false)
             : nil
-        return Result(table: table, foreignKeyIndexes: foreignKeys, entityColumnIndex: entIndex, columnsByEntity: columnsByEntity)
+        return Result(
+            table: table, foreignKeyIndexes: foreignKeys, entityColumnIndex: entIndex, columnsByEntity: columnsByEntity,
+            relationshipStorage: storage)
     }
 
     /// `Z<n><REL>` (n: the source entity's number) for each to-many relationship without an
     /// inverse whose destination is stored in this table (CartKit: `Z3ITEMS`, `Z2MODIFIERS`),
     /// plus `Z_FOK_<n><REL>` when it is ordered (no sample has one).
-    private func hiddenColumns(hierarchy: [EntityDescription], taken: inout Set<String>) -> [Candidate] {
+    private func hiddenColumns(
+        hierarchy: [EntityDescription], taken: inout Set<String>, storage: inout [String: [String: StoreLayout.RelationshipStorage]]
+    ) -> [Candidate] {
+        let tableName = NumberedModel.tableName(ofRoot: root.name)
         let members = Dictionary(uniqueKeysWithValues: hierarchy.enumerated().map { ($1.name, $0) })
         var result: [Candidate] = []
         for source in model.entities {
@@ -139,13 +162,17 @@ struct HierarchyTableBuilder {
                     group: 0, entityIndex: entityIndex, kind: 2, name: name, companion: 0,
                     column: StoreLayout.Column(name: name, type: "INTEGER"), isForeignKey: true)
                 result.append(candidate)
+                var orderColumnName: String?
                 if relationship.isOrdered {
                     var order = candidate
                     order.companion = 2
                     order.isForeignKey = false
                     order.column.name = Self.claim("Z_FOK_" + name.dropFirst(), in: &taken)
+                    orderColumnName = order.column.name
                     result.append(order)
                 }
+                storage[source.name, default: [:]][relationship.name] = .destinationColumn(
+                    table: tableName, column: name, orderColumn: orderColumnName)
             }
         }
         return result

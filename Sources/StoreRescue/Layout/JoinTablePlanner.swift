@@ -14,6 +14,8 @@ enum JoinTablePlanner {
         var ownerEntity: String
         var table: StoreLayout.Table
         var index: StoreLayout.Index
+        /// How each side's relationship is kept in the table: (entity, relationship, storage).
+        var sides: [(entity: String, relationship: String, storage: StoreLayout.RelationshipStorage)]
     }
 
     static func plan(_ model: NumberedModel) throws -> [JoinTable] {
@@ -69,6 +71,18 @@ enum JoinTablePlanner {
         let table = StoreLayout.Table(name: tableName, columns: columns, primaryKey: [first, second], rootEntity: nil)
         let index = StoreLayout.Index(
             name: "\(tableName)_\(second)_INDEX", table: tableName, columns: [second, first], isUnique: false)
-        return JoinTable(ownerEntity: entity.name, table: table, index: index)
+        let firstOrder = inverse.isOrdered ? "Z_FOK_" + first.dropFirst(2) : nil
+        let secondOrder = relationship.isOrdered ? "Z_FOK_" + second.dropFirst(2) : nil
+        var sides: [(entity: String, relationship: String, storage: StoreLayout.RelationshipStorage)] = [
+            (entity.name, relationship.name, .joinTable(
+                table: tableName, ownColumn: first, otherColumn: second, orderColumn: secondOrder, inverseOrderColumn: firstOrder)),
+        ]
+        if let inverseOwner = model.declaration(of: inverse.name, in: relationship.destinationEntityName)?.entity.name,
+            !(inverseOwner == entity.name && inverse.name == relationship.name)
+        {
+            sides.append((inverseOwner, inverse.name, .joinTable(
+                table: tableName, ownColumn: second, otherColumn: first, orderColumn: firstOrder, inverseOrderColumn: secondOrder)))
+        }
+        return JoinTable(ownerEntity: entity.name, table: table, index: index, sides: sides)
     }
 }

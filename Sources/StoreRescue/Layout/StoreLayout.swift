@@ -88,6 +88,26 @@ public struct StoreLayout: Sendable, Equatable, Codable {
         }
     }
 
+    /// How one relationship is kept in the tables: what a migration reads links from and
+    /// writes them to.
+    public enum RelationshipStorage: Sendable, Equatable, Hashable, Codable {
+        /// A column of the entity's own table holds the destination's `Z_PK` (a to-one).
+        /// `entityColumn` (`Z<n>_REL`) holds the destination's `Z_ENT` when the destination
+        /// entity has subentities; `inverseOrderColumn` (`Z_FOK_REL`) holds this object's
+        /// position in the destination's ordered inverse.
+        case foreignKey(column: String, entityColumn: String?, inverseOrderColumn: String?)
+        /// Nothing of its own: the inverse to-one's column holds the link (a to-many whose
+        /// inverse is a to-one).
+        case inverse
+        /// A row of a join table per link (many-to-many). `ownColumn` holds this entity's
+        /// `Z_PK`, `otherColumn` the destination's; `orderColumn` the destination's position in
+        /// this (ordered) relationship, `inverseOrderColumn` this object's position in the inverse.
+        case joinTable(table: String, ownColumn: String, otherColumn: String, orderColumn: String?, inverseOrderColumn: String?)
+        /// A hidden column of the destination's table holds this object's `Z_PK` (a to-many with
+        /// no inverse); `orderColumn` the destination's position when ordered.
+        case destinationColumn(table: String, column: String, orderColumn: String?)
+    }
+
     /// Entity tables and join tables (not the bookkeeping tables), in Core Data's creation
     /// order: each hierarchy's table in entity-number order, followed by the join tables its
     /// entities own.
@@ -101,16 +121,32 @@ public struct StoreLayout: Sendable, Equatable, Codable {
     /// stored attribute and to-one relationship, inherited ones included. Sibling entities may
     /// hold same-named properties in different columns (`ZPASSCODE`, `ZPASSCODE1`).
     public var propertyColumns: [String: [String: String]]
+    /// Entity name → relationship name → how it is stored, for every persistent relationship,
+    /// inherited ones included.
+    public var relationshipStorage: [String: [String: RelationshipStorage]]
 
     public init(
         tables: [Table], indexes: [Index], entityNumbers: [EntityNumber], persistentHistory: PersistentHistory? = nil,
-        propertyColumns: [String: [String: String]] = [:]
+        propertyColumns: [String: [String: String]] = [:], relationshipStorage: [String: [String: RelationshipStorage]] = [:]
     ) {
         self.tables = tables
         self.indexes = indexes
         self.entityNumbers = entityNumbers
         self.persistentHistory = persistentHistory
         self.propertyColumns = propertyColumns
+        self.relationshipStorage = relationshipStorage
+    }
+
+    /// The table holding the rows of `entity`'s hierarchy.
+    public func table(ofEntity entity: String, in model: ManagedObjectModel) -> Table? {
+        guard let description = model.entity(named: entity) else { return nil }
+        let root = model.ancestry(of: description).last?.name ?? entity
+        return tables.first { $0.rootEntity == root }
+    }
+
+    /// `Z_ENT` of the entity named `name`.
+    public func entityNumber(of name: String) -> Int? {
+        entityNumbers.first { $0.name == name }?.ent
     }
 
     public func table(named name: String) -> Table? {

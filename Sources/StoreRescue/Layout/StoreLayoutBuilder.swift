@@ -26,16 +26,21 @@ public enum StoreLayoutBuilder {
         var tables: [StoreLayout.Table] = []
         var indexes: [StoreLayout.Index] = []
         var propertyColumns: [String: [String: String]] = [:]
+        var declaredStorage: [String: [String: StoreLayout.RelationshipStorage]] = [:]
         for entity in numbered.entities where entity.superentityName == nil {
             let table = try HierarchyTableBuilder(model: numbered, root: entity).build()
             tables.append(table.table)
             propertyColumns.merge(table.columnsByEntity) { first, _ in first }
+            declaredStorage.merge(table.relationshipStorage) { first, second in first.merging(second) { mine, _ in mine } }
             let owned = joinTables.filter { numbered.root(of: $0.ownerEntity) == entity.name }
             tables.append(contentsOf: owned.map(\.table))
             indexes.append(contentsOf: table.foreignKeyIndexes)
             indexes.append(contentsOf: owned.map(\.index))
             if let entIndex = table.entityColumnIndex { indexes.append(entIndex) }
             indexes.append(contentsOf: try EntityIndexBuilder(model: numbered, columns: table.columnsByEntity).indexes(forHierarchyOf: entity))
+        }
+        for joinTable in joinTables {
+            for side in joinTable.sides { declaredStorage[side.entity, default: [:]][side.relationship] = side.storage }
         }
         indexes = try uniqueIndexes(indexes)
         try checkTableNames(tables)
@@ -45,7 +50,23 @@ public enum StoreLayoutBuilder {
         }
         return StoreLayout(
             tables: tables, indexes: indexes, entityNumbers: entityNumbers(numbered), persistentHistory: history,
-            propertyColumns: propertyColumns)
+            propertyColumns: propertyColumns, relationshipStorage: inheritedStorage(declaredStorage, model: numbered))
+    }
+
+    /// Each entity's relationship storage with its ancestors' added (a subentity's rows keep the
+    /// links of the relationships it inherits in the same places).
+    static func inheritedStorage(
+        _ declared: [String: [String: StoreLayout.RelationshipStorage]], model: NumberedModel
+    ) -> [String: [String: StoreLayout.RelationshipStorage]] {
+        var result: [String: [String: StoreLayout.RelationshipStorage]] = [:]
+        for entity in model.entities {
+            var storage: [String: StoreLayout.RelationshipStorage] = [:]
+            for ancestor in model.lineage(of: entity.name) {
+                storage.merge(declared[ancestor.name] ?? [:]) { _, nearer in nearer }
+            }
+            result[entity.name] = storage
+        }
+        return result
     }
 
     /// The `Z_PRIMARYKEY` rows Core Data writes for `model` (with `Z_MAX` 0): entities numbered

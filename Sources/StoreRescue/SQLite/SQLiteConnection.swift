@@ -16,6 +16,25 @@ public final class SQLiteConnection {
     public let path: String
     /// Numbers the savepoints `inSavepoint` opens, so nested ones never share a name.
     private var savepointCounter = 0
+    /// Keeps the progress handler's closure alive while SQLite may call it.
+    private var progressHandler: ProgressHandlerBox?
+
+    private final class ProgressHandlerBox {
+        let shouldInterrupt: () -> Bool
+        init(_ shouldInterrupt: @escaping () -> Bool) { self.shouldInterrupt = shouldInterrupt }
+    }
+
+    /// Calls `shouldInterrupt` every `instructions` virtual-machine steps of any statement; when
+    /// it returns true the statement stops with `SQLITE_INTERRUPT`. This is how a long
+    /// `INSERT … SELECT` notices a cancellation (SIGINT, SIGTERM) within milliseconds.
+    public func setProgressHandler(every instructions: Int32 = 10_000, _ shouldInterrupt: @escaping () -> Bool) {
+        let box = ProgressHandlerBox(shouldInterrupt)
+        progressHandler = box
+        sqlite3_progress_handler(handle, instructions, { context in
+            guard let context else { return 0 }
+            return Unmanaged<ProgressHandlerBox>.fromOpaque(context).takeUnretainedValue().shouldInterrupt() ? 1 : 0
+        }, Unmanaged.passUnretained(box).toOpaque())
+    }
 
     /// Opens the database at `path` as `options` say.
     ///
@@ -47,10 +66,18 @@ public final class SQLiteConnection {
     }
 
     deinit {
+        sqlite3_progress_handler(handle, 0, nil, nil)
         sqlite3_close_v2(handle)
     }
 
     /// A `file:` URI for `path`, with every byte that could end or alter the path percent-encoded.
+    /// A `file:` URI for `path` opened read-only (`mode=ro`), and `immutable=1` when asked:
+    /// what `ATTACH` takes to read a database without ever writing it.
+    public static func readOnlyURI(path: String, immutable: Bool) -> String {
+        let uri = fileURI(path: path, immutable: false)
+        return uri + "?mode=ro" + (immutable ? "&immutable=1" : "")
+    }
+
     static func fileURI(path: String, immutable: Bool) -> String {
         var encoded = "file:"
         for byte in path.utf8 {
@@ -122,6 +149,9 @@ public final class SQLiteConnection {
         guard try statement.step() else { return nil }
         return statement.column(0)
     }
+
+    /// Rows the last INSERT, UPDATE or DELETE changed (`sqlite3_changes64`).
+    public var changes: Int64 { sqlite3_changes64(handle) }
 
     /// True when no transaction is open (`sqlite3_get_autocommit`).
     var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }

@@ -17,10 +17,14 @@ public struct StoreOpenOptions: Sendable, Equatable {
     public var followsSymlinks = false
     /// Always read through a private copy, even when no sidecar holds data.
     public var alwaysCopies = false
+    /// Where a private copy is made (a private folder is created inside); nil: `$TMPDIR`.
+    /// Writers put it beside their output, so a large store is not copied to a small `/tmp`.
+    public var privateCopyParent: String?
 
-    public init(followsSymlinks: Bool = false, alwaysCopies: Bool = false) {
+    public init(followsSymlinks: Bool = false, alwaysCopies: Bool = false, privateCopyParent: String? = nil) {
         self.followsSymlinks = followsSymlinks
         self.alwaysCopies = alwaysCopies
+        self.privateCopyParent = privateCopyParent
     }
 }
 
@@ -40,7 +44,7 @@ public final class OpenedStore {
         let probe = try InputProbe(path: path, followsSymlinks: options.followsSymlinks)
         self.probe = probe
         if probe.files.sidecarsHoldData || options.alwaysCopies || probe.fileSize == 0 {
-            let directory = try PrivateCopier.copy(probe: probe, followsSymlinks: options.followsSymlinks)
+            let directory = try PrivateCopier.copy(probe: probe, followsSymlinks: options.followsSymlinks, parent: options.privateCopyParent)
             privateDirectory = directory
             accessMethod = .privateCopy
             connection = try Self.connect(
@@ -74,10 +78,10 @@ public final class OpenedStore {
 enum PrivateCopier {
     static let storeName = "store.sqlite"
 
-    static func copy(probe: InputProbe, followsSymlinks: Bool) throws -> PrivateTemporaryDirectory {
+    static func copy(probe: InputProbe, followsSymlinks: Bool, parent: String? = nil) throws -> PrivateTemporaryDirectory {
         let directory: PrivateTemporaryDirectory
         do {
-            directory = try PrivateTemporaryDirectory(prefix: "storerescue-read")
+            directory = try PrivateTemporaryDirectory(parent: parent, prefix: parent == nil ? "storerescue-read" : ".storerescue-read")
         } catch {
             throw StoreAccessError.privateCopyFailed(path: probe.path, reason: "\(error.localizedDescription)")
         }

@@ -5,6 +5,17 @@ public enum ExitStatus: Int32, Sendable, Codable, CaseIterable {
     case success = 0
     /// A check ran and failed (`verify` found a bad backup).
     case checkFailed = 1
+    /// Nothing to do: the store is already at the version asked for (`migrate`, `upgrade`).
+    case nothingToDo = 2
+    /// The store was read but the plan cannot take it there: 134504, 134110, a change no
+    /// mapping can infer, an ambiguous, unknown or newer store. Nothing was written.
+    case refused = 3
+    /// `upgrade`: only phase 1 was needed (the store was stamped as the version it is, which
+    /// is the target).
+    case adoptedOnly = 4
+    /// `upgrade --on-failure clean`: the store could not be saved; it was quarantined and a
+    /// clean store created in its place, with what could be salvaged.
+    case fellBackToClean = 5
     /// The command line was wrong.
     case usage = 64
     /// The input exists but is not a readable store (not SQLite, empty, truncated, damaged).

@@ -167,3 +167,24 @@ extension CommandOutput {
         }
     }
 }
+
+extension CommandOutput {
+    /// Runs a migration with a phase line on a terminal (none on a pipe or with `--json`) and
+    /// Ctrl-C wired to its cancellation flag.
+    static func withMigrationProgress<Result>(
+        json: Bool, _ work: (_ progress: ((MigrationProgress) -> Void)?, _ cancellation: CancellationFlag) -> Result
+    ) -> Result {
+        let cancellation = InterruptHandling.install()
+        let isTerminal = !json && isatty(STDERR_FILENO) == 1
+        var last = ""
+        let result = work(isTerminal ? { progress in
+            let line = "\r\(progress.phase.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(progress.completed)/\(progress.total)"
+            guard line != last else { return }
+            last = line
+            FileHandle.standardError.write(Data(line.utf8))
+        } : nil, cancellation)
+        if isTerminal, !last.isEmpty { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        return result
+    }
+}
+

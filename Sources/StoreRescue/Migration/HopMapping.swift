@@ -1,0 +1,195 @@
+/// What one hop does to every entity, attribute and relationship: Core Data's inferred mapping
+/// from the hop's source version to its destination version (`migration-semantics.md` §2),
+/// with a custom stage's `map` and `create` on top. Built from the two models alone
+/// (`HopMappingBuilder`); the data decides the rest (`MigrationAnalyzer`).
+public struct HopMapping: Sendable {
+    public var hop: MigrationHop
+    /// One per destination entity, in destination numbering order.
+    public var entities: [EntityMapping]
+    /// Source entities no destination entity maps from: their rows are discarded.
+    public var removedEntities: [RemovedEntity]
+    /// Objects a custom stage's `create` adds.
+    public var creations: [Creation]
+    /// What the inferred mapping cannot do, found from the models alone (the data may add more).
+    public var refusals: [MigrationRefusal]
+    /// Questions only the data answers (rows that need a value, values that must convert…).
+    var checks: [DataCheck]
+
+    public func entity(named name: String) -> EntityMapping? { entities.first { $0.name == name } }
+}
+
+/// One destination entity and where its objects come from.
+public struct EntityMapping: Sendable {
+    public var name: String
+    /// The source entity its objects come from; nil for a new entity (no objects).
+    public var source: String?
+    public var isAbstract: Bool
+    /// `Z_ENT` in the source and destination numbering.
+    public var sourceNumber: Int?
+    public var destinationNumber: Int
+    /// The tables holding its rows before and after (they differ when the hierarchy changes).
+    public var sourceTable: String?
+    public var destinationTable: String
+    public var attributes: [AttributeMapping]
+    public var relationships: [RelationshipMapping]
+    /// Source attributes and relationships with no destination counterpart.
+    public var removedAttributes: [String]
+    public var removedRelationships: [String]
+    /// An attribute removed and one of the same type added, with no renaming identifier
+    /// linking them: probably a rename that will lose the values.
+    public var likelyRenames: [LikelyRename]
+
+    public var isRenamed: Bool { source != nil && source != name }
+    public var movesTable: Bool { source != nil && sourceTable != destinationTable }
+}
+
+/// Where one destination attribute's value comes from.
+public struct AttributeMapping: Sendable {
+    public enum Value: Sendable, Equatable {
+        /// The source attribute's value, converted when the type changes.
+        case copy(from: String, typeChange: TypeChange)
+        /// A custom stage's `map` expression, over the source object's attributes.
+        case expression(String, jsonPath: String)
+        /// The destination's default (a new attribute with a default).
+        case defaultValue(SQLiteValue)
+        /// NULL (a new optional attribute without a default).
+        case null
+        /// A new required attribute with no default and no `map`: every existing row lacks a
+        /// value (134110 when the entity has rows).
+        case missing
+    }
+
+    public var name: String
+    public var type: AttributeType
+    public var isRequired: Bool
+    public var value: Value
+    /// The destination's default, written where the value is NULL (optional → required, or a
+    /// required attribute whose source rows hold NULLs).
+    public var nullReplacement: SQLiteValue?
+    /// How it relates to the source attribute, for the report.
+    public var change: PropertyChange
+}
+
+/// How a destination relationship relates to the source.
+public struct RelationshipMapping: Sendable {
+    public var name: String
+    /// The source relationship (of the source entity) whose links it takes; nil when new.
+    public var source: String?
+    public var destinationEntity: String
+    public var isToMany: Bool
+    public var isOrdered: Bool
+    public var isRequired: Bool
+    public var change: PropertyChange
+    /// True when a source to-many becomes a to-one: each object must have at most one link.
+    public var narrowsToOne: Bool
+    /// True when a custom stage's `create` links new objects through it.
+    public var isFilledByCreate: Bool
+}
+
+/// What happened to a property between two versions (the report's vocabulary).
+public enum PropertyChange: Sendable, Equatable {
+    case kept
+    case renamed(from: String)
+    case added
+    case typeChanged(from: AttributeType, to: AttributeType)
+    case becameRequired
+    case becameOptional
+    case cardinalityChanged(String)
+    case orderingChanged(String)
+    case mapped(jsonPath: String)
+
+    public var summary: String {
+        switch self {
+        case .kept: return "kept"
+        case .renamed(let from): return "renamed from \(from)"
+        case .added: return "added"
+        case .typeChanged(let from, let to): return "type \(from.modelFileName) → \(to.modelFileName)"
+        case .becameRequired: return "now required"
+        case .becameOptional: return "now optional"
+        case .cardinalityChanged(let what): return what
+        case .orderingChanged(let what): return what
+        case .mapped(let path): return "computed by the custom stage (\(path))"
+        }
+    }
+}
+
+public struct RemovedEntity: Sendable, Equatable {
+    public var name: String
+    public var table: String?
+    public var number: Int?
+}
+
+public struct LikelyRename: Sendable, Equatable, Encodable {
+    public var removed: String
+    public var added: String
+    public var type: AttributeType
+}
+
+/// A `create` step resolved against the models.
+public struct Creation: Sendable {
+    public var step: CustomStageDefinition.CreateStep
+    /// The new objects' entity and its source-side `forEach` entity.
+    public var entity: String
+    public var forEach: String
+    /// Destination attribute → expression over the `forEach` object (source names).
+    public var assignments: [CustomStageDefinition.Assignment]
+    /// Relationships of the new object pointing at the migrated `forEach` object.
+    public var links: [String]
+}
+
+/// Something the migration cannot do, named the way the app would fail.
+public struct MigrationRefusal: Sendable, Equatable, Codable {
+    public enum Code: String, Sendable, Codable {
+        /// A required attribute or relationship has no value for existing rows (134110).
+        case mandatoryValueMissing
+        /// A type change whose stored values cannot all be converted (134140 on the device:
+        /// no mapping can be inferred).
+        case typeChangeNotInferable
+        /// Two hierarchies merged, an entity split, a relationship's destination narrowed:
+        /// beyond lightweight migration (134140).
+        case structureNotInferable
+        /// A to-many became a to-one while objects have several links.
+        case toManyHasSeveralLinks
+        /// A custom stage names an entity or property the models do not have, or an expression
+        /// SQLite rejects.
+        case invalidCustomStage
+        /// The stage plan itself (see `PlanIssue`).
+        case plan
+        /// The store's version cannot be told: ambiguous, unknown, or drifted beyond adoption.
+        case storeNotIdentified
+        /// The store is newer than the target: never downgrade.
+        case storeNewer
+    }
+
+    public var code: Code
+    /// The hop, as `V1 → V2`.
+    public var hop: String
+    public var entity: String?
+    public var property: String?
+    /// Rows concerned, when the data was counted.
+    public var rowCount: Int64?
+    public var message: String
+    /// What Core Data would do on the device, and what to do instead.
+    public var remedy: String
+
+    /// The Core Data error the app would report for it.
+    public var coreDataErrorCode: Int? {
+        switch code {
+        case .mandatoryValueMissing: return 134110
+        case .typeChangeNotInferable, .structureNotInferable, .toManyHasSeveralLinks: return 134140
+        case .storeNewer: return 134100
+        case .invalidCustomStage, .plan, .storeNotIdentified: return nil
+        }
+    }
+}
+
+/// A question about the data that decides whether a hop can run, asked by the analyzer.
+enum DataCheck: Sendable, Equatable {
+    /// Rows of `entity` (at the hop's source) that would have no value for required `property`.
+    case rowsNeedValue(entity: String, property: String, kind: String, onlyNulls: Bool)
+    /// Values of `attribute` (source entity `entity`, named `sourceAttribute` there) that do not
+    /// convert to `type`.
+    case unconvertibleValues(entity: String, attribute: String, sourceAttribute: String, type: AttributeType)
+    /// Objects of `entity` with more than one link through source relationship `relationship`.
+    case severalLinks(entity: String, relationship: String, sourceEntity: String, sourceRelationship: String)
+}

@@ -1,0 +1,36 @@
+/// What the data says about a plan before anything is written: rows per entity at every
+/// version, every value, link and object that will be discarded, and every refusal only the
+/// data decides (134110 rows without a value, values that do not convert, to-many links that
+/// no longer fit a to-one, duplicates under a new uniqueness constraint).
+public struct MigrationAnalysis: Sendable, Equatable {
+    /// Rows per entity at one version of the path.
+    public struct VersionRows: Sendable, Equatable, Encodable {
+        public var version: String
+        /// Entity name → rows of that entity (its own rows, not its subentities').
+        public var rows: [String: Int64]
+    }
+
+    /// What one hop discards.
+    public struct Discarded: Sendable, Equatable, Encodable {
+        /// `V1 → V2`.
+        public var hop: String
+        /// Removed entity → its rows.
+        public var entityRows: [String: Int64]
+        /// `Entity.attribute` → non-NULL values of the removed attribute.
+        public var attributeValues: [String: Int64]
+        /// `Entity.relationship` → links of the removed relationship.
+        public var relationshipLinks: [String: Int64]
+    }
+
+    public var rowsByVersion: [VersionRows]
+    public var discarded: [Discarded]
+    public var refusals: [MigrationRefusal]
+    /// True when a hop's steps (`willMigrate`, `didMigrate`) run between versions: counts after
+    /// them are predicted from the data as it is before they run.
+    public var countsPrecedeCustomSteps: Bool
+
+    /// Rows of `entity` at `version`, when counted.
+    public func rows(of entity: String, at version: String) -> Int64? {
+        rowsByVersion.first { $0.version == version }?.rows[entity]
+    }
+}

@@ -1,0 +1,211 @@
+/// Runs a plan's hops over a store without writing: composes each version (`VirtualVersion`)
+/// over the store and asks the data every question the plan leaves open, one scan per table
+/// for all versions at once (aggregates with `FILTER`), plus a query per relationship check.
+///
+/// `match` uses it to predict 134110 and friends; `migrate --dry-run` prints all of it; the
+/// migration itself refuses on the same answers — so the three can never disagree.
+struct MigrationAnalyzer {
+    let connection: SQLiteConnection
+    /// The versions along the path, the first being the store's (over `baseSchema`).
+    let states: [VirtualVersion]
+    let mappings: [HopMapping]
+
+    /// What to count: everything (dry runs, migrations) or only what decides refusals (`match`).
+    enum Depth { case full, refusalsOnly }
+
+    /// One aggregate over one row source, answered by the batched scans.
+    private struct Request {
+        var from: String
+        var expression: String
+        var key: String
+    }
+
+    func analyse(depth: Depth = .full) throws -> MigrationAnalysis {
+        var requests: [Request] = []
+        func count(_ source: RowSource, where extra: String? = nil, key: String) {
+            let condition = extra.map { "(\(source.condition)) AND (\($0))" } ?? source.condition
+            requests.append(Request(from: source.from, expression: "count(*) FILTER (WHERE \(condition))", key: key))
+        }
+        for (index, state) in states.enumerated() {
+            for source in state.rowSources { count(source, key: "rows|\(index)|\(source.entity)") }
+        }
+        for (index, mapping) in mappings.enumerated() {
+            let before = states[index]
+            for entity in mapping.entities {
+                guard let sourceEntity = entity.source else { continue }
+                for source in before.rowSources(of: sourceEntity) {
+                    if depth == .full {
+                        for removed in entity.removedAttributes {
+                            count(source, where: "(\(source.attributes[removed] ?? "NULL")) IS NOT NULL", key: "removed|\(index)|\(sourceEntity).\(removed)")
+                        }
+                    }
+                    for attribute in entity.attributes {
+                        guard case .copy(let from, _) = attribute.value else { continue }
+                        let value = source.attributes[from] ?? "NULL"
+                        if mapping.checks.contains(.rowsNeedValue(entity: entity.name, property: attribute.name, kind: "attribute", onlyNulls: true)) {
+                            count(source, where: "(\(value)) IS NULL", key: "nulls|\(index)|\(entity.name).\(attribute.name)")
+                        }
+                        if mapping.checks.contains(.unconvertibleValues(entity: entity.name, attribute: attribute.name, sourceAttribute: from, type: attribute.type)) {
+                            count(
+                                source, where: "(\(value)) IS NOT NULL AND \(MigrationFunctions.fits)(\(value), \(attribute.type.rawValue)) = 0",
+                                key: "unconvertible|\(index)|\(entity.name).\(attribute.name)")
+                        }
+                    }
+                }
+            }
+        }
+        let answers = try run(requests)
+        func answer(_ key: String) -> Int64 { answers[key] ?? 0 }
+
+        var analysis = MigrationAnalysis(rowsByVersion: [], discarded: [], refusals: [], countsPrecedeCustomSteps: false)
+        for (index, state) in states.enumerated() {
+            var rows: [String: Int64] = [:]
+            for entity in state.version.model.entities { rows[entity.name] = answer("rows|\(index)|\(entity.name)") }
+            analysis.rowsByVersion.append(.init(version: state.version.name, rows: rows))
+        }
+        for (index, mapping) in mappings.enumerated() {
+            let hop = "\(mapping.hop.from) → \(mapping.hop.to)"
+            let before = states[index]
+            if !mapping.hop.custom.willMigrate.isEmpty || !mapping.hop.custom.didMigrate.isEmpty { analysis.countsPrecedeCustomSteps = true }
+            var discarded = MigrationAnalysis.Discarded(hop: hop, entityRows: [:], attributeValues: [:], relationshipLinks: [:])
+            for removed in mapping.removedEntities {
+                discarded.entityRows[removed.name] = answer("rows|\(index)|\(removed.name)")
+            }
+            for entity in mapping.entities {
+                guard let sourceEntity = entity.source else { continue }
+                for removed in entity.removedAttributes {
+                    let values = answer("removed|\(index)|\(sourceEntity).\(removed)")
+                    discarded.attributeValues["\(sourceEntity).\(removed)", default: 0] += values
+                }
+            }
+            if depth == .full {
+                for set in before.links where !survives(set, mapping, before: before) {
+                    discarded.relationshipLinks[set.a.description] = try linkCount(set)
+                }
+            }
+            analysis.discarded.append(discarded)
+            analysis.refusals += try refusals(for: mapping, index: index, answer: answer)
+        }
+        return analysis
+    }
+
+    /// True when a destination relationship takes this set's links (through either end).
+    private func survives(_ set: LinkSet, _ mapping: HopMapping, before: VirtualVersion) -> Bool {
+        var kept: Set<LinkSet.End> = []
+        for entity in mapping.entities {
+            guard let source = entity.source else { continue }
+            for relationship in entity.relationships {
+                guard let name = relationship.source else { continue }
+                kept.insert(LinkSet.End(entity: declaring(name, of: source, in: before), relationship: name))
+            }
+        }
+        return kept.contains(set.a) || set.b.map(kept.contains) == true
+    }
+
+    private func refusals(for mapping: HopMapping, index: Int, answer: (String) -> Int64) throws -> [MigrationRefusal] {
+        let hop = "\(mapping.hop.from) → \(mapping.hop.to)"
+        let before = states[index]
+        var result: [MigrationRefusal] = []
+        for check in mapping.checks {
+            switch check {
+            case .rowsNeedValue(let entity, let property, let kind, let onlyNulls):
+                guard let source = mapping.entity(named: entity)?.source else { continue }
+                let rows: Int64
+                if !onlyNulls {
+                    rows = answer("rows|\(index)|\(source)")
+                } else if kind == "attribute" {
+                    rows = answer("nulls|\(index)|\(entity).\(property)")
+                } else {
+                    rows = try rowsWithoutLinks(entity: source, relationship: mapping.entity(named: entity)?.relationships.first { $0.name == property }?.source, in: before)
+                }
+                guard rows > 0 else { continue }
+                let what = onlyNulls ? "now required, and \(rows) \(entity) rows have no value for it" : "required and new, and \(rows) \(entity) rows exist"
+                result.append(MigrationRefusal(
+                    code: .mandatoryValueMissing, hop: hop, entity: entity, property: property, rowCount: rows,
+                    message: "\(entity).\(property) (\(kind)) is \(what) with no default",
+                    remedy: kind == "attribute"
+                        ? "give \(property) a default value in \(mapping.hop.to), make it optional, or declare the stage \(hop) custom with \"map\": {\"\(entity)\": {\"\(property)\": \"<expression over \(source)'s attributes>\"}}"
+                        : "make \(property) optional, or declare the stage \(hop) custom with a \"create\" step that links it"))
+            case .unconvertibleValues(let entity, let attribute, let sourceAttribute, let type):
+                let rows = answer("unconvertible|\(index)|\(entity).\(attribute)")
+                guard rows > 0 else { continue }
+                let example = try exampleUnconvertible(entity: mapping.entity(named: entity)?.source ?? entity, attribute: sourceAttribute, type: type, in: before)
+                result.append(MigrationRefusal(
+                    code: .typeChangeNotInferable, hop: hop, entity: entity, property: attribute, rowCount: rows,
+                    message: "\(entity).\(attribute) becomes \(type.modelFileName), and \(rows) stored values do not convert\(example.map { " (for example \($0))" } ?? "")",
+                    remedy: "a custom stage that computes \(attribute) (\"map\"), or a willMigrate step that corrects the values first"))
+            case .severalLinks(let entity, let relationship, let sourceEntity, let sourceRelationship):
+                guard let (set, side) = before.linkSet(for: LinkSet.End(entity: declaring(sourceRelationship, of: sourceEntity, in: before), relationship: sourceRelationship)) else { continue }
+                let column = side == .a ? "a" : "b"
+                let other = side == .a ? "b" : "a"
+                let owners = try connection.scalar(
+                    "SELECT count(*) FROM (SELECT \(column) FROM (\(set.query)) WHERE \(column) IS NOT NULL AND \(other) IS NOT NULL GROUP BY \(column) HAVING count(*) > 1)")?.int64 ?? 0
+                guard owners > 0 else { continue }
+                result.append(MigrationRefusal(
+                    code: .toManyHasSeveralLinks, hop: hop, entity: entity, property: relationship, rowCount: owners,
+                    message: "\(entity).\(relationship) becomes a to-one, and \(owners) \(sourceEntity) objects have more than one link through \(sourceRelationship)",
+                    remedy: "a willMigrate step that keeps one link per object, or keep the relationship to-many"))
+            }
+        }
+        return result
+    }
+
+    /// The entity declaring `relationship` as `entity` sees it (itself or an ancestor).
+    private func declaring(_ relationship: String, of entity: String, in state: VirtualVersion) -> String {
+        let model = state.version.model
+        guard let description = model.entity(named: entity) else { return entity }
+        return model.ancestry(of: description).reversed().first { $0.relationships.contains { $0.name == relationship } }?.name ?? entity
+    }
+
+    private func rowsWithoutLinks(entity: String, relationship: String?, in state: VirtualVersion) throws -> Int64 {
+        var total: Int64 = 0
+        let linked: String?
+        if let relationship, let (set, side) = state.linkSet(for: LinkSet.End(entity: declaring(relationship, of: entity, in: state), relationship: relationship)) {
+            let column = side == .a ? "a" : "b"
+            linked = "SELECT \(column) FROM (\(set.query)) WHERE \(column) IS NOT NULL"
+        } else {
+            linked = nil
+        }
+        for source in state.rowSources(of: entity) {
+            let condition = linked.map { "(\(source.condition)) AND \(source.pk) NOT IN (\($0))" } ?? source.condition
+            total += try connection.scalar("SELECT count(*) FROM \(source.from) \(RowSource.alias) WHERE \(condition)")?.int64 ?? 0
+        }
+        return total
+    }
+
+    private func exampleUnconvertible(entity: String, attribute: String, type: AttributeType, in state: VirtualVersion) throws -> String? {
+        for source in state.rowSources(of: entity) {
+            guard let value = source.attributes[attribute] else { continue }
+            let sql = """
+                SELECT \(value), \(source.pk) FROM \(source.from) \(RowSource.alias) \
+                WHERE (\(source.condition)) AND (\(value)) IS NOT NULL AND \(MigrationFunctions.fits)(\(value), \(type.rawValue)) = 0 LIMIT 1
+                """
+            if let row = try connection.rows(sql, maximumRows: 1).first {
+                return "\(MigrationFunctions.describe(row[0])) in the object with Z_PK \(row[1].int64.map(String.init) ?? "?")"
+            }
+        }
+        return nil
+    }
+
+    private func linkCount(_ set: LinkSet) throws -> Int64 {
+        guard set.query != LinkSet.emptyQuery else { return 0 }
+        return try connection.scalar("SELECT count(*) FROM (\(set.query)) WHERE a IS NOT NULL AND b IS NOT NULL")?.int64 ?? 0
+    }
+
+    /// Answers every request, one statement per table (columns batched by 500).
+    private func run(_ requests: [Request]) throws -> [String: Int64] {
+        var answers: [String: Int64] = [:]
+        for (from, group) in Dictionary(grouping: requests, by: \.from) {
+            var start = 0
+            while start < group.count {
+                let chunk = Array(group[start..<min(start + 500, group.count)])
+                let sql = "SELECT \(chunk.map(\.expression).joined(separator: ", ")) FROM \(from) \(RowSource.alias)"
+                if let row = try connection.rows(sql, maximumRows: 1).first {
+                    for (request, value) in zip(chunk, row) { answers[request.key, default: 0] += value.int64 ?? 0 }
+                }
+                start += 500
+            }
+        }
+        return answers
+    }
+}

@@ -1,0 +1,332 @@
+import Foundation
+
+/// The migration engine: decides (`prepare`: the store's version, the plan, each hop's mapping,
+/// the data's answers) and writes (`write`: the composed versions into new files, custom steps
+/// between them, the target verified). Publishing the file is the caller's: `migrate` links it
+/// into place, `upgrade` replaces the store with it.
+enum MigrationEngine {
+    // MARK: - Deciding
+
+    static func prepare(store: OpenedStore, readout: StoreReadout, catalog: Catalog, options: MigrationOptions) throws -> MigrationPreparation {
+        let path = store.probe.path
+        guard readout.isCoreDataStore else {
+            if let error = readout.report.error { throw StoreAccessError.rejected(path: path, kind: readout.report.kind, reason: error.message) }
+            throw MigrationError.notACoreDataStore(path: path, reason: "it has no Core Data bookkeeping tables (Z_METADATA, Z_PRIMARYKEY)")
+        }
+        let names = catalog.versions.map(\.name)
+        for (name, role) in [(options.sourceVersion, "--from"), (options.targetVersion, "--to")] {
+            if let name, !names.contains(name) { throw MigrationError.unknownVersion(name: name, role: role, known: names) }
+        }
+        let match = StoreMatcher.match(store: store, readout: readout, catalog: catalog)
+        var preparation = MigrationPreparation(
+            match: match, sourceVersion: nil, sourceChoice: nil, plan: nil, mappings: [], analysis: nil, refusals: [], notes: [])
+        func refuse(_ code: MigrationRefusal.Code, _ message: String, remedy: String) {
+            preparation.refusals.append(MigrationRefusal(code: code, hop: "", entity: nil, property: nil, rowCount: nil, message: message, remedy: remedy))
+        }
+
+        // 1. Which version the store is.
+        if let requested = options.sourceVersion {
+            preparation.sourceVersion = requested
+            preparation.sourceChoice = .requested
+            if match.version != requested || match.outcome != .exact {
+                preparation.notes.append("the store's version is taken from --from (\(requested)); match said \(match.outcome.rawValue)\(match.version.map { " \($0)" } ?? "")")
+            }
+        } else {
+            switch match.outcome {
+            case .exact:
+                preparation.sourceVersion = match.version
+                preparation.sourceChoice = .matched
+            case .drifted where match.diagnosis.adoptAs != nil:
+                preparation.sourceVersion = match.diagnosis.adoptAs
+                preparation.sourceChoice = .adopted
+                preparation.notes.append("the store carries no hashes that name its version; its tables fit \(match.diagnosis.adoptAs ?? "") with only benign differences, so it is taken as \(match.diagnosis.adoptAs ?? "")")
+            case .newer:
+                refuse(.storeNewer, "the store is newer than every version the catalog knows (nearest: \(match.version ?? "none")): \(match.diagnosis.reasons.first ?? "")",
+                       remedy: "never downgrade a store; add the newer version to the catalog (storerescue catalog learn) if it is the app's")
+            case .ambiguous:
+                let tied = match.candidates.filter(\.hashesMatch).map(\.version)
+                refuse(.storeNotIdentified, "the store fits \(tied.joined(separator: ", ")) equally (the same hashes): its version cannot be told",
+                       remedy: "name it with --from VERSION, or give the versions distinct hashes (versionHashModifier)")
+            case .drifted:
+                let candidates = match.candidates.prefix(3).map { "\($0.version) (score \(String(format: "%.2f", $0.score)))" }.joined(separator: ", ")
+                refuse(.storeNotIdentified, "the store matches no version of the catalog exactly; nearest: \(candidates)",
+                       remedy: "add the version that wrote the store to the catalog (storerescue catalog learn STORE), or name it with --from VERSION")
+            case .unknown, .notCoreData:
+                refuse(.storeNotIdentified, "no version of the catalog is close to this store",
+                       remedy: "check that the catalog is this app's (storerescue match STORE --catalog CATALOG)")
+            }
+        }
+        guard let source = preparation.sourceVersion, preparation.refusals.isEmpty else { return preparation }
+        if let candidate = match.candidates.first(where: { $0.version == source }) {
+            let blocking = candidate.differences.filter { [.tableMissing, .columnMissing, .columnTypeDiffers].contains($0.kind) }
+            if !blocking.isEmpty {
+                refuse(.storeNotIdentified, "the store's tables do not have what \(source) lays out: " + blocking.prefix(5).map(\.detail).joined(separator: "; "),
+                       remedy: "repair the store (storerescue salvage) or correct the catalog's \(source)")
+            }
+        }
+
+        // 2. The plan.
+        let plan = StagePlanner.plan(catalog: catalog, from: source, to: options.targetVersion)
+        preparation.plan = plan
+        preparation.notes += plan.notes
+        for issue in plan.refusals {
+            let code: MigrationRefusal.Code = issue.code == .storeNewerThanTarget ? .storeNewer : .plan
+            preparation.refusals.append(MigrationRefusal(
+                code: code, hop: "", entity: nil, property: nil, rowCount: nil,
+                message: (issue.stage.map { "\($0): " } ?? "") + issue.message, remedy: "on the device: " + issue.onDevice))
+        }
+        for handler in options.handlers where !plan.hops.contains(where: { $0.from == handler.from && $0.to == handler.to && $0.kind == .custom }) {
+            refuse(.invalidCustomStage, "Swift handlers are given for \(handler.from) → \(handler.to), which is not a custom stage of this plan",
+                   remedy: "declare a custom stage \(handler.from) → \(handler.to) in the catalog")
+        }
+        guard preparation.refusals.isEmpty, !plan.hops.isEmpty else { return preparation }
+
+        // 3. The mappings, and what the data says.
+        let context = try PathContext(catalog: catalog, plan: plan, readout: readout)
+        preparation.mappings = context.mappings
+        preparation.refusals += context.mappings.flatMap(\.refusals)
+        guard preparation.refusals.isEmpty else { return preparation }
+        try MigrationFunctions.register(on: store.connection)
+        var states: [VirtualVersion] = []
+        do {
+            states = try context.states(schema: "main", physical: readout.schema, primaryKeys: readout.primaryKeys)
+        } catch let failure as VirtualVersion.ExpressionFailure {
+            refuse(.invalidCustomStage, "\(failure.jsonPath): \(failure.reason)", remedy: "correct the expression (names are \(failure.entity)'s properties)")
+            return preparation
+        }
+        if let failure = try ExpressionCheck.firstFailure(in: states, mappings: context.mappings, connection: store.connection) {
+            refuse(.invalidCustomStage, failure, remedy: "correct the expression: SQLite's expression syntax, names of the model")
+            return preparation
+        }
+        let analysis = try MigrationAnalyzer(connection: store.connection, states: states, mappings: context.mappings).analyse()
+        preparation.analysis = analysis
+        preparation.refusals += analysis.refusals
+        return preparation
+    }
+
+    // MARK: - Writing
+
+    /// What writing produced (the file is at the path given, closed, not yet published).
+    struct Written: Sendable {
+        var summary: VersionWriter.Summary
+        var verification: MigrationVerifier.Result
+        /// Rows each custom step changed, by stage JSON path.
+        var stepRows: [String: [Int64]]
+        var frameworkVersion: Int
+        var modelCacheWritten: Bool
+        var intermediateFiles: Int
+    }
+
+    /// Writes the target version into a new file at `file` (which must not exist), composing hops
+    /// and writing intermediate versions (in `workspace`) only where custom steps must run.
+    static func write(
+        _ preparation: MigrationPreparation, store: OpenedStore, readout: StoreReadout, catalog: Catalog, to file: String,
+        workspace: String, options: MigrationOptions, progress: ((MigrationProgress) -> Void)?, cancellation: CancellationFlag?
+    ) throws -> Written {
+        guard let plan = preparation.plan, let physical = readout.schema else {
+            throw MigrationError.notACoreDataStore(path: store.probe.path, reason: "it was not read")
+        }
+        let context = try PathContext(catalog: catalog, plan: plan, readout: readout)
+        let includesHistory = physical.table(named: "ACHANGE") != nil && physical.table(named: "ATRANSACTION") != nil
+        let layouts = try context.layouts(history: includesHistory)
+        let path = store.probe.path
+        let originalFingerprint = FileFingerprint(path: path)
+
+        // The base: the store as read (the original, immutably, or its private copy).
+        var base = Base(
+            path: store.accessMethod == .immutableOriginal ? path : store.connection.path,
+            isImmutable: store.accessMethod == .immutableOriginal, physical: physical, primaryKeys: readout.primaryKeys,
+            isWorkspaceFile: false)
+        var state = VirtualVersion.base(
+            version: context.version(plan.sourceVersion), layout: layouts[plan.sourceVersion] ?? context.layout(plan.sourceVersion),
+            schema: "base", physical: physical, primaryKeys: readout.primaryKeys)
+        var hopsSinceBase = 0
+        var nextID = (state.rowSources.map(\.id).max() ?? 0) + 1
+        var stepRows: [String: [Int64]] = [:]
+        var intermediates = 0
+        let totalSteps = context.mappings.count + 2
+        var finishedSteps = 0
+        func report(_ phase: MigrationProgress.Phase) {
+            progress?(MigrationProgress(phase: phase, completed: finishedSteps, total: totalSteps))
+        }
+        let uuid = readout.metadata?.uuid ?? UUID().uuidString.uppercased()
+
+        /// Writes `state` into a new workspace file and makes it the base.
+        func materialize(_ name: String) throws {
+            let file = workspace + "/" + name
+            intermediates += 1
+            let metadata = StoreMetadata(
+                uuid: uuid, rowVersion: 1,
+                plist: StoreMetadataWriter.plist(versionHashes: state.version.versionHashes, versionIdentifiers: state.version.versionIdentifiers))
+            _ = try writeVersion(state, base: base, into: file, metadata: metadata, modelCache: nil, isFinal: false, cancellation: cancellation)
+            let connection = try SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .immutable))
+            base = Base(
+                path: file, isImmutable: false, physical: try PhysicalSchema.read(from: connection),
+                primaryKeys: try PrimaryKeyEntry.readAll(from: connection), isWorkspaceFile: true)
+            state = VirtualVersion.base(version: state.version, layout: state.layout, schema: "base", physical: base.physical, primaryKeys: base.primaryKeys)
+            hopsSinceBase = 0
+        }
+
+        for (index, mapping) in context.mappings.enumerated() {
+            try checkCancellation(cancellation, path: file)
+            let hop = mapping.hop
+            let handlers = options.handlers.first { $0.from == hop.from && $0.to == hop.to }
+            let hasExpressions = !hop.custom.map.isEmpty || !hop.custom.create.isEmpty
+            let runsBefore = !hop.custom.willMigrate.isEmpty || handlers?.willMigrate != nil
+            if runsBefore || (hasExpressions && !state.nondeterministicAttributes.isEmpty && hopsSinceBase > 0) {
+                if hopsSinceBase > 0 || !base.isWorkspaceFile { try materialize("version-\(index)-\(hop.from).sqlite") }
+                if runsBefore {
+                    stepRows[(hop.stage ?? hop.summary) + ".willMigrate"] = try runSteps(
+                        hop.custom.willMigrate, handler: handlers?.willMigrate, on: base.path, state: state, stage: hop.stage ?? hop.summary)
+                    try materializeBaseAgain(&base, &state)
+                }
+            }
+            report(.writing)
+            do {
+                state = try state.applying(mapping, destination: context.version(hop.to), layout: layouts[hop.to] ?? context.layout(hop.to), nextID: &nextID)
+            } catch {
+                throw MigrationError.customStepFailed(path: file, stage: hop.stage ?? hop.summary, detail: "\(error.jsonPath): \(error.reason)")
+            }
+            hopsSinceBase += 1
+            let runsAfter = !hop.custom.didMigrate.isEmpty || handlers?.didMigrate != nil
+            let isLast = index == context.mappings.count - 1
+            if (!hop.custom.create.isEmpty || runsAfter) && !(isLast && !runsAfter) {
+                try materialize("version-\(index + 1)-\(hop.to).sqlite")
+                if runsAfter {
+                    stepRows[(hop.stage ?? hop.summary) + ".didMigrate"] = try runSteps(
+                        hop.custom.didMigrate, handler: handlers?.didMigrate, on: base.path, state: state, stage: hop.stage ?? hop.summary)
+                    try materializeBaseAgain(&base, &state)
+                }
+            }
+            finishedSteps += 1
+        }
+
+        // The target, stamped as Core Data would stamp a store it migrated.
+        let target = context.version(plan.targetVersion)
+        let frameworkVersion = options.frameworkVersion
+            ?? max(Int(readout.metadata?.frameworkVersion ?? 0), StoreMetadataWriter.defaultFrameworkVersion)
+        let metadata = StoreMetadata(
+            uuid: uuid, rowVersion: 1,
+            plist: StoreMetadataWriter.plist(
+                versionHashes: target.versionHashes, versionIdentifiers: target.versionIdentifiers, frameworkVersion: frameworkVersion,
+                preserving: readout.metadata?.plist ?? [:]))
+        let modelCache = target.modelCacheContent
+        report(.writing)
+        let summary = try writeVersion(state, base: base, into: file, metadata: metadata, modelCache: modelCache, isFinal: true, cancellation: cancellation)
+        finishedSteps += 1
+        guard FileFingerprint(path: path) == originalFingerprint else { throw MigrationError.storeChanged(path: path) }
+
+        report(.verifying)
+        let predicted = (preparation.analysis?.countsPrecedeCustomSteps ?? true) || !options.handlers.isEmpty
+            ? nil : preparation.analysis?.rows(atVersion: plan.targetVersion)
+        let verification = try MigrationVerifier.verify(
+            path: file, target: target, layout: layouts[plan.targetVersion] ?? context.layout(plan.targetVersion), catalog: catalog,
+            predictedRows: predicted, fullCheck: options.fullIntegrityCheck)
+        guard verification.problems.isEmpty else { throw MigrationError.verificationFailed(path: file, problems: verification.problems) }
+        finishedSteps += 1
+        report(.verifying)
+        return Written(
+            summary: summary, verification: verification, stepRows: stepRows, frameworkVersion: frameworkVersion,
+            modelCacheWritten: modelCache != nil, intermediateFiles: intermediates)
+    }
+
+    /// The database the next version is read from.
+    struct Base {
+        var path: String
+        var isImmutable: Bool
+        var physical: PhysicalSchema
+        var primaryKeys: [PrimaryKeyEntry]
+        var isWorkspaceFile: Bool
+    }
+
+    /// After steps changed a workspace file, read its schema and keys again.
+    private static func materializeBaseAgain(_ base: inout Base, _ state: inout VirtualVersion) throws {
+        let connection = try SQLiteConnection(path: base.path, options: SQLiteOpenOptions(mode: .immutable))
+        base.physical = try PhysicalSchema.read(from: connection)
+        base.primaryKeys = try PrimaryKeyEntry.readAll(from: connection)
+        state = VirtualVersion.base(version: state.version, layout: state.layout, schema: "base", physical: base.physical, primaryKeys: base.primaryKeys)
+    }
+
+    private static func checkCancellation(_ cancellation: CancellationFlag?, path: String) throws {
+        if cancellation?.isCancelled == true { throw MigrationError.interrupted(path: path) }
+    }
+
+    /// Runs a stage's catalog steps, then its Swift handler, on a workspace file.
+    private static func runSteps(
+        _ steps: [CustomStageDefinition.DataStep], handler: (@Sendable (MigrationContext) throws -> Void)?, on file: String,
+        state: VirtualVersion, stage: String
+    ) throws -> [Int64] {
+        let connection = try SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .readWrite))
+        try MigrationFunctions.register(on: connection)
+        let runner = DataStepRunner(connection: connection, version: state.version, layout: state.layout, schema: "main")
+        do {
+            return try connection.inTransaction {
+                let rows = try runner.run(steps)
+                if let handler { try handler(MigrationContext(runner: runner)) }
+                return rows
+            }
+        } catch let failure as DataStepRunner.Failure {
+            throw MigrationError.customStepFailed(path: file, stage: stage, detail: "\(failure.jsonPath): \(failure.reason)")
+        } catch let error as SQLiteError {
+            throw translate(error, path: file, version: state.version.name, stage: stage)
+        }
+    }
+
+    /// Writes one version into `file` (a new file) from `base`.
+    private static func writeVersion(
+        _ state: VirtualVersion, base: Base, into file: String, metadata: StoreMetadata, modelCache: Data?, isFinal: Bool,
+        cancellation: CancellationFlag?
+    ) throws -> VersionWriter.Summary {
+        do {
+            let connection = try SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .create))
+            if let cancellation { connection.setProgressHandler { cancellation.isCancelled } }
+            try connection.execute("PRAGMA page_size = 4096")
+            try connection.execute("PRAGMA auto_vacuum = 2")
+            _ = try connection.scalar("PRAGMA journal_mode = OFF")
+            try connection.execute("PRAGMA synchronous = OFF")
+            try connection.execute("PRAGMA cache_size = -16384")
+            try MigrationFunctions.register(on: connection)
+            try connection.execute("ATTACH DATABASE \(SQLLiteral.string(SQLiteConnection.readOnlyURI(path: base.path, immutable: base.isImmutable))) AS base")
+            try connection.execute("PRAGMA base.cache_size = -8192")
+            let writer = VersionWriter(
+                connection: connection, state: state, basePhysical: base.physical, basePrimaryKeys: base.primaryKeys,
+                metadata: metadata, modelCache: modelCache, cancellation: cancellation)
+            let summary = try connection.inTransaction(.exclusive) { try writer.write() }
+            try connection.execute("DETACH DATABASE base")
+            if isFinal {
+                // Core Data leaves its stores in WAL mode, checkpointed.
+                let mode = try connection.scalar("PRAGMA journal_mode = WAL")?.string
+                guard mode?.lowercased() == "wal" else {
+                    throw MigrationError.writeFailed(path: file, reason: "SQLite would not switch the new store to WAL mode")
+                }
+                _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+            return summary
+        } catch let error as SQLiteError {
+            throw translate(error, path: file, version: state.version.name, stage: state.version.name)
+        } catch is CancellationError {
+            throw MigrationError.interrupted(path: file)
+        }
+    }
+
+    /// SQLite's error as the operator should read it.
+    static func translate(_ error: SQLiteError, path: String, version: String, stage: String) -> MigrationError {
+        let primary = error.primaryResultCode
+        if primary == 9 { return .interrupted(path: path) }  // SQLITE_INTERRUPT
+        if let range = error.message.range(of: MigrationFunctions.conversionFailurePrefix) {
+            return .valueDoesNotConvert(path: path, detail: String(error.message[range.upperBound...]))
+        }
+        if primary == 19 { return .constraintViolated(path: path, version: version, detail: error.message) }  // SQLITE_CONSTRAINT
+        if primary == 13 || primary == 10 || primary == 14 {  // FULL, IOERR, CANTOPEN
+            return .writeFailed(path: path, reason: error.message + " (SQLite code \(error.resultCode))")
+        }
+        return .customStepFailed(path: path, stage: stage, detail: error.message)
+    }
+}
+
+extension MigrationAnalysis {
+    /// Rows per entity at `version`, when the analysis counted that version.
+    func rows(atVersion version: String) -> [String: Int64]? {
+        rowsByVersion.last { $0.version == version }?.rows
+    }
+}

@@ -1,0 +1,65 @@
+/// Why a migration stopped after it started writing (a refusal decided beforehand is not an
+/// error: it is in the report, with exit status `refused`).
+public enum MigrationError: OperatorFacingError, Equatable {
+    /// `--from` or `--to` names a version the catalog does not have.
+    case unknownVersion(name: String, role: String, known: [String])
+    /// The store is not a Core Data store (or could not be read as one).
+    case notACoreDataStore(path: String, reason: String)
+    /// A value computed or converted on the way does not fit its attribute (named, with the
+    /// object's `Z_PK` and the value): the catalog's expression or the data must change.
+    case valueDoesNotConvert(path: String, detail: String)
+    /// The data breaks a constraint of a version on the way (a new uniqueness constraint).
+    case constraintViolated(path: String, version: String, detail: String)
+    /// A custom stage's step or expression failed on the data (SQLite's message).
+    case customStepFailed(path: String, stage: String, detail: String)
+    /// Writing the new store failed part way (disk full, file-size limit, I/O error).
+    case writeFailed(path: String, reason: String)
+    /// The written store failed its checks; nothing was published. A bug in StoreRescue.
+    case verificationFailed(path: String, problems: [String])
+    /// The store changed while it was being migrated (another process wrote it).
+    case storeChanged(path: String)
+    /// SIGINT/SIGTERM or a cancellation flag stopped it.
+    case interrupted(path: String)
+
+    public var description: String {
+        switch self {
+        case .unknownVersion(let name, let role, let known):
+            return "the catalog has no version \"\(name)\" (\(role)); it has \(known.map { "\"\($0)\"" }.joined(separator: ", "))"
+        case .notACoreDataStore(let path, let reason): return "\(path) is not a Core Data store: \(reason)"
+        case .valueDoesNotConvert(let path, let detail): return "migrating \(path) stopped: \(detail)"
+        case .constraintViolated(let path, let version, let detail):
+            return "migrating \(path) stopped: the data breaks a constraint of \(version): \(detail)"
+        case .customStepFailed(let path, let stage, let detail): return "migrating \(path) stopped in \(stage): \(detail)"
+        case .writeFailed(let path, let reason): return "writing \(path) failed: \(reason); nothing was left there"
+        case .verificationFailed(let path, let problems):
+            return "the migrated store failed its checks (\(problems.prefix(5).joined(separator: "; "))\(problems.count > 5 ? "; …" : "")); nothing was written to \(path)"
+        case .storeChanged(let path): return "\(path) changed while it was being migrated; nothing was written"
+        case .interrupted(let path): return "migrating to \(path) was interrupted; nothing was written"
+        }
+    }
+
+    public var recoverySuggestion: String? {
+        switch self {
+        case .unknownVersion: return "pass a version the catalog lists (storerescue catalog show CATALOG)"
+        case .notACoreDataStore: return "check the path: `storerescue inspect STORE` says what the file is"
+        case .valueDoesNotConvert: return "correct the custom stage's expression, or add a willMigrate step that fixes the value first"
+        case .constraintViolated: return "add a willMigrate step that removes the duplicates before the constraint applies"
+        case .customStepFailed: return "correct the step in the catalog (names are the model's, expressions SQLite's)"
+        case .writeFailed: return "free disk space or raise the file-size limit (ulimit -f), then run the command again"
+        case .verificationFailed: return "report a bug with the command line, the catalog and (if you can) the store"
+        case .storeChanged: return "close the app that uses the store and run the command again"
+        case .interrupted: return "run the command again"
+        }
+    }
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .unknownVersion: return .usage
+        case .notACoreDataStore: return .notAStore
+        case .valueDoesNotConvert, .constraintViolated, .customStepFailed: return .refused
+        case .writeFailed: return .ioError
+        case .verificationFailed: return .internalError
+        case .storeChanged, .interrupted: return .temporaryFailure
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// The SQL functions migration statements call, registered on the connection that runs them
+/// (never reachable from a store's own schema: `SQLITE_DIRECTONLY`).
+///
+/// - `uuid()`: a new random UUID, as the 16 bytes Core Data stores (custom stages use it to
+///   give each object an identifier).
+/// - `storerescue_convert(value, type, entity, attribute, pk)`: `value` in the storage form of
+///   attribute type `type` (`AttributeType.rawValue`); a value that does not convert stops the
+///   statement with an error naming the entity, attribute, `Z_PK` and value.
+/// - `storerescue_fits(value, type)`: 1 when `value` converts, else 0 (for dry-run counts).
+enum MigrationFunctions {
+    static let convert = "storerescue_convert"
+    static let fits = "storerescue_fits"
+    /// The prefix of a conversion error's message, so the migrator can tell it from SQLite's own.
+    static let conversionFailurePrefix = "storerescue: value does not convert: "
+
+    static func register(on connection: SQLiteConnection) throws {
+        try connection.registerFunction("uuid", argumentCount: 0, isDeterministic: false) { _ in
+            .blob(StorageValue.uuidBytes(UUID()))
+        }
+        try connection.registerFunction(convert, argumentCount: 5) { values in
+            guard case .integer(let code) = values[1], let type = AttributeType(rawValue: Int(code)) else { return .null }
+            if let converted = StorageValue.convert(values[0], to: type) { return converted }
+            let entity = values[2].string ?? "?", attribute = values[3].string ?? "?"
+            let pk = values[4].int64.map(String.init) ?? "?"
+            throw ConversionFailure(message: conversionFailurePrefix + "\(entity).\(attribute) of the object with Z_PK \(pk) is \(describe(values[0])), which is not a \(type.modelFileName)")
+        }
+        try connection.registerFunction(fits, argumentCount: 2) { values in
+            guard case .integer(let code) = values[1], let type = AttributeType(rawValue: Int(code)) else { return .integer(0) }
+            return .integer(StorageValue.convert(values[0], to: type) == nil ? 0 : 1)
+        }
+    }
+
+    struct ConversionFailure: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+
+    /// A value as a message shows it: capped, with its storage class.
+    static func describe(_ value: SQLiteValue) -> String {
+        switch value {
+        case .null: return "NULL"
+        case .integer(let n): return "the integer \(n)"
+        case .real(let d): return "the number \(d)"
+        case .text(let text): return "the text \"\(text.count > 60 ? String(text.prefix(57)) + "…" : text)\""
+        case .blob(let data): return "\(data.count) bytes of data"
+        }
+    }
+
+    /// `storerescue_convert(expression, …)` for `attribute` of `entity`.
+    static func converting(_ expression: String, to type: AttributeType, entity: String, attribute: String, pk: String) -> String {
+        "\(convert)(\(expression), \(type.rawValue), \(SQLLiteral.string(entity)), \(SQLLiteral.string(attribute)), \(pk))"
+    }
+}

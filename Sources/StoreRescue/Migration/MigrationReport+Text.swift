@@ -1,0 +1,88 @@
+import Foundation
+
+extension MigrationReport {
+    /// The report for people: what the store is, the plan hop by hop (only what changes), what
+    /// is discarded, every refusal with what to do, and the result.
+    public func renderText() -> String {
+        var out = TextTableWriter()
+        out.line("\(dryRun ? "Migration plan for" : "Migrate") \(store)\(output.map { " → \($0)" } ?? "")")
+        out.field("Catalog", catalog)
+        if let error {
+            out.blank()
+            out.line("Error: \(error.message)")
+            if let hint = error.hint { out.line("Try: \(hint)") }
+            return out.text
+        }
+        if let source {
+            let how = source.choice == "matched" ? "matched exactly" : source.choice == "adopted" ? "adopted: its tables fit, it carries no hashes" : "given with --from"
+            out.field("Store version", "\(source.version) (\(how))")
+        }
+        if let target {
+            var why = target.choice == "requested" ? "given with --to" : target.choice == "endOfStages" ? "the last version the stages reach" : "the catalog's current version"
+            if let current = target.catalogCurrent, current != target.version { why += "; the catalog's current version is \(current)" }
+            out.field("Target", "\(target.version) (\(why))")
+            out.field("Migration", target.staged ? "staged (the catalog declares stages)" : "automatic lightweight (no stages declared)")
+        }
+        for note in notes { out.line("  note: \(note)") }
+        for hop in hops {
+            out.section("Hop \(hop.from) → \(hop.to) (\(hop.kind)\(hop.stage.map { ", \($0)" } ?? ""))")
+            for entity in hop.entities {
+                var header = "  \(entity.name)"
+                if entity.change != "kept" { header += " (\(entity.change))" }
+                if let rows = entity.rows { header += ": \(rows) rows" }
+                if let from = entity.sourceTable, from != entity.destinationTable { header += ", moved from \(from) to \(entity.destinationTable)" }
+                if let number = entity.sourceNumber, number != entity.destinationNumber { header += ", Z_ENT \(number) → \(entity.destinationNumber)" }
+                out.line(header)
+                var rows: [[String]] = []
+                for property in entity.attributes + entity.relationships where property.change != "kept" {
+                    rows.append(["    + \(property.name)", property.change, property.value])
+                }
+                for name in entity.removedAttributes { rows.append(["    - \(name)", "removed", ""]) }
+                for name in entity.removedRelationships { rows.append(["    - \(name)", "removed", ""]) }
+                out.table(rows)
+                for rename in entity.likelyRenames {
+                    out.line("    warning: \(rename.removed) is removed and \(rename.added) (\(rename.type.modelFileName)) added with no renaming identifier: if it is a rename, its values are lost (set \(rename.added)'s renaming identifier to \(rename.removed))")
+                }
+            }
+            for creation in hop.creations {
+                out.line("  creates one \(creation.entity) per \(creation.forEach)\(creation.condition.map { " where \($0)" } ?? "")\(creation.links.isEmpty ? "" : ", linked through \(creation.links.joined(separator: ", "))")")
+            }
+            let discarded = hop.removedEntities.map { "\($0.count) \($0.name) rows (entity removed)" }
+                + hop.discardedValues.filter { $0.count > 0 }.map { "\($0.count) values of \($0.name)" }
+                + hop.discardedLinks.filter { $0.count > 0 }.map { "\($0.count) links of \($0.name)" }
+            out.line("  discarded: " + (discarded.isEmpty ? "nothing" : discarded.joined(separator: "; ")))
+        }
+        if !refusals.isEmpty {
+            out.section("Refused")
+            for refusal in refusals {
+                let code = refusal.coreDataErrorCode.map { " (\($0))" } ?? ""
+                out.line("  - \(refusal.hop.isEmpty ? "" : refusal.hop + ": ")\(refusal.message)\(code)")
+                out.line("    Try: \(refusal.remedy)")
+            }
+        }
+        let warnings = planIssues.filter { $0.severity == .warning }
+        if !warnings.isEmpty {
+            out.section("Plan warnings")
+            for issue in warnings { out.line("  - \(issue.message): \(issue.onDevice)") }
+        }
+        out.section("Outcome")
+        switch status {
+        case .alreadyAtTarget: out.line("  The store is already at \(target?.version ?? "the target"): nothing to do, nothing written.")
+        case .refused: out.line("  Refused: nothing was written.")
+        case .wouldMigrate: out.line("  Dry run: the migration can run; nothing was written.")
+        case .failed: out.line("  Failed.")
+        case .migrated:
+            guard let result else { break }
+            let rows = result.rowsByEntity.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            out.line("  Migrated in \(String(format: "%.2f", result.seconds)) s: \(result.path) (\(rows))")
+            let verification = result.verification
+            out.line("  Verified: \(verification.integrityCheck) \(verification.integrityOK ? "ok" : "FAILED"), \(verification.danglingLinks) dangling links, \(verification.missingRequiredValues) missing required values, match: \(verification.matchOutcome) \(verification.matchVersion ?? "")")
+            let cleared = result.clearedLinks.filter { $0.value > 0 }
+            if !cleared.isEmpty { out.line("  Cleared links to discarded objects: " + cleared.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
+            if !result.carriedTables.isEmpty { out.line("  Carried over unchanged: \(result.carriedTables.joined(separator: ", "))") }
+            if !result.leftOutTables.isEmpty { out.line("  Left out: \(result.leftOutTables.joined(separator: ", "))") }
+            out.line("  Metadata stamped for \(target?.version ?? "") (framework \(result.frameworkVersion)); Z_MODELCACHE \(result.modelCacheWritten ? "holds the target model" : "left empty (Core Data fills it on the next save)")")
+        }
+        return out.text
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+
+/// What `migrate` did or would do. Its JSON encoding is the contract in
+/// `Docs/JSON-OUTPUT.md#storerescue-migrate---json`: field names never change.
+public struct MigrationReport: Sendable, Encodable {
+    /// `migrated`, `wouldMigrate` (dry run), `alreadyAtTarget`, `refused`, `failed`.
+    public enum Status: String, Sendable, Encodable {
+        case migrated, wouldMigrate, alreadyAtTarget, refused, failed
+    }
+
+    public struct Source: Sendable, Encodable {
+        public var version: String
+        /// `matched`, `adopted` or `requested` (`--from`).
+        public var choice: String
+        /// What `match` said: `exact`, `drifted`, …
+        public var matchOutcome: String
+        @NullEncoded public var matchVersion: String?
+    }
+
+    public struct Target: Sendable, Encodable {
+        public var version: String
+        /// `requested`, `endOfStages` or `catalogLatest`.
+        public var choice: String
+        /// The catalog's current version (else its last), for comparison.
+        @NullEncoded public var catalogCurrent: String?
+        /// True when the catalog declares stages (staged migration), false for automatic.
+        public var staged: Bool
+    }
+
+    public struct Hop: Sendable, Encodable {
+        public var from: String
+        public var to: String
+        public var kind: String
+        /// `stage`, `bridge` or `automatic`.
+        public var origin: String
+        @NullEncoded public var stage: String?
+        public var entities: [Entity]
+        public var removedEntities: [Count]
+        public var discardedValues: [Count]
+        public var discardedLinks: [Count]
+        public var creations: [Creation]
+    }
+
+    public struct Entity: Sendable, Encodable {
+        public var name: String
+        @NullEncoded public var source: String?
+        /// `kept`, `added`, `renamed`.
+        public var change: String
+        @NullEncoded public var sourceNumber: Int?
+        public var destinationNumber: Int
+        @NullEncoded public var sourceTable: String?
+        public var destinationTable: String
+        /// Rows that go through (the source entity's rows), when counted.
+        @NullEncoded public var rows: Int64?
+        public var attributes: [Property]
+        public var relationships: [Property]
+        public var removedAttributes: [String]
+        public var removedRelationships: [String]
+        public var likelyRenames: [LikelyRename]
+    }
+
+    public struct Property: Sendable, Encodable {
+        public var name: String
+        /// `kept`, `added`, `renamed from x`, `type Integer 16 → Integer 64`, …
+        public var change: String
+        /// Where the value comes from: `copied from x`, `default 0`, `NULL`, `computed: …`, …
+        public var value: String
+    }
+
+    public struct Count: Sendable, Encodable {
+        public var name: String
+        public var count: Int64
+    }
+
+    public struct Creation: Sendable, Encodable {
+        public var entity: String
+        public var forEach: String
+        @NullEncoded public var condition: String?
+        public var links: [String]
+    }
+
+    public struct Result: Sendable, Encodable {
+        public var path: String
+        public var rowsByEntity: [String: Int64]
+        public var joinRows: [String: Int64]
+        /// Links cleared because the object they named was discarded (or was already missing).
+        public var clearedLinks: [String: Int64]
+        public var droppedHistoryChanges: Int64
+        public var carriedTables: [String]
+        public var leftOutTables: [String]
+        /// Rows each custom step changed, by stage.
+        public var customStepRows: [String: [Int64]]
+        public var frameworkVersion: Int
+        public var modelCacheWritten: Bool
+        /// Versions written on the way because custom steps had to run on them (0: one rebuild).
+        public var intermediateVersions: Int
+        public var verification: MigrationVerifier.Result
+        public var seconds: Double
+    }
+
+    public var store: String
+    @NullEncoded public var output: String?
+    public var catalog: String
+    public var dryRun: Bool
+    public var status: Status
+    @NullEncoded public var source: Source?
+    @NullEncoded public var target: Target?
+    public var notes: [String]
+    public var hops: [Hop]
+    public var refusals: [MigrationRefusal]
+    /// Everything the plan found wrong with the stages (errors and warnings).
+    public var planIssues: [PlanIssue]
+    @NullEncoded public var result: Result?
+    @NullEncoded public var error: ErrorSummary?
+
+    /// 0 migrated (or would, in a dry run), 2 already at the target, 3 refused; an error's own.
+    public var exitStatus: ExitStatus {
+        if let error { return ExitStatus(rawValue: error.exitStatus) ?? .internalError }
+        switch status {
+        case .migrated, .wouldMigrate: return .success
+        case .alreadyAtTarget: return .nothingToDo
+        case .refused: return .refused
+        case .failed: return .internalError
+        }
+    }
+}
+
+extension MigrationReport {
+    /// The report of a preparation (and, when written, its result).
+    init(store: String, output: String?, catalog: Catalog, options: MigrationOptions, preparation: MigrationPreparation) {
+        self.store = store
+        self.output = output
+        self.catalog = catalog.sourcePath
+        dryRun = options.isDryRun
+        status = !preparation.refusals.isEmpty ? .refused : preparation.isAtTarget ? .alreadyAtTarget : options.isDryRun ? .wouldMigrate : .migrated
+        if let version = preparation.sourceVersion, let choice = preparation.sourceChoice {
+            source = Source(version: version, choice: choice.rawValue, matchOutcome: preparation.match.outcome.rawValue, matchVersion: preparation.match.version)
+        }
+        if let plan = preparation.plan {
+            target = Target(version: plan.targetVersion, choice: plan.targetChoice.rawValue, catalogCurrent: catalog.latest?.name, staged: plan.isStaged)
+            planIssues = plan.issues
+        } else {
+            planIssues = []
+        }
+        notes = preparation.notes
+        refusals = preparation.refusals
+        let analysis = preparation.analysis
+        hops = preparation.mappings.enumerated().map { index, mapping in
+            Self.hop(mapping, rows: analysis?.rowsByVersion[safe: index], discarded: analysis?.discarded[safe: index])
+        }
+        result = nil
+        error = nil
+    }
+
+    private static func hop(_ mapping: HopMapping, rows: MigrationAnalysis.VersionRows?, discarded: MigrationAnalysis.Discarded?) -> Hop {
+        let entities = mapping.entities.map { entity -> Entity in
+            Entity(
+                name: entity.name, source: entity.source,
+                change: entity.source == nil ? "added" : entity.isRenamed ? "renamed from \(entity.source ?? "")" : "kept",
+                sourceNumber: entity.sourceNumber, destinationNumber: entity.destinationNumber, sourceTable: entity.sourceTable,
+                destinationTable: entity.destinationTable, rows: entity.source.flatMap { rows?.rows[$0] },
+                attributes: entity.attributes.map { Property(name: $0.name, change: $0.change.summary, value: describe($0)) },
+                relationships: entity.relationships.map { relationship in
+                    var value = relationship.source.map { "links of \($0)" } ?? "no links"
+                    if relationship.isFilledByCreate { value += ", plus those the custom stage's create makes" }
+                    return Property(name: relationship.name, change: relationship.change.summary, value: value)
+                },
+                removedAttributes: entity.removedAttributes, removedRelationships: entity.removedRelationships,
+                likelyRenames: entity.likelyRenames)
+        }
+        func counts(_ values: [String: Int64]?) -> [Count] {
+            (values ?? [:]).sorted { $0.key < $1.key }.map { Count(name: $0.key, count: $0.value) }
+        }
+        return Hop(
+            from: mapping.hop.from, to: mapping.hop.to, kind: mapping.hop.kind.rawValue, origin: mapping.hop.origin.rawValue,
+            stage: mapping.hop.stage, entities: entities,
+            removedEntities: mapping.removedEntities.map { Count(name: $0.name, count: discarded?.entityRows[$0.name] ?? 0) },
+            discardedValues: counts(discarded?.attributeValues), discardedLinks: counts(discarded?.relationshipLinks),
+            creations: mapping.creations.map { Creation(entity: $0.entity, forEach: $0.forEach, condition: $0.step.condition, links: $0.links) })
+    }
+
+    private static func describe(_ attribute: AttributeMapping) -> String {
+        var text: String
+        switch attribute.value {
+        case .copy(let from, let change):
+            text = "copied from \(from)"
+            if change != .none { text += ", converted to \(attribute.type.modelFileName)" }
+        case .expression(let expression, _): text = "computed: \(expression)"
+        case .defaultValue(let value): text = "default \(SQLLiteral.value(value))"
+        case .null: text = "NULL"
+        case .missing: text = "no value (required, no default)"
+        }
+        if let replacement = attribute.nullReplacement, case .copy = attribute.value { text += "; NULLs become \(SQLLiteral.value(replacement))" }
+        return text
+    }
+
+    /// The report of a migration that could not start or stopped on an error.
+    init(store: String, output: String?, catalog: String, dryRun: Bool, error: any OperatorFacingError) {
+        self.store = store
+        self.output = output
+        self.catalog = catalog
+        self.dryRun = dryRun
+        status = .failed
+        notes = []
+        hops = []
+        refusals = []
+        planIssues = []
+        self.error = ErrorSummary(error)
+    }
+}

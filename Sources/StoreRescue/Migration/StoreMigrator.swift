@@ -1,0 +1,81 @@
+import Foundation
+
+/// Migrates a store to a later version of its app's model, off-device, exactly as the app's own
+/// Core Data / SwiftData migration would leave it, into a new file: the original is never
+/// written (`Docs/MIGRATE.md`).
+///
+/// ```swift
+/// let catalog = try Catalog.load(path: "Samples/Journal/catalog.json")
+/// let report = StoreMigrator.migrate(store: "Journal.sqlite", catalog: catalog, to: "Journal-V4.sqlite")
+/// print(report.status, report.result?.rowsByEntity ?? [:])
+/// ```
+///
+/// The new store is built in a private folder beside the output and linked into place only when
+/// complete and verified; whatever fails or is killed, nothing partial is left at the output.
+public enum StoreMigrator {
+    /// Plans, checks and (unless `options.isDryRun`) writes. Never throws: the report's `status`
+    /// and `error` say what happened.
+    ///
+    /// - Parameters:
+    ///   - output: the new store's path; it must not exist, nor its `-wal`, `-shm` or `-journal`.
+    ///   - progress: called as phases advance (a progress bar).
+    ///   - cancellation: polled between and inside statements; a cancelled run removes its files.
+    public static func migrate(
+        store path: String, catalog: Catalog, to output: String, options: MigrationOptions = MigrationOptions(),
+        progress: ((MigrationProgress) -> Void)? = nil, cancellation: CancellationFlag? = nil
+    ) -> MigrationReport {
+        let started = Date()
+        do {
+            let target = options.isDryRun ? nil : try CreationTarget(path: output)
+            let workspace = try target.map { target in
+                do {
+                    return try PrivateTemporaryDirectory(parent: target.folder, prefix: ".storerescue-migrate")
+                } catch {
+                    throw StoreCreationError.folderUnusable(path: output, folder: target.folder, reason: "is not writable (\(StoreCreator.reason(error)))")
+                }
+            }
+            defer { workspace?.remove() }
+            progress?(MigrationProgress(phase: .reading, completed: 0, total: 1))
+            let store = try OpenedStore(path: path, options: StoreOpenOptions(
+                followsSymlinks: options.followsSymlinks, privateCopyParent: workspace?.path))
+            let readout = StoreInspector.read(store: store)
+            progress?(MigrationProgress(phase: .analysing, completed: 0, total: 1))
+            let preparation = try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: options)
+            var report = MigrationReport(store: path, output: options.isDryRun ? nil : output, catalog: catalog, options: options, preparation: preparation)
+            guard report.status == .migrated, let target, let workspace else { return report }
+            if cancellation?.isCancelled == true { throw MigrationError.interrupted(path: output) }
+
+            let file = workspace.path("migrated.sqlite")
+            let written = try MigrationEngine.write(
+                preparation, store: store, readout: readout, catalog: catalog, to: file, workspace: workspace.path, options: options,
+                progress: progress, cancellation: cancellation)
+            if cancellation?.isCancelled == true { throw MigrationError.interrupted(path: output) }
+            do {
+                try CreationTarget.synchronize(file, isFolder: false)
+            } catch {
+                throw MigrationError.writeFailed(path: output, reason: "\(error)")
+            }
+            try target.checkNothingInTheWay()
+            try target.publish(file)
+            do {
+                try CreationTarget.synchronize(target.folder, isFolder: true)
+            } catch {
+                target.unpublish(sameFileAs: file)
+                throw MigrationError.writeFailed(path: output, reason: "\(error)")
+            }
+            report.result = MigrationReport.Result(
+                path: output, rowsByEntity: written.verification.rowsByEntity, joinRows: written.summary.joinRows,
+                clearedLinks: written.summary.clearedLinks, droppedHistoryChanges: written.summary.droppedHistoryChanges,
+                carriedTables: written.summary.carriedTables, leftOutTables: written.summary.leftOutTables,
+                customStepRows: written.stepRows, frameworkVersion: written.frameworkVersion, modelCacheWritten: written.modelCacheWritten,
+                intermediateVersions: written.intermediateFiles, verification: written.verification,
+                seconds: Date().timeIntervalSince(started))
+            return report
+        } catch let error as any OperatorFacingError {
+            return MigrationReport(store: path, output: options.isDryRun ? nil : output, catalog: catalog.sourcePath, dryRun: options.isDryRun, error: error)
+        } catch {
+            let wrapped = MigrationError.writeFailed(path: output, reason: "\(error)")
+            return MigrationReport(store: path, output: options.isDryRun ? nil : output, catalog: catalog.sourcePath, dryRun: options.isDryRun, error: wrapped)
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+/// `Z_PRIMARYKEY`, `Z_METADATA`, `Z_MODELCACHE`, the persistent history and the tables Core
+/// Data does not write.
+extension VersionWriter {
+    /// One row per entity: a root's `Z_MAX` is at least its largest `Z_PK` and never below the
+    /// base's counter (keys of deleted objects are not handed out again); subentities share
+    /// the root's counter. History entities keep theirs.
+    func writePrimaryKeys() throws {
+        let insert = try connection.prepare("INSERT INTO main.Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)")
+        for number in layout.entityNumbers {
+            var maximum: Int64 = 0
+            if number.superEnt == 0, let table = layout.table(ofEntity: number.name, in: model) {
+                let largest = try connection.scalar("SELECT max(Z_PK) FROM main.\(table.name.quotedSQLIdentifier)")?.int64 ?? 0
+                maximum = max(largest, state.carriedMaximumKeys[number.name] ?? 0)
+            }
+            insert.reset()
+            try insert.bind([.integer(Int64(number.ent)), .text(number.name), .integer(Int64(number.superEnt)), .integer(maximum)])
+            _ = try insert.step()
+        }
+        guard layout.persistentHistory != nil else { return }
+        for entry in basePrimaryKeys where entry.isHistoryEntity {
+            insert.reset()
+            try insert.bind([.integer(entry.ent), .text(entry.name), .integer(entry.superEnt), .integer(entry.max)])
+            _ = try insert.step()
+        }
+    }
+
+    func writeBookkeepingRows() throws {
+        let insert = try connection.prepare("INSERT INTO main.Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
+        try insert.bind([metadata.uuid.map(SQLiteValue.text) ?? .null, .blob(StoreMetadataWriter.encode(metadata.plist))])
+        _ = try insert.step()
+        if let modelCache {
+            let cache = try connection.prepare("INSERT INTO main.Z_MODELCACHE (Z_CONTENT) VALUES (?)")
+            try cache.bind([.blob(modelCache)])
+            _ = try cache.step()
+        }
+    }
+
+    /// The base's history rows, with each change's entity renumbered; changes of entities
+    /// that no longer exist are dropped (their numbers may now name other entities), counted.
+    func copyHistory(summary: inout Summary) throws {
+        guard let history = layout.persistentHistory else { return }
+        for table in history.tables {
+            guard let base = basePhysical.table(named: table.name) else { continue }
+            let baseColumns = Set(base.columns.map { $0.name.uppercased() })
+            let columns = table.columns.map(\.name).filter { baseColumns.contains($0.uppercased()) }
+            var values = columns.map { SQLLiteral.column($0, of: "h") }
+            var condition = "1"
+            if table.name == "ACHANGE", let index = columns.firstIndex(of: "ZENTITY") {
+                let mapped = state.entityOfBaseNumber.sorted { $0.key < $1.key }.compactMap { base, name in
+                    layout.entityNumber(of: name).map { (base, $0) }
+                }
+                values[index] = mapped.isEmpty ? "NULL" : "CASE h.ZENTITY " + mapped.map { "WHEN \($0.0) THEN \($0.1)" }.joined(separator: " ") + " END"
+                condition = "h.ZENTITY IN (\(mapped.map { String($0.0) }.joined(separator: ", ")))"
+            }
+            try connection.execute("""
+                INSERT INTO main.\(table.name) (\(columns.map(\.quotedSQLIdentifier).joined(separator: ", "))) \
+                SELECT \(values.joined(separator: ", ")) FROM \(SQLLiteral.table(base.name, in: state.baseSchema)) h WHERE \(condition)
+                """)
+            if table.name == "ACHANGE" {
+                let total = try connection.scalar("SELECT count(*) FROM \(SQLLiteral.table(base.name, in: state.baseSchema))")?.int64 ?? 0
+                summary.droppedHistoryChanges = total - (try connection.scalar("SELECT count(*) FROM main.ACHANGE")?.int64 ?? 0)
+            }
+        }
+    }
+
+    /// Tables Core Data does not lay out (CloudKit mirroring's `ANSCK*`, an app's own) are
+    /// carried over as they are, with their indexes; CloudKit's record metadata gets the new
+    /// entity numbers. A virtual table, or a definition that is not one plain statement, is
+    /// left out (and reported): the migrator runs no SQL from a store beyond a table's shape.
+    func copyOtherTables(summary: inout Summary) throws {
+        let laidOut = Set((layout.tables + (layout.persistentHistory?.tables ?? [])).map { $0.name.uppercased() })
+            .union(["Z_METADATA", "Z_PRIMARYKEY", "Z_MODELCACHE"])
+        for table in basePhysical.tables where !laidOut.contains(table.name.uppercased()) {
+            guard table.category == .other || table.category == .cloudKit || table.category == .entity || table.category == .joinTable else { continue }
+            guard table.category == .other || table.category == .cloudKit else {
+                summary.leftOutTables.append(table.name)  // an entity or join table of no entity of this version
+                continue
+            }
+            guard let sql = table.sql, Self.isPlainCreateTable(sql) else {
+                summary.leftOutTables.append(table.name)
+                continue
+            }
+            try connection.execute(sql)
+            let columns = table.columns.map(\.name)
+            var values = columns.map { SQLLiteral.column($0, of: "o") }
+            if table.name.uppercased() == "ANSCKRECORDMETADATA", let index = columns.firstIndex(where: { $0.uppercased() == "ZENTITYID" }) {
+                let mapped = state.entityOfBaseNumber.sorted { $0.key < $1.key }.compactMap { base, name in
+                    layout.entityNumber(of: name).map { "WHEN \(base) THEN \($0)" }
+                }
+                values[index] = mapped.isEmpty ? values[index] : "CASE \(values[index]) \(mapped.joined(separator: " ")) ELSE \(values[index]) END"
+            }
+            try connection.execute("""
+                INSERT INTO main.\(table.name.quotedSQLIdentifier) (\(columns.map(\.quotedSQLIdentifier).joined(separator: ", "))) \
+                SELECT \(values.joined(separator: ", ")) FROM \(SQLLiteral.table(table.name, in: state.baseSchema)) o
+                """)
+            for index in basePhysical.indexes where index.table == table.name && index.isExplicit {
+                if let indexSQL = index.sql, Self.isPlainCreateIndex(indexSQL) { try connection.execute(indexSQL) }
+            }
+            summary.carriedTables.append(table.name)
+        }
+    }
+
+    /// One `CREATE TABLE` statement, no virtual table, nothing after it.
+    static func isPlainCreateTable(_ sql: String) -> Bool {
+        let upper = sql.uppercased().trimmingCharacters(in: .whitespacesAndNewlines)
+        return upper.hasPrefix("CREATE TABLE") && !upper.contains(";") && !upper.contains(" AS SELECT")
+    }
+
+    static func isPlainCreateIndex(_ sql: String) -> Bool {
+        let upper = sql.uppercased().trimmingCharacters(in: .whitespacesAndNewlines)
+        return (upper.hasPrefix("CREATE INDEX") || upper.hasPrefix("CREATE UNIQUE INDEX")) && !upper.contains(";")
+    }
+}
