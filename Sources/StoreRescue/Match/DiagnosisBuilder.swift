@@ -1,4 +1,6 @@
-/// Predicts what the app's latest version does when it opens the store, from a match.
+/// Predicts what the app's latest version does when it opens the store, from a match and the
+/// same plan and checks `migrate` runs (`MigrationEngine.assess`): the diagnosis renders the
+/// plan, so the prediction and the migration cannot disagree.
 struct DiagnosisBuilder {
     let work: MatchWork
     let outcome: MatchResult.Outcome
@@ -7,7 +9,7 @@ struct DiagnosisBuilder {
     let notes: [String]
 
     var catalog: Catalog { work.catalog }
-    var metadata: InspectionReport.MetadataSummary? { work.report.metadata }
+    var metadata: StoreMetadata? { work.readout.metadata }
 
     func build() -> Diagnosis {
         switch outcome {
@@ -31,6 +33,16 @@ struct DiagnosisBuilder {
         }
     }
 
+    /// The plan from `version` and everything that stops it (nil when it cannot be worked out).
+    private func assessment(from version: String) -> (MigrationEngine.Assessment?, String?) {
+        do {
+            return (try MigrationEngine.assess(
+                store: work.store, readout: work.readout, catalog: catalog, from: version, to: nil, handlers: [], depth: .refusalsOnly), nil)
+        } catch {
+            return (nil, "the plan could not be worked out: \(error)")
+        }
+    }
+
     private func drifted() -> Diagnosis {
         guard let version, let candidate = candidates.first(where: { $0.version == version }) else {
             return diagnosis(.cannotPredict, nil, "No version to compare with.", reasons: notes)
@@ -42,104 +54,95 @@ struct DiagnosisBuilder {
         reasons += candidate.differences.filter { $0.kind != .checksumMissing }.prefix(20).map(\.detail)
         let blocking = candidate.differences.filter { $0.impact == .blocking }
         let adopt = blocking.isEmpty ? version : nil
+        var result = diagnosis(.unknownModelVersion, 134504,
+                               "Fails with 134504 \"Cannot use staged migration with an unknown model version\": the store matches no known version exactly.",
+                               reasons: reasons, adoptAs: adopt)
         if blocking.isEmpty {
-            reasons.append("every physical difference is benign: the store can be adopted as \(version) (stamped with its hashes and checksum), then migrated")
+            result.reasons.append("every physical difference is benign: the store can be adopted as \(version) (stamped with its hashes and checksum), then migrated")
+            let (assessment, _) = assessment(from: version)
+            if let assessment { add(assessment, to: &result, prefix: "after adoption: ") }
         } else {
-            reasons.append("\(blocking.count) blocking physical differences: correct the catalog's \(version) (or repair the store) before adopting it")
+            result.reasons.append("\(blocking.count) blocking physical differences: correct the catalog's \(version) (or repair the store) before adopting it")
         }
-        return diagnosis(.unknownModelVersion, 134504,
-                         "Fails with 134504 \"Cannot use staged migration with an unknown model version\": the store matches no known version exactly.",
-                         reasons: reasons, adoptAs: adopt)
-    }
-
-    private func exact() -> Diagnosis {
-        guard let version, let latest = catalog.latest,
-            let from = catalog.versions.firstIndex(where: { $0.name == version }),
-            let to = catalog.versions.firstIndex(where: { $0.name == latest.name })
-        else { return diagnosis(.cannotPredict, nil, "No version to compare with.", reasons: notes) }
-        // run() reports a store ahead of the current version as newer; never build a backwards range.
-        guard from <= to else {
-            return diagnosis(.refusesNewerStore, 134100, "The store is newer than the current version \(latest.name).", reasons: notes)
-        }
-        var reasons = notes
-        let blockingDrift = candidates.first { $0.version == version }?.differences.filter { $0.impact == .blocking } ?? []
-        reasons += blockingDrift.map { "physical drift: \($0.detail)" }
-        let hasChecksum = metadata?.versionChecksum != nil
-        if from == to {
-            if !hasChecksum {
-                reasons.append("it has no NSStoreModelVersionChecksumKey: it opens because its hashes equal \(version)'s, but any later staged migration reports 134504 until it is stamped")
-            }
-            return diagnosis(.opensAsIs, nil, "The latest version (\(version)) opens it as is.", reasons: reasons,
-                             adoptAs: hasChecksum ? nil : version)
-        }
-        let stages = (from..<to).map { stageDescription(catalog.versions[$0].name, catalog.versions[$0 + 1].name) }
-        let mandatory = mandatoryProblems(from: from, to: to)
-        let mandatoryReasons = mandatory.map {
-            "\($0.version) adds the required \($0.kind) \($0.entity).\($0.attribute)\($0.kind == "attribute" ? " with no default" : "") while \($0.rowCount) \($0.entity) rows exist"
-        }
-        if !hasChecksum {
-            reasons.insert("the store has no NSStoreModelVersionChecksumKey (written by framework \(metadata?.frameworkVersion.map(String.init) ?? "?")): staged migration (NSStagedMigrationManager) cannot find its version among the stages", at: 0)
-            reasons.append("fix: adopt it as \(version) (stamp hashes, digest and checksum exactly as Core Data would), then migrate: " + stages.joined(separator: "; "))
-            reasons += mandatoryReasons.map { "after adoption: \($0) (134110)" }
-            var result = diagnosis(.unknownModelVersion, 134504,
-                                   "Fails with 134504 \"Cannot use staged migration with an unknown model version\": the store is \(version) but carries no version checksum.",
-                                   reasons: reasons, adoptAs: version)
-            result.stages = stages
-            result.mandatoryAttributes = mandatory
-            return result
-        }
-        if !mandatory.isEmpty {
-            var result = diagnosis(.mandatoryAttributeWithoutValue, 134110,
-                                   "Fails with 134110 \"missing attribute values on mandatory destination attribute\" while migrating from \(version).",
-                                   reasons: reasons + mandatoryReasons + ["give the attribute a default, or a custom stage that fills it"])
-            result.stages = stages
-            result.mandatoryAttributes = mandatory
-            return result
-        }
-        var result = diagnosis(.migrates, nil, "Migrates from \(version) to \(latest.name) through \(stages.count) stage\(stages.count == 1 ? "" : "s").",
-                               reasons: reasons)
-        result.stages = stages
         return result
     }
 
-    private func stageDescription(_ from: String, _ to: String) -> String {
-        if let stage = catalog.stages.first(where: { $0.from == from && $0.to == to }) {
-            return "\(from) → \(to) (\(stage.kind.rawValue))"
+    private func exact() -> Diagnosis {
+        guard let version else { return diagnosis(.cannotPredict, nil, "No version to compare with.", reasons: notes) }
+        var reasons = notes
+        let blockingDrift = candidates.first { $0.version == version }?.differences.filter { $0.impact == .blocking } ?? []
+        reasons += blockingDrift.map { "physical drift: \($0.detail)" }
+        let (assessment, failure) = assessment(from: version)
+        guard let assessment else {
+            return diagnosis(.cannotPredict, nil, "The migration from \(version) cannot be planned.", reasons: reasons + [failure ?? ""])
         }
-        return "\(from) → \(to) (lightweight, inferred: no stage declared)"
+        let plan = assessment.plan
+        let hasChecksum = metadata?.versionChecksum != nil
+        let planErrors = plan.refusals
+        if let newer = planErrors.first(where: { $0.code == .storeNewerThanTarget }) {
+            return diagnosis(.refusesNewerStore, 134100, "The store is newer than the version the app migrates to (\(plan.targetVersion)).",
+                             reasons: reasons + [newer.message])
+        }
+        if let unknown = planErrors.first(where: { $0.code == .storeVersionNotInStages }) {
+            var result = diagnosis(.unknownModelVersion, 134504,
+                                   "Fails with 134504 \"Cannot use staged migration with an unknown model version\": the catalog's stages do not name \(version).",
+                                   reasons: reasons + [unknown.message, "add \(version) to a stage (a lightweight stage listing it, or a stage starting from it)"])
+            result.refusals = assessment.refusals
+            return result
+        }
+        if !planErrors.isEmpty {
+            var result = diagnosis(.stagePlanFails, nil, "The catalog's stages are a plan Core Data cannot run: the migration fails on the device.",
+                                   reasons: reasons + planErrors.map { "\($0.stage.map { "\($0): " } ?? "")\($0.message) — on the device: \($0.onDevice)" })
+            result.refusals = assessment.refusals
+            return result
+        }
+        if plan.hops.isEmpty {
+            if !hasChecksum && plan.isStaged {
+                reasons.append("it has no NSStoreModelVersionChecksumKey: it opens because its hashes equal \(version)'s, but any later staged migration reports 134504 until it is stamped")
+            }
+            return diagnosis(.opensAsIs, nil, "The latest version (\(version)) opens it as is.", reasons: reasons,
+                             adoptAs: hasChecksum || !plan.isStaged ? nil : version)
+        }
+        if !hasChecksum && plan.isStaged {
+            reasons.insert("the store has no NSStoreModelVersionChecksumKey (written by framework \(metadata?.frameworkVersion.map(String.init) ?? "?")): staged migration (NSStagedMigrationManager) cannot find its version among the stages", at: 0)
+            reasons.append("fix: adopt it as \(version) (stamp hashes, digest and checksum exactly as Core Data would), then migrate: " + plan.hops.map(\.summary).joined(separator: "; "))
+            var result = diagnosis(.unknownModelVersion, 134504,
+                                   "Fails with 134504 \"Cannot use staged migration with an unknown model version\": the store is \(version) but carries no version checksum.",
+                                   reasons: reasons, adoptAs: version)
+            add(assessment, to: &result, prefix: "after adoption: ")
+            return result
+        }
+        if !hasChecksum {
+            reasons.append("it has no NSStoreModelVersionChecksumKey; with no stages declared the app migrates automatically and recognises the store by its entity hashes, which are \(version)'s")
+        }
+        var result = diagnosis(.migrates, nil, "Migrates from \(version) to \(plan.targetVersion) through \(plan.hops.count) hop\(plan.hops.count == 1 ? "" : "s").",
+                               reasons: reasons)
+        add(assessment, to: &result, prefix: "")
+        if !result.mandatoryAttributes.isEmpty {
+            result.prediction = .mandatoryAttributeWithoutValue
+            result.errorCode = 134110
+            result.summary = "Fails with 134110 \"missing attribute values on mandatory destination attribute\" while migrating from \(version)."
+        } else if !assessment.refusals.isEmpty {
+            result.prediction = .migrationNotInferable
+            result.errorCode = 134140
+            result.summary = "Fails while migrating from \(version): a change on the way cannot be inferred (134140)."
+        }
+        return result
     }
 
-    /// Required attributes each later version adds without a default, on entities that have rows,
-    /// skipping steps the catalog declares as custom (their code fills values).
-    private func mandatoryProblems(from: Int, to: Int) -> [MandatoryAttributeProblem] {
-        var problems: [MandatoryAttributeProblem] = []
-        guard let storeVersion = catalog.versions[safe: from] else { return [] }
-        for step in from..<to {
-            let previous = catalog.versions[step].model
-            let next = catalog.versions[step + 1]
-            if catalog.stages.contains(where: { $0.from == catalog.versions[step].name && $0.to == next.name && $0.kind == .custom }) { continue }
-            for entity in next.model.entities {
-                guard let before = previous.entity(named: entity.name) ?? previous.entities.first(where: { $0.name == entity.renamingIdentifier }) else { continue }
-                let existing = Set(previous.allProperties(of: before).flatMap { [$0.name] + ($0.renamingIdentifierValue.map { [$0] } ?? []) })
-                var required: [(name: String, renamed: String?, kind: String)] = entity.attributes
-                    .filter { !$0.isOptional && !$0.isTransient && $0.defaultValue == nil }
-                    .map { ($0.name, $0.renamingIdentifier, "attribute") }
-                required += entity.relationships.filter { !$0.isOptional && !$0.isTransient }
-                    .map { ($0.name, $0.renamingIdentifier, "relationship") }
-                for property in required {
-                    guard !existing.contains(property.name), !existing.contains(property.renamed ?? property.name) else { continue }
-                    let source = storeVersion.model.entity(named: before.name) ?? before
-                    let rows = work.layouts[storeVersion.name].flatMap {
-                        DataEvidence.rowCount(of: source, in: storeVersion.model, layout: $0, readout: work.readout, connection: work.store.connection)
-                    } ?? 0
-                    if rows > 0 {
-                        problems.append(MandatoryAttributeProblem(
-                            version: next.name, entity: entity.name, attribute: property.name, rowCount: rows, kind: property.kind))
-                    }
-                }
+    /// The plan's hops and refusals, as the diagnosis lists them.
+    private func add(_ assessment: MigrationEngine.Assessment, to result: inout Diagnosis, prefix: String) {
+        result.stages = assessment.plan.hops.map(\.summary)
+        result.refusals = assessment.refusals
+        for refusal in assessment.refusals {
+            let code = refusal.coreDataErrorCode.map { " (\($0))" } ?? ""
+            result.reasons.append(prefix + (refusal.hop.isEmpty ? "" : refusal.hop + ": ") + refusal.message + code + " — " + refusal.remedy)
+            if refusal.code == .mandatoryValueMissing, let entity = refusal.entity, let property = refusal.property {
+                result.mandatoryAttributes.append(MandatoryAttributeProblem(
+                    version: refusal.destinationVersion ?? "", entity: entity, attribute: property, rowCount: refusal.rowCount ?? 0,
+                    kind: refusal.propertyKind ?? "attribute"))
             }
         }
-        return problems
     }
 
     private func diagnosis(_ prediction: Diagnosis.Prediction, _ code: Int?, _ summary: String, reasons: [String], adoptAs: String? = nil) -> Diagnosis {

@@ -91,6 +91,12 @@ public struct Diagnosis: Sendable, Encodable {
         case refusesNewerStore
         /// Several versions cannot be told apart (duplicate checksums).
         case ambiguousVersion
+        /// A change on the way cannot be inferred (a type change whose values do not convert,
+        /// merged hierarchies, a to-many with several links becoming a to-one): 134140.
+        case migrationNotInferable
+        /// The catalog's stages are a plan Core Data cannot run (a version in two stages, a
+        /// custom stage not reachable, duplicate checksums, …).
+        case stagePlanFails
         /// Not a Core Data store, or nothing known is close: no prediction.
         case cannotPredict
     }
@@ -108,6 +114,8 @@ public struct Diagnosis: Sendable, Encodable {
     public var stages: [String]
     /// Entity, attribute and row count for each 134110 cause.
     public var mandatoryAttributes: [MandatoryAttributeProblem]
+    /// Everything that stops the migration, as `migrate` reports it (same plan, same checks).
+    public var refusals: [MigrationRefusal] = []
 }
 
 /// A required attribute (with no default) or required relationship a later version adds while

@@ -171,6 +171,25 @@ public struct MigrationRefusal: Sendable, Equatable, Codable {
     public var message: String
     /// What Core Data would do on the device, and what to do instead.
     public var remedy: String
+    /// `attribute` or `relationship`, when a property is named.
+    public var propertyKind: String?
+    /// The version the hop leads to, when the refusal is a hop's.
+    public var destinationVersion: String?
+
+    public init(
+        code: Code, hop: String, entity: String?, property: String?, rowCount: Int64?, message: String, remedy: String,
+        propertyKind: String? = nil, destinationVersion: String? = nil
+    ) {
+        self.code = code
+        self.hop = hop
+        self.entity = entity
+        self.property = property
+        self.rowCount = rowCount
+        self.message = message
+        self.remedy = remedy
+        self.propertyKind = propertyKind
+        self.destinationVersion = destinationVersion
+    }
 
     /// The Core Data error the app would report for it.
     public var coreDataErrorCode: Int? {

@@ -120,12 +120,14 @@ struct MigrationAnalyzer {
                 }
                 guard rows > 0 else { continue }
                 let what = onlyNulls ? "now required, and \(rows) \(entity) rows have no value for it" : "required and new, and \(rows) \(entity) rows exist"
+                let stage = mapping.hop.kind == .custom ? "add to the custom stage \(hop)\(mapping.hop.stage.map { " (\($0))" } ?? "")" : "declare the stage \(hop) custom, with"
                 result.append(MigrationRefusal(
                     code: .mandatoryValueMissing, hop: hop, entity: entity, property: property, rowCount: rows,
                     message: "\(entity).\(property) (\(kind)) is \(what) with no default",
                     remedy: kind == "attribute"
-                        ? "give \(property) a default value in \(mapping.hop.to), make it optional, or declare the stage \(hop) custom with \"map\": {\"\(entity)\": {\"\(property)\": \"<expression over \(source)'s attributes>\"}}"
-                        : "make \(property) optional, or declare the stage \(hop) custom with a \"create\" step that links it"))
+                        ? "give \(property) a default value in \(mapping.hop.to), make it optional, or \(stage) \"map\": {\"\(entity)\": {\"\(property)\": \"<expression over \(source)'s attributes>\"}}"
+                        : "make \(property) optional, or \(stage) a \"create\" step that links it",
+                    propertyKind: kind, destinationVersion: mapping.hop.to))
             case .unconvertibleValues(let entity, let attribute, let sourceAttribute, let type):
                 let rows = answer("unconvertible|\(index)|\(entity).\(attribute)")
                 guard rows > 0 else { continue }
@@ -188,7 +190,7 @@ struct MigrationAnalyzer {
     }
 
     private func linkCount(_ set: LinkSet) throws -> Int64 {
-        guard set.query != LinkSet.emptyQuery else { return 0 }
+        guard !set.isEmpty else { return 0 }
         return try connection.scalar("SELECT count(*) FROM (\(set.query)) WHERE a IS NOT NULL AND b IS NOT NULL")?.int64 ?? 0
     }
 

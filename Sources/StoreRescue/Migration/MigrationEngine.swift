@@ -65,43 +65,66 @@ enum MigrationEngine {
             }
         }
 
-        // 2. The plan.
-        let plan = StagePlanner.plan(catalog: catalog, from: source, to: options.targetVersion)
-        preparation.plan = plan
-        preparation.notes += plan.notes
-        for issue in plan.refusals {
-            let code: MigrationRefusal.Code = issue.code == .storeNewerThanTarget ? .storeNewer : .plan
-            preparation.refusals.append(MigrationRefusal(
-                code: code, hop: "", entity: nil, property: nil, rowCount: nil,
-                message: (issue.stage.map { "\($0): " } ?? "") + issue.message, remedy: "on the device: " + issue.onDevice))
+        // 2. The plan, the mappings, and what the data says.
+        let assessment = try assess(
+            store: store, readout: readout, catalog: catalog, from: source, to: options.targetVersion, handlers: options.handlers, depth: .full)
+        preparation.plan = assessment.plan
+        preparation.notes += assessment.plan.notes
+        preparation.mappings = assessment.mappings
+        preparation.analysis = assessment.analysis
+        preparation.refusals += assessment.refusals
+        return preparation
+    }
+
+    /// A plan from a known version, with everything that stops it.
+    struct Assessment {
+        var plan: MigrationPlan
+        var mappings: [HopMapping]
+        var analysis: MigrationAnalysis?
+        var refusals: [MigrationRefusal]
+    }
+
+    /// Plans from `from` to `to`, builds each hop's mapping and asks the data (`depth`): the one
+    /// path `match`'s diagnosis and `migrate` share.
+    static func assess(
+        store: OpenedStore, readout: StoreReadout, catalog: Catalog, from source: String, to target: String?,
+        handlers: [CustomStageHandlers], depth: MigrationAnalyzer.Depth
+    ) throws -> Assessment {
+        let plan = StagePlanner.plan(catalog: catalog, from: source, to: target)
+        var assessment = Assessment(plan: plan, mappings: [], analysis: nil, refusals: [])
+        func refuse(_ code: MigrationRefusal.Code, _ message: String, remedy: String) {
+            assessment.refusals.append(MigrationRefusal(code: code, hop: "", entity: nil, property: nil, rowCount: nil, message: message, remedy: remedy))
         }
-        for handler in options.handlers where !plan.hops.contains(where: { $0.from == handler.from && $0.to == handler.to && $0.kind == .custom }) {
+        for issue in plan.refusals {
+            refuse(issue.code == .storeNewerThanTarget ? .storeNewer : .plan, (issue.stage.map { "\($0): " } ?? "") + issue.message,
+                   remedy: "on the device: " + issue.onDevice)
+        }
+        for handler in handlers where !plan.hops.contains(where: { $0.from == handler.from && $0.to == handler.to && $0.kind == .custom }) {
             refuse(.invalidCustomStage, "Swift handlers are given for \(handler.from) → \(handler.to), which is not a custom stage of this plan",
                    remedy: "declare a custom stage \(handler.from) → \(handler.to) in the catalog")
         }
-        guard preparation.refusals.isEmpty, !plan.hops.isEmpty else { return preparation }
+        guard assessment.refusals.isEmpty, !plan.hops.isEmpty else { return assessment }
 
-        // 3. The mappings, and what the data says.
         let context = try PathContext(catalog: catalog, plan: plan, readout: readout)
-        preparation.mappings = context.mappings
-        preparation.refusals += context.mappings.flatMap(\.refusals)
-        guard preparation.refusals.isEmpty else { return preparation }
+        assessment.mappings = context.mappings
+        assessment.refusals += context.mappings.flatMap(\.refusals)
+        guard assessment.refusals.isEmpty else { return assessment }
         try MigrationFunctions.register(on: store.connection)
-        var states: [VirtualVersion] = []
+        let states: [VirtualVersion]
         do {
             states = try context.states(schema: "main", physical: readout.schema, primaryKeys: readout.primaryKeys)
         } catch let failure as VirtualVersion.ExpressionFailure {
             refuse(.invalidCustomStage, "\(failure.jsonPath): \(failure.reason)", remedy: "correct the expression (names are \(failure.entity)'s properties)")
-            return preparation
+            return assessment
         }
         if let failure = try ExpressionCheck.firstFailure(in: states, mappings: context.mappings, connection: store.connection) {
             refuse(.invalidCustomStage, failure, remedy: "correct the expression: SQLite's expression syntax, names of the model")
-            return preparation
+            return assessment
         }
-        let analysis = try MigrationAnalyzer(connection: store.connection, states: states, mappings: context.mappings).analyse()
-        preparation.analysis = analysis
-        preparation.refusals += analysis.refusals
-        return preparation
+        let analysis = try MigrationAnalyzer(connection: store.connection, states: states, mappings: context.mappings).analyse(depth: depth)
+        assessment.analysis = analysis
+        assessment.refusals += analysis.refusals
+        return assessment
     }
 
     // MARK: - Writing

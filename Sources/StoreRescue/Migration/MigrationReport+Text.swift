@@ -25,7 +25,13 @@ extension MigrationReport {
         }
         for note in notes { out.line("  note: \(note)") }
         for hop in hops {
-            out.section("Hop \(hop.from) → \(hop.to) (\(hop.kind)\(hop.stage.map { ", \($0)" } ?? ""))")
+            let how: String
+            switch hop.origin {
+            case "bridge": how = "lightweight, inferred to reach \(hop.stage ?? "the next stage")"
+            case "automatic": how = "lightweight, automatic: no stages"
+            default: how = hop.kind + (hop.stage.map { ", \($0)" } ?? "")
+            }
+            out.section("Hop \(hop.from) → \(hop.to) (\(how))")
             for entity in hop.entities {
                 var header = "  \(entity.name)"
                 if entity.change != "kept" { header += " (\(entity.change))" }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The versions a plan passes through, their layouts and each hop's mapping, built once for
 /// both deciding and writing.
 struct PathContext {
@@ -93,8 +95,13 @@ enum ExpressionCheck {
         return nil
     }
 
-    /// nil when `sql` compiles, else SQLite's message.
+    /// nil when `sql` compiles, else SQLite's message. First-key tokens (worked out when the
+    /// rows are written) compile as 0.
     private static func compiles(_ sql: String, _ connection: SQLiteConnection) -> String? {
+        var sql = sql
+        while let start = sql.range(of: "{{first-key:"), let end = sql.range(of: "}}", range: start.upperBound..<sql.endIndex) {
+            sql.replaceSubrange(start.lowerBound..<end.upperBound, with: "0")
+        }
         do {
             _ = try connection.prepare(sql)
             return nil

@@ -24,7 +24,7 @@ extension VersionWriter {
 
     func insertJoinRows(_ table: StoreLayout.Table, firstKeys: [Int: Int64], summary: inout Summary) throws {
         guard let (end, storage) = joinTableEnd(table.name), case .joinTable(_, let own, let other, let order, let inverseOrder) = storage,
-            let (set, side) = state.linkSet(for: end), set.query != LinkSet.emptyQuery,
+            let (set, side) = state.linkSet(for: end), !set.isEmpty,
             let relationship = state.relationship(at: end), let thisRows = existing(end.entity),
             let otherRows = existing(relationship.destinationEntityName)
         else { return }
@@ -82,12 +82,12 @@ extension VersionWriter {
             case .key:
                 let linkTable = try linkTable(for: set, rowSide: rowSide, firstKeys: firstKeys, cache: &linkTables)
                 try connection.execute("""
-                    UPDATE main.\(table) SET \(column) = (SELECT other FROM temp.\(linkTable) WHERE this = main.\(table).Z_PK) \
+                    UPDATE main.\(table) SET \(column) = (SELECT other FROM temp.\(linkTable) WHERE this = \(table).Z_PK) \
                     WHERE Z_ENT IN (\(numbers))
                     """)
             case .entity(let targetTable):
                 try connection.execute("""
-                    UPDATE main.\(table) SET \(column) = (SELECT t.Z_ENT FROM main.\(targetTable.quotedSQLIdentifier) t WHERE t.Z_PK = main.\(table).\(keyColumn.quotedSQLIdentifier)) \
+                    UPDATE main.\(table) SET \(column) = (SELECT t.Z_ENT FROM main.\(targetTable.quotedSQLIdentifier) t WHERE t.Z_PK = \(table).\(keyColumn.quotedSQLIdentifier)) \
                     WHERE Z_ENT IN (\(numbers)) AND \(keyColumn.quotedSQLIdentifier) IS NOT NULL
                     """)
             case .order:
@@ -99,12 +99,12 @@ extension VersionWriter {
                         CREATE TEMP TABLE \(name) (pk INTEGER PRIMARY KEY, n INTEGER); \
                         INSERT INTO temp.\(name) SELECT Z_PK, row_number() OVER (PARTITION BY \(keyColumn.quotedSQLIdentifier) ORDER BY Z_PK) \
                         FROM main.\(table) WHERE Z_ENT IN (\(numbers)) AND \(keyColumn.quotedSQLIdentifier) IS NOT NULL; \
-                        UPDATE main.\(table) SET \(column) = (SELECT n FROM temp.\(name) WHERE pk = main.\(table).Z_PK) WHERE Z_ENT IN (\(numbers))
+                        UPDATE main.\(table) SET \(column) = (SELECT n FROM temp.\(name) WHERE pk = \(table).Z_PK) WHERE Z_ENT IN (\(numbers))
                         """)
                 } else {
                     let linkTable = try linkTable(for: set, rowSide: rowSide, firstKeys: firstKeys, cache: &linkTables)
                     try connection.execute("""
-                        UPDATE main.\(table) SET \(column) = (SELECT n FROM temp.\(linkTable) WHERE this = main.\(table).Z_PK) \
+                        UPDATE main.\(table) SET \(column) = (SELECT n FROM temp.\(linkTable) WHERE this = \(table).Z_PK) \
                         WHERE Z_ENT IN (\(numbers))
                         """)
                 }

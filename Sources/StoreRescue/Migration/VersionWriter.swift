@@ -254,7 +254,7 @@ struct VersionWriter {
             let pendingFill = PendingLinks.Column(
                 table: table, column: column, end: end, onOwnRows: onOwnRows, role: linkRole, entityNumbers: entityNumbers)
             guard let held = set.held[source.id], held.side == rowSide else {
-                if set.query == LinkSet.emptyQuery { return ("NULL", nil) }
+                if set.isEmpty { return ("NULL", nil) }
                 return ("NULL", pendingFill)
             }
             switch linkRole {

@@ -95,7 +95,7 @@ extension VirtualVersion {
                 let end = LinkSet.End(entity: entity.name, relationship: declared.name)
                 guard next.linkSet(for: end) == nil else { continue }
                 let inverse = Self.inverseEnd(of: declared, in: destination.model)
-                var set = LinkSet(a: end, b: inverse, query: LinkSet.emptyQuery, held: [:], mayDangle: false)
+                var set = LinkSet(a: end, b: inverse, query: LinkSet.emptyQuery, held: [:], mayDangle: false, isEmpty: true)
                 if let (sourceSet, flipped) = sourceLinks(for: end, inverse: inverse, mapping: mapping) {
                     let oriented = flipped ? sourceSet.swapped : sourceSet
                     let sourceA = flipped ? sourceSet.b.flatMap(relationship(at:)) : relationship(at: sourceSet.a)
@@ -112,6 +112,7 @@ extension VirtualVersion {
                         set.held[id] = kept
                     }
                     set.mayDangle = oriented.mayDangle || removedAny
+                    set.isEmpty = oriented.isEmpty
                 } else {
                     set.needsOrderA = declared.isOrdered
                     set.needsOrderB = inverse.flatMap(next.relationship(at:))?.isOrdered ?? false
@@ -124,6 +125,7 @@ extension VirtualVersion {
             guard let (set, side) = next.linkSet(for: created.end), let index = next.links.firstIndex(where: { $0.a == set.a }) else { continue }
             let newKey = created.row.pk, target = created.target.pk
             let pair = side == .a ? "\(newKey) AS a, \(target) AS b" : "\(target) AS a, \(newKey) AS b"
+            next.links[index].isEmpty = false
             next.links[index].query += " UNION ALL SELECT \(pair), NULL AS na, NULL AS nb FROM \(created.row.from) \(alias) WHERE \(created.row.condition)"
             next.links[index].held[created.row.id] = LinkSet.Held(
                 side: side, other: target, order: nil, otherEntity: created.target.baseEntityNumber.map(String.init))

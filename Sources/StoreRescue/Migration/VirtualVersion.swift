@@ -114,6 +114,8 @@ struct LinkSet {
     /// unordered, or the links are new): positions are given when the links are written.
     var needsOrderA = false
     var needsOrderB = false
+    /// True when the set has no link at all (a new relationship): nothing to read or write.
+    var isEmpty = false
 
     /// The same links seen from the other side.
     var swapped: LinkSet {
@@ -121,7 +123,7 @@ struct LinkSet {
         return LinkSet(
             a: b, b: a, query: "SELECT b AS a, a AS b, nb AS na, na AS nb FROM (\(query))",
             held: held.mapValues { Held(side: $0.side == .a ? .b : .a, other: $0.other, order: $0.order, otherEntity: $0.otherEntity) },
-            mayDangle: mayDangle, needsOrderA: needsOrderB, needsOrderB: needsOrderA)
+            mayDangle: mayDangle, needsOrderA: needsOrderB, needsOrderB: needsOrderA, isEmpty: isEmpty)
     }
 
     static let emptyQuery = "SELECT NULL AS a, NULL AS b, NULL AS na, NULL AS nb WHERE 0"

@@ -13,7 +13,12 @@ struct CatalogFileTests {
         #expect(catalog.versions.map(\.origin) == ["xcdatamodel", "xcdatamodel", "xcdatamodel", "inline"])
         #expect(catalog.versions.map(\.versionIdentifiers) == [[""], ["2"], ["3"], ["4"]])
         #expect(catalog.currentVersionName == "V4")
-        #expect(catalog.stages.map { "\($0.from)>\($0.to):\($0.kind.rawValue)" } == ["V1>V2:lightweight", "V2>V3:lightweight", "V3>V4:custom"])
+        #expect(catalog.stages.map { "\($0.spanDescription):\($0.kind.rawValue):\($0.jsonPath)" } == [
+            "V1 → V2:lightweight:stages[0]", "V2 → V3:lightweight:stages[1]", "V3 → V4:custom:stages[2]",
+        ])
+        #expect(catalog.stages[2].custom.map == [.init(entity: "Entry", assignments: [
+            .init(property: "id", expression: "uuid()", jsonPath: "stages[2].map.Entry.id"),
+        ], jsonPath: "stages[2].map.Entry")])
         #expect(catalog.duplicateChecksums.isEmpty)
         #expect(Set(catalog.versions.map(\.versionChecksum)).count == 4)
         // Tag never changes, so its hash is the same in every version.
@@ -98,7 +103,7 @@ struct CatalogFileTests {
             """, in: directory)
         #expect(catalog.versions.map(\.name) == ["Journal", "Journal 2", "Journal 3"])
         #expect(catalog.currentVersionName == "Journal 2")
-        #expect(catalog.stages == [CatalogStage(from: "Journal", to: "Journal 3", kind: .custom, notes: "skips 2")])
+        #expect(catalog.stages == [CatalogStage(kind: .custom, span: .pair(from: "Journal", to: "Journal 3"), notes: "skips 2", jsonPath: "stages[0]")])
     }
 
     @Test func relativePathsResolveAgainstTheCatalogFolder() throws {

@@ -35,14 +35,18 @@ struct CatalogReportTests {
         let catalog = try Catalog.load(path: CatalogTestSupport.projectSample("Journal/catalog.json"))
         let report = CatalogReport(catalog: catalog, path: "catalog.json")
         let object = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(report)) as? [String: Any])
-        #expect(Set(object.keys) == ["path", "app", "currentVersion", "latestVersion", "versions", "stages", "duplicateChecksums", "warnings", "error"])
+        #expect(Set(object.keys) == ["path", "app", "currentVersion", "latestVersion", "versions", "stages", "duplicateChecksums", "planIssues", "warnings", "error"])
         #expect(object["error"] is NSNull)
         let versions = try #require(object["versions"] as? [[String: Any]])
         #expect(Set(versions[0].keys) == [
             "name", "origin", "sourcePath", "versionIdentifiers", "isCurrent", "entityCount", "versionChecksum", "hashesDigest", "entities", "sameChecksumAs",
         ])
         let stages = try #require(object["stages"] as? [[String: Any]])
-        #expect(Set(stages[0].keys) == ["from", "to", "kind", "notes"])
+        #expect(Set(stages[0].keys) == ["stage", "kind", "from", "to", "versions", "steps", "notes"])
+        #expect(stages[0]["versions"] is NSNull && stages[0]["from"] as? String == "V1")
+        let steps = try #require(stages[2]["steps"] as? [String: Int])
+        #expect(steps == ["willMigrate": 0, "map": 1, "create": 0, "didMigrate": 0])
+        #expect((object["planIssues"] as? [Any])?.isEmpty == true)
 
         let failed = CatalogReport(failedPath: "x.json", error: CatalogLoadError.missing(path: "x.json"))
         let failedObject = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(failed)) as? [String: Any])

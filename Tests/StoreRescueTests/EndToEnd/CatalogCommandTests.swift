@@ -19,7 +19,8 @@ struct CatalogCommandTests {
             #expect(text.contains("\n" + header), "missing \(header)")
         }
         #expect(text.contains("  Identifiers     \"4\"\n"))
-        #expect(text.contains("  V3 → V4  custom       gives every entry a new unique id; adds isFavorite and photo\n"))
+        #expect(text.contains("  V3 → V4  custom       map 1  gives every entry a new unique id; adds isFavorite and photo\n"))
+        #expect(text.contains("\nPlan\n  ok: Core Data can run these stages\n"))
         #expect(text.hasSuffix("Warnings\n  none\n"))
         // Every entity line carries a 44-character base64 hash.
         let hashLines = text.split(separator: "\n").filter { $0.hasPrefix("    Entry ") || $0.hasPrefix("    Tag ") }

@@ -20,7 +20,12 @@ struct ProjectSamplesTests {
         let diagnosis = try #require(json["diagnosis"] as? [String: Any])
         #expect(diagnosis["errorCode"] as? Int == 134504)
         #expect(diagnosis["adoptAs"] as? String == "V1")
-        #expect(diagnosis["stages"] as? [String] == ["V1 → V2 (lightweight)", "V2 → V3 (lightweight)", "V3 → V4 (custom)"])
+        #expect(diagnosis["stages"] as? [String] == [
+            "V1 → V2 (lightweight, stages[0])", "V2 → V3 (lightweight, stages[1])", "V3 → V4 (custom, stages[2])",
+        ])
+        // The custom stage gives every entry its required id: after adoption, nothing stops the plan.
+        #expect((diagnosis["mandatoryAttributes"] as? [Any])?.isEmpty == true)
+        #expect((diagnosis["refusals"] as? [Any])?.isEmpty == true)
 
         let inspected = try CommandRunner.run(["inspect", "--json", "--counts", store])
         #expect(inspected.status == 0)

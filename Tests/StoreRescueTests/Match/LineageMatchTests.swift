@@ -79,7 +79,7 @@ struct LineageMatchTests {
         #expect(created.metadata?.versionChecksum == version.versionChecksum)
     }
 
-    @Test func postsRevisedStoresMatchTheirVersionsAndPredictAdoptionThen134110() throws {
+    @Test func postsRevisedStoresMatchTheirVersionsAndPredictWhatTheAppDoes() throws {
         let dir = try TemporaryDirectory()
         let catalog = try copiedCatalog("lineages/PostsRevised/CoreDataMigration_Example.xcdatamodeld", in: dir)
         let names = catalog.versions.map(\.name)
@@ -89,23 +89,41 @@ struct LineageMatchTests {
             let result = StoreMatcher.match(storePath: store, catalog: catalog)
             #expect(result.outcome == .exact)
             #expect(result.version == names[n - 1])
-            // Framework 866 wrote no checksum: staged migration cannot place these stores.
-            #expect(result.diagnosis.prediction == .unknownModelVersion)
-            #expect(result.diagnosis.errorCode == 134504)
-            #expect(result.diagnosis.adoptAs == names[n - 1])
-            // Version 3 adds the required to-many `sections`: posts exist, so a lightweight step fails.
+            // Framework 866 wrote no checksum, but with no stages the app migrates automatically
+            // and recognises the store by its hashes: no 134504, and one inferred hop to version 4.
+            #expect(result.diagnosis.errorCode != 134504)
+            #expect(result.diagnosis.adoptAs == nil)
+            #expect(result.diagnosis.stages == ["\(names[n - 1]) → \(names[3]) (lightweight, automatic: no stage declared)"])
+            #expect(result.diagnosis.reasons.contains { $0.contains("recognises the store by its entity hashes") })
+            // Version 3 adds the required to-many `sections`: posts exist, so the inferred hop fails.
             let sections = result.diagnosis.mandatoryAttributes.first { $0.attribute == "sections" }
             if n < 3 {
-                #expect(sections?.entity == "Post" && sections?.kind == "relationship" && (sections?.rowCount ?? 0) > 0)
+                #expect(result.diagnosis.prediction == .mandatoryAttributeWithoutValue && result.diagnosis.errorCode == 134110)
+                #expect(sections?.entity == "Post" && sections?.kind == "relationship" && sections?.rowCount == 10)
                 #expect(result.diagnosis.reasons.contains { $0.contains("134110") && $0.contains("Post.sections") })
             } else {
+                #expect(result.diagnosis.prediction == .migrates)
                 #expect(sections == nil)
             }
         }
-        var custom = catalog
-        custom.stages = [CatalogStage(from: names[1], to: names[2], kind: .custom)]
+        // With stages declared, the app uses staged migration: checksum-less stores fail with
+        // 134504 until adopted, and the custom stage's create step gives every post a section.
+        var staged = catalog
+        staged.stages = [
+            CatalogStage(kind: .lightweight, span: .versions([names[0]]), jsonPath: "stages[0]"),
+            CatalogStage(kind: .custom, span: .pair(from: names[1], to: names[2]), custom: CustomStageDefinition(create: [
+                .init(entity: "Section", forEach: "Post", assignments: [.init(property: "body", expression: "content")], linksToSource: ["post"]),
+            ]), jsonPath: "stages[1]"),
+            CatalogStage(kind: .lightweight, span: .versions([names[3]]), jsonPath: "stages[2]"),
+        ]
         let store2 = try dir.copySample("lineages/PostsRevised/CoreDataMigration_Example_2.sqlite", as: "again.sqlite")
-        #expect(StoreMatcher.match(storePath: store2, catalog: custom).diagnosis.mandatoryAttributes.isEmpty)
+        let result = StoreMatcher.match(storePath: store2, catalog: staged)
+        #expect(result.diagnosis.prediction == .unknownModelVersion && result.diagnosis.errorCode == 134504)
+        #expect(result.diagnosis.adoptAs == names[1])
+        #expect(result.diagnosis.mandatoryAttributes.isEmpty)
+        #expect(result.diagnosis.stages == [
+            "\(names[1]) → \(names[2]) (custom, stages[1])", "\(names[2]) → \(names[3]) (lightweight, stages[2])",
+        ])
     }
 
     @Test func employeesStore2ToVersion3NeedsItsCustomStep() throws {

@@ -22,17 +22,30 @@ struct StoreMatcherTests {
         #expect(result.diagnosis.mandatoryAttributes == [
             MandatoryAttributeProblem(version: "V3", entity: "SyncableSettingsMetadata", attribute: "priority", rowCount: 2)
         ])
-        #expect(result.diagnosis.stages == ["V2 → V3 (lightweight, inferred: no stage declared)"])
+        #expect(result.diagnosis.stages == ["V2 → V3 (lightweight, automatic: no stage declared)"])
     }
 
     @Test func aCustomStageThatFillsTheAttributeMigrates() throws {
         let fixture = try MatchFixture()
-        let catalog = fixture.catalog(stages: [CatalogStage(from: "V2", to: "V3", kind: .custom, notes: "fill priority")])
+        let fills = CustomStageDefinition(map: [.init(entity: "SyncableSettingsMetadata", assignments: [.init(property: "priority", expression: "length(key)")])])
+        let catalog = fixture.catalog(stages: [
+            CatalogStage(kind: .lightweight, span: .versions(["V1"]), jsonPath: "stages[0]"),
+            CatalogStage(kind: .custom, span: .pair(from: "V2", to: "V3"), notes: "fill priority", custom: fills, jsonPath: "stages[1]"),
+        ])
         let result = StoreMatcher.match(storePath: fixture.path, catalog: catalog)
         #expect(result.outcome == .exact)
         #expect(result.diagnosis.prediction == .migrates)
-        #expect(result.diagnosis.stages == ["V2 → V3 (custom)"])
+        #expect(result.diagnosis.stages == ["V2 → V3 (custom, stages[1])"])
         #expect(result.diagnosis.errorCode == nil)
+
+        // A custom stage that does not say how it fills the attribute still fails on it.
+        let silent = fixture.catalog(stages: [
+            CatalogStage(kind: .lightweight, span: .versions(["V1"]), jsonPath: "stages[0]"),
+            CatalogStage(kind: .custom, span: .pair(from: "V2", to: "V3"), jsonPath: "stages[1]"),
+        ])
+        let failing = StoreMatcher.match(storePath: fixture.path, catalog: silent)
+        #expect(failing.diagnosis.prediction == .mandatoryAttributeWithoutValue && failing.diagnosis.errorCode == 134110)
+        #expect(failing.diagnosis.refusals.first?.remedy.contains("add to the custom stage V2 → V3 (stages[1]) \"map\"") == true)
     }
 
     @Test func atTheLatestVersionItOpensAsIs() throws {
@@ -70,10 +83,11 @@ struct StoreMatcherTests {
         #expect(droppedResult.diagnosis.reasons.contains { $0.contains("ZSTATE") })
     }
 
-    @Test func removedChecksumPredicts134504AndAdoption() throws {
+    @Test func removedChecksumPredicts134504AndAdoptionOnlyWithStages() throws {
         let fixture = try MatchFixture()
         try fixture.editMetadata { $0.removeValue(forKey: "NSStoreModelVersionChecksumKey") }
-        let result = StoreMatcher.match(storePath: fixture.path, catalog: fixture.catalog())
+        let staged = fixture.catalog(stages: [CatalogStage(kind: .lightweight, span: .versions(["V1", "V2", "V3"]), jsonPath: "stages[0]")])
+        let result = StoreMatcher.match(storePath: fixture.path, catalog: staged)
         #expect(result.outcome == .exact)
         #expect(result.version == "V2")
         #expect(kinds(result, "V2").contains(.checksumMissing))
@@ -81,6 +95,12 @@ struct StoreMatcherTests {
         #expect(result.diagnosis.errorCode == 134504)
         #expect(result.diagnosis.adoptAs == "V2")
         #expect(result.diagnosis.reasons.contains { $0.contains("134110") && $0.contains("priority") })
+
+        // No stages: the app migrates automatically, by hashes; the missing checksum does not matter.
+        let automatic = StoreMatcher.match(storePath: fixture.path, catalog: fixture.catalog())
+        #expect(automatic.diagnosis.prediction == .mandatoryAttributeWithoutValue)
+        #expect(automatic.diagnosis.errorCode == 134110)
+        #expect(automatic.diagnosis.adoptAs == nil)
     }
 
     @Test func changedIdentifiersAreListed() throws {
