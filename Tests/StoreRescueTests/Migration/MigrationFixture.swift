@@ -59,6 +59,22 @@ final class MigrationFixture {
         return result
     }
 
+    /// The links of `entity.relationship` in the store at `path` (at `version`), read from where
+    /// the layout keeps them: (owner `Z_PK`, target `Z_PK`, owner's position of the target when
+    /// ordered), sorted.
+    func links(_ path: String, at version: String, _ entity: String, _ relationship: String) throws -> [[Int64]] {
+        let described = try self.version(version)
+        let layout = try StoreLayoutBuilder.layout(for: described.model)
+        let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .immutable))
+        let state = VirtualVersion.base(
+            version: described, layout: layout, schema: "main", physical: try PhysicalSchema.read(from: connection),
+            primaryKeys: try PrimaryKeyEntry.readAll(from: connection))
+        let (set, side) = try #require(state.linkSet(for: LinkSet.End(entity: entity, relationship: relationship)))
+        let (this, other, order) = side == .a ? ("a", "b", "na") : ("b", "a", "nb")
+        return try connection.rows("SELECT \(this), \(other), \(order) FROM (\(set.query)) WHERE \(this) IS NOT NULL AND \(other) IS NOT NULL")
+            .map { row in row.compactMap(\.int64) }.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
     /// Migrates the store at `path` into `output` (in the fixture's folder).
     func migrate(_ path: String, to target: String? = nil, from source: String? = nil, output: String = "out.sqlite",
                  dryRun: Bool = false, handlers: [CustomStageHandlers] = []) -> MigrationReport {
