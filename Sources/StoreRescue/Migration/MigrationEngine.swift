@@ -322,7 +322,7 @@ enum MigrationEngine {
                 guard mode?.lowercased() == "wal" else {
                     throw MigrationError.writeFailed(path: file, reason: "SQLite would not switch the new store to WAL mode")
                 }
-                _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+                _ = try connection.rows("PRAGMA main.wal_checkpoint(TRUNCATE)")
             }
             return summary
         } catch let error as SQLiteError {
@@ -343,7 +343,7 @@ enum MigrationEngine {
         if primary == 13 || primary == 10 || primary == 14 {  // FULL, IOERR, CANTOPEN
             return .writeFailed(path: path, reason: error.message + " (SQLite code \(error.resultCode))")
         }
-        return .customStepFailed(path: path, stage: stage, detail: error.message)
+        return .customStepFailed(path: path, stage: stage, detail: error.message + (ProcessInfo.processInfo.environment["STORERESCUE_DEBUG_SQL"] != nil ? " [\(error.sql ?? "")]" : ""))
     }
 }
 

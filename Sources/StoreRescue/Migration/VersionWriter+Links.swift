@@ -110,7 +110,6 @@ extension VersionWriter {
                 }
             }
         }
-        for name in linkTables.keys { try connection.execute("DROP TABLE temp.\(name)") }
     }
 
     private struct Key: Hashable {

@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+/// Relationships across versions: links keep their objects whatever the storage becomes (a
+/// foreign key, the inverse's column, a join table, a hidden column), ordering is kept or given,
+/// and a to-many that narrows to a to-one is refused when objects have several links.
+@Suite struct InferredRelationshipTests {
+    typealias M = TestModel
+
+    /// Posts and people: 3 people, 4 posts; posts 1 and 2 by person 1, post 3 by person 2, post 4 by nobody.
+    private func authored(_ post: [PropertyDescription], _ person: [PropertyDescription], next nextPost: [PropertyDescription],
+                          _ nextPerson: [PropertyDescription], link: (MigrationContext) throws -> Void) throws -> (MigrationFixture, MigrationReport) {
+        let fixture = try MigrationFixture(versions: [
+            M.version("V1", [EntityDescription(name: "Person", properties: [M.attribute("name")] + person),
+                             EntityDescription(name: "Post", properties: [M.attribute("title")] + post)]),
+            // V2 always adds Person.bio, so the versions' hashes differ whatever the relationships do.
+            M.version("V2", [EntityDescription(name: "Person", properties: [M.attribute("name"), M.attribute("bio")] + nextPerson),
+                             EntityDescription(name: "Post", properties: [M.attribute("title")] + nextPost)]),
+        ])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            for name in ["ann", "bob", "cy"] { try context.insert("Person", values: ["name": .text(name)]) }
+            for title in ["p1", "p2", "p3", "p4"] { try context.insert("Post", values: ["title": .text(title)]) }
+            try link(context)
+        }
+        return (fixture, fixture.migrate(path))
+    }
+
+    private func output(_ report: MigrationReport) throws -> String {
+        try #require(report.result?.path, "\(report.refusals.map(\.message)) \(report.error?.message ?? "")")
+    }
+
+    private func byAuthor(_ context: MigrationContext) throws {
+        try context.link("Post", key: 1, "author", to: 1)
+        try context.link("Post", key: 2, "author", to: 1)
+        try context.link("Post", key: 3, "author", to: 2)
+    }
+
+    @Test func oneToManyBecomesManyToMany() throws {
+        let (fixture, report) = try authored(
+            [M.toOne("author", "Person", inverse: "posts")], [M.toMany("posts", "Post", inverse: "author")],
+            next: [M.toMany("authors", "Person", inverse: "posts", renamedFrom: "author")], [M.toMany("posts", "Post", inverse: "authors")],
+            link: byAuthor)
+        let path = try output(report)
+        try fixture.expectExactLayout(path, version: "V2")
+        #expect(try fixture.links(path, at: "V2", "Post", "authors") == [[1, 1], [2, 1], [3, 2]])
+        #expect(try fixture.links(path, at: "V2", "Person", "posts") == [[1, 1], [1, 2], [2, 3]])
+        #expect(report.hops.first?.entities.first { $0.name == "Post" }?.relationships.first?.change.contains("to-many") == true)
+    }
+
+    @Test func manyToManyBecomesOneToManyWhenEveryPostHasOneAuthor() throws {
+        let many = [M.toMany("authors", "Person", inverse: "posts")], manyBack = [M.toMany("posts", "Post", inverse: "authors")]
+        let one = [M.toOne("author", "Person", inverse: "posts", renamedFrom: "authors")], oneBack = [M.toMany("posts", "Post", inverse: "author")]
+        let (fixture, report) = try authored(many, manyBack, next: one, oneBack) { context in
+            try context.link("Post", key: 1, "authors", to: 1)
+            try context.link("Post", key: 2, "authors", to: 1)
+            try context.link("Post", key: 3, "authors", to: 3)
+        }
+        let path = try output(report)
+        try fixture.expectExactLayout(path, version: "V2")
+        #expect(try fixture.objects(path, at: "V2", "Post").map { $0["author"] ?? .null } == [.integer(1), .integer(1), .integer(3), .null])
+
+        // A post with two authors cannot become a post with one: refused, counted.
+        let (_, refused) = try authored(many, manyBack, next: one, oneBack) { context in
+            try context.link("Post", key: 1, "authors", to: 1)
+            try context.link("Post", key: 1, "authors", to: 2)
+        }
+        #expect(refused.status == .refused)
+        #expect(refused.refusals.first?.code == .toManyHasSeveralLinks && refused.refusals.first?.rowCount == 1)
+    }
+
+    @Test func unorderedBecomingOrderedGetsPositionsAndOrderedKeepsThem() throws {
+        let (fixture, report) = try authored(
+            [M.toOne("author", "Person", inverse: "posts")], [M.toMany("posts", "Post", inverse: "author")],
+            next: [M.toOne("author", "Person", inverse: "posts")], [M.toMany("posts", "Post", inverse: "author", ordered: true)],
+            link: byAuthor)
+        let path = try output(report)
+        try fixture.expectExactLayout(path, version: "V2")
+        // Each person's posts numbered 1…n in key order (Z_FOK_AUTHOR on the post rows).
+        #expect(try fixture.links(path, at: "V2", "Person", "posts") == [[1, 1, 1], [1, 2, 2], [2, 3, 1]])
+    }
+
+    @Test func aToManyWithoutInverseKeepsItsHiddenColumnOrGainsAnInverse() throws {
+        let (fixture, report) = try authored(
+            [], [M.toMany("favorites", "Post")],
+            next: [], [M.toMany("favorites", "Post")]) { context in
+            try context.link("Person", key: 2, "favorites", to: 4)
+            try context.link("Person", key: 2, "favorites", to: 1)
+        }
+        let path = try output(report)
+        try fixture.expectExactLayout(path, version: "V2")
+        #expect(try fixture.links(path, at: "V2", "Person", "favorites") == [[2, 1], [2, 4]])
+
+        let (gained, gainedReport) = try authored(
+            [], [M.toMany("favorites", "Post")],
+            next: [M.toOne("fan", "Person", inverse: "favorites")], [M.toMany("favorites", "Post", inverse: "fan")]) { context in
+            try context.link("Person", key: 3, "favorites", to: 2)
+        }
+        let gainedPath = try output(gainedReport)
+        try gained.expectExactLayout(gainedPath, version: "V2")
+        #expect(try gained.objects(gainedPath, at: "V2", "Post").map { $0["fan"] ?? .null } == [.null, .integer(3), .null, .null])
+    }
+
+    @Test func aOneToOneKeepsBothColumns() throws {
+        let (fixture, report) = try authored(
+            [M.toOne("pinnedBy", "Person", inverse: "pinned")], [M.toOne("pinned", "Post", inverse: "pinnedBy")],
+            next: [M.toOne("pinnedBy", "Person", inverse: "pinned")], [M.toOne("pinned", "Post", inverse: "pinnedBy")]) { context in
+            try context.link("Post", key: 3, "pinnedBy", to: 1)
+            try context.link("Person", key: 1, "pinned", to: 3)
+        }
+        let path = try output(report)
+        try fixture.expectExactLayout(path, version: "V2")
+        #expect(try fixture.objects(path, at: "V2", "Person").map { $0["pinned"] ?? .null } == [.integer(3), .null, .null])
+        #expect(try fixture.objects(path, at: "V2", "Post").map { $0["pinnedBy"] ?? .null } == [.null, .null, .integer(1), .null])
+    }
+
+    @Test func removingAnEntityDiscardsItsRowsAndClearsLinksToThem() throws {
+        let fixture = try MigrationFixture(versions: [
+            M.version("V1", [EntityDescription(name: "Post", properties: [M.attribute("title"), M.toMany("tags", "Tag", inverse: "posts")]),
+                             EntityDescription(name: "Tag", properties: [M.attribute("name"), M.toMany("posts", "Post", inverse: "tags")])]),
+            M.version("V2", [EntityDescription(name: "Post", properties: [M.attribute("title")])]),
+        ])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            for title in ["a", "b"] { try context.insert("Post", values: ["title": .text(title)]) }
+            for name in ["x", "y", "z"] { try context.insert("Tag", values: ["name": .text(name)]) }
+            try context.link("Post", key: 1, "tags", to: 1)
+            try context.link("Post", key: 1, "tags", to: 2)
+            try context.link("Post", key: 2, "tags", to: 2)
+        }
+        let report = fixture.migrate(path)
+        let output = try output(report)
+        try fixture.expectExactLayout(output, version: "V2")
+        let hop = try #require(report.hops.first)
+        #expect(hop.removedEntities.map { "\($0.name)=\($0.count)" } == ["Tag=3"])
+        #expect(hop.discardedLinks.map { "\($0.name)=\($0.count)" } == ["Post.tags=3"])
+        #expect(report.result?.rowsByEntity == ["Post": 2])
+    }
+}
