@@ -156,8 +156,11 @@ enum MigrationEngine {
         let originalFingerprint = FileFingerprint(path: path)
 
         // The base: the store as read (the original, immutably, or its private copy).
+        // The probe refused a symbolic link unless trusted (--follow-symlinks); ATTACH then opens
+        // the file it names (the connection never follows links itself).
+        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
         var base = Base(
-            path: store.accessMethod == .immutableOriginal ? path : store.connection.path,
+            path: store.accessMethod == .immutableOriginal ? resolved : store.connection.path,
             isImmutable: store.accessMethod == .immutableOriginal, physical: physical, primaryKeys: readout.primaryKeys,
             isWorkspaceFile: false)
         var state = VirtualVersion.base(
@@ -309,7 +312,11 @@ enum MigrationEngine {
             try connection.execute("PRAGMA synchronous = OFF")
             try connection.execute("PRAGMA cache_size = -16384")
             try MigrationFunctions.register(on: connection)
-            try connection.execute("ATTACH DATABASE \(SQLLiteral.string(SQLiteConnection.readOnlyURI(path: base.path, immutable: base.isImmutable))) AS base")
+            do {
+                try connection.execute("ATTACH DATABASE \(SQLLiteral.string(SQLiteConnection.readOnlyURI(path: base.path, immutable: base.isImmutable))) AS base")
+            } catch let error as SQLiteError {
+                throw MigrationError.readFailed(path: base.path, reason: error.message + " (SQLite code \(error.resultCode))")
+            }
             try connection.execute("PRAGMA base.cache_size = -8192")
             let writer = VersionWriter(
                 connection: connection, state: state, basePhysical: base.physical, basePrimaryKeys: base.primaryKeys,

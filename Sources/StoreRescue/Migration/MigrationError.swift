@@ -14,6 +14,8 @@ public enum MigrationError: OperatorFacingError, Equatable {
     case customStepFailed(path: String, stage: String, detail: String)
     /// Writing the new store failed part way (disk full, file-size limit, I/O error).
     case writeFailed(path: String, reason: String)
+    /// The store (or a version written on the way) could not be read while writing.
+    case readFailed(path: String, reason: String)
     /// The written store failed its checks; nothing was published. A bug in StoreRescue.
     case verificationFailed(path: String, problems: [String])
     /// The store changed while it was being migrated (another process wrote it).
@@ -31,6 +33,7 @@ public enum MigrationError: OperatorFacingError, Equatable {
             return "migrating \(path) stopped: the data breaks a constraint of \(version): \(detail)"
         case .customStepFailed(let path, let stage, let detail): return "migrating \(path) stopped in \(stage): \(detail)"
         case .writeFailed(let path, let reason): return "writing \(path) failed: \(reason); nothing was left there"
+        case .readFailed(let path, let reason): return "reading \(path) failed while migrating it: \(reason); nothing was written"
         case .verificationFailed(let path, let problems):
             return "the migrated store failed its checks (\(problems.prefix(5).joined(separator: "; "))\(problems.count > 5 ? "; …" : "")); nothing was written to \(path)"
         case .storeChanged(let path): return "\(path) changed while it was being migrated; nothing was written"
@@ -46,6 +49,7 @@ public enum MigrationError: OperatorFacingError, Equatable {
         case .constraintViolated: return "add a willMigrate step that removes the duplicates before the constraint applies"
         case .customStepFailed: return "correct the step in the catalog (names are the model's, expressions SQLite's)"
         case .writeFailed: return "free disk space or raise the file-size limit (ulimit -f), then run the command again"
+        case .readFailed: return "check that the store is still there and readable (storerescue inspect --deep STORE)"
         case .verificationFailed: return "report a bug with the command line, the catalog and (if you can) the store"
         case .storeChanged: return "close the app that uses the store and run the command again"
         case .interrupted: return "run the command again"
@@ -57,7 +61,7 @@ public enum MigrationError: OperatorFacingError, Equatable {
         case .unknownVersion: return .usage
         case .notACoreDataStore: return .notAStore
         case .valueDoesNotConvert, .constraintViolated, .customStepFailed: return .refused
-        case .writeFailed: return .ioError
+        case .writeFailed, .readFailed: return .ioError
         case .verificationFailed: return .internalError
         case .storeChanged, .interrupted: return .temporaryFailure
         }

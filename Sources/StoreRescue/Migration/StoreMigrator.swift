@@ -25,6 +25,9 @@ public enum StoreMigrator {
         progress: ((MigrationProgress) -> Void)? = nil, cancellation: CancellationFlag? = nil
     ) -> MigrationReport {
         let started = Date()
+        // Past the file-size limit a write must fail (EFBIG) and be reported, not kill the process
+        // with its temporary files in place.
+        SafeFileOutput.ignoreFileSizeLimitSignal()
         do {
             let target = options.isDryRun ? nil : try CreationTarget(path: output)
             let workspace = try target.map { target in

@@ -31,8 +31,13 @@ struct CommandRunner {
     static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: executable.path) }
 
     static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> Result {
+        try run(program: executable.path, arguments, environment: environment)
+    }
+
+    /// Runs another program (a shell that sets limits, then runs the tool) the same way.
+    static func run(program: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Result {
         let process = Process()
-        process.executableURL = executable
+        process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
         if let environment { process.environment = environment }
         // Outputs go to files, so a large output can never block the child on a full pipe.

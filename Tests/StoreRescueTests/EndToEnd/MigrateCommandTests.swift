@@ -1,0 +1,203 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+/// `storerescue migrate` as an operator runs it: text and JSON, every exit status, and the
+/// guarantees that hold whatever happens (the store never written, nothing partial at the
+/// output, nothing left behind), including a file-size limit, SIGTERM and kill -9.
+@Suite(.enabled(if: CommandRunner.isAvailable, "the storerescue executable is not built"))
+struct MigrateCommandTests {
+    static let journal = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Samples/Journal")
+
+    /// The Journal sample store, copied.
+    private func journalStore(in dir: TemporaryDirectory) throws -> String {
+        let store = dir.path("Journal.sqlite")
+        try FileManager.default.copyItem(atPath: Self.journal.appendingPathComponent("Journal.sqlite").path, toPath: store)
+        return store
+    }
+
+    private var catalog: String { Self.journal.appendingPathComponent("catalog.json").path }
+
+    /// Names in `folder` other than `known`.
+    private func leftovers(_ folder: String, known: Set<String>) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder).filter { !known.contains($0) }.sorted()
+    }
+
+    @Test func textJSONAndDryRun() throws {
+        let dir = try TemporaryDirectory()
+        let store = try journalStore(in: dir)
+        let before = try StoreFixtureBuilder.snapshot(of: dir.url.path)
+
+        let plan = try CommandRunner.run(["migrate", store, "--catalog", catalog, "--dry-run"])
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(plan.stdout.contains("Migration plan for \(store)"))
+        #expect(plan.stdout.contains("Hop V1 → V2 (lightweight, stages[0])"))
+        #expect(plan.stdout.contains("+ text  renamed from body  copied from body"))
+        #expect(plan.stdout.contains("Dry run: the migration can run; nothing was written."))
+        #expect(try StoreFixtureBuilder.snapshot(of: dir.url.path) == before, "a dry run writes nothing, anywhere near the store")
+
+        let output = dir.path("v4.sqlite")
+        let run = try CommandRunner.run(["migrate", store, "--catalog", catalog, "--out", output, "--json"])
+        #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
+        let json = try run.json()
+        for key in ["store", "output", "catalog", "dryRun", "status", "source", "target", "notes", "hops", "refusals", "planIssues", "result", "error"] {
+            #expect(json[key] != nil, "missing \(key)")
+        }
+        #expect(json["status"] as? String == "migrated" && json["error"] is NSNull)
+        let source = try #require(json["source"] as? [String: Any])
+        #expect(source["version"] as? String == "V1" && source["choice"] as? String == "matched")
+        let hops = try #require(json["hops"] as? [[String: Any]])
+        #expect(hops.map { "\($0["from"] ?? "")>\($0["to"] ?? "")" } == ["V1>V2", "V2>V3", "V3>V4"])
+        let entity = try #require((hops[0]["entities"] as? [[String: Any]])?.first)
+        for key in ["name", "source", "change", "sourceNumber", "destinationNumber", "sourceTable", "destinationTable", "rows",
+                    "attributes", "relationships", "removedAttributes", "removedRelationships", "likelyRenames"] {
+            #expect(entity[key] != nil, "entity key \(key)")
+        }
+        let result = try #require(json["result"] as? [String: Any])
+        #expect(result["rowsByEntity"] as? [String: Int] == ["Entry": 5, "Tag": 3])
+        let verification = try #require(result["verification"] as? [String: Any])
+        #expect(verification["matchOutcome"] as? String == "exact" && verification["matchVersion"] as? String == "V4")
+        #expect(verification["problems"] as? [String] == [])
+        // Only the new store appeared; the original and its folder are as they were.
+        let after = try StoreFixtureBuilder.snapshot(of: dir.url.path)
+        #expect(Set(after.keys) == Set(before.keys).union(["v4.sqlite"]))
+        for (name, bytes) in before { #expect(after[name] == bytes, "\(name) changed") }
+
+        // Again onto the same output: refused, nothing replaced.
+        let again = try CommandRunner.run(["migrate", store, "--catalog", catalog, "--out", output])
+        #expect(again.status == 73)
+        #expect(again.stderr.hasPrefix("Error: \(output) already exists"))
+        // The migrated store is at the target: nothing to do, its own status.
+        let current = try CommandRunner.run(["migrate", output, "--catalog", catalog, "--out", dir.path("v4-again.sqlite")])
+        #expect(current.status == 2)
+        #expect(current.stdout.contains("already at V4: nothing to do, nothing written"))
+        #expect(!FileManager.default.fileExists(atPath: dir.path("v4-again.sqlite")))
+    }
+
+    @Test func refusalsAndBadInputHaveTheirStatuses() throws {
+        let dir = try TemporaryDirectory()
+        let store = try journalStore(in: dir)
+        // The catalog without the custom stage's map: V4's required id has no value (134110).
+        let text = try String(contentsOfFile: catalog, encoding: .utf8)
+            .replacingOccurrences(of: ",\n     \"map\": {\"Entry\": {\"id\": \"uuid()\"}}", with: "")
+            .replacingOccurrences(of: "\"Journal.xcdatamodeld", with: "\"\(Self.journal.path)/Journal.xcdatamodeld")
+        let withoutMap = dir.path("no-map.json")
+        #expect(FileManager.default.createFile(atPath: withoutMap, contents: Data(text.utf8)))
+        let refused = try CommandRunner.run(["migrate", store, "--catalog", withoutMap, "--out", dir.path("o.sqlite")])
+        #expect(refused.status == 3, "\(refused.stdout)")
+        #expect(refused.stdout.contains("Entry.id (attribute) is required and new, and 5 Entry rows exist with no default (134110)"))
+        #expect(refused.stdout.contains("add to the custom stage V3 → V4 (stages[2]) \"map\""))
+        #expect(!FileManager.default.fileExists(atPath: dir.path("o.sqlite")))
+
+        #expect(try CommandRunner.run(["migrate", dir.path("none.sqlite"), "--catalog", catalog, "--out", dir.path("o.sqlite")]).status == 66)
+        let notStore = dir.path("text.sqlite")
+        #expect(FileManager.default.createFile(atPath: notStore, contents: Data("hello, not a database at all".utf8)))
+        #expect(try CommandRunner.run(["migrate", notStore, "--catalog", catalog, "--out", dir.path("o.sqlite")]).status == 65)
+        let unknown = try CommandRunner.run(["migrate", store, "--catalog", catalog, "--out", dir.path("o.sqlite"), "--to", "V9"])
+        #expect(unknown.status == 64 && unknown.stderr.contains("the catalog has no version \"V9\" (--to)"))
+        #expect(try CommandRunner.run(["migrate", store, "--catalog", catalog]).status == 64, "--out or --dry-run is required")
+        // A sidecar of the output is in the way; a folder that does not exist.
+        #expect(FileManager.default.createFile(atPath: dir.path("taken.sqlite-wal"), contents: Data()))
+        let sidecar = try CommandRunner.run(["migrate", store, "--catalog", catalog, "--out", dir.path("taken.sqlite")])
+        #expect(sidecar.status == 73 && sidecar.stderr.contains("taken.sqlite-wal"))
+        #expect(try CommandRunner.run(["migrate", store, "--catalog", catalog, "--out", dir.path("nope/o.sqlite")]).status == 73)
+        // A symbolic link as the store is refused unless trusted.
+        let link = dir.path("link.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: store)
+        #expect(try CommandRunner.run(["migrate", link, "--catalog", catalog, "--out", dir.path("o.sqlite")]).status == 66)
+        #expect(try CommandRunner.run(["migrate", link, "--catalog", catalog, "--out", dir.path("o.sqlite"), "--follow-symlinks"]).status == 0)
+    }
+
+    /// A catalog (V1 → V2, adding a defaulted attribute and renaming one) and a store of `rows` items.
+    private func largeStore(in dir: TemporaryDirectory, rows: Int) throws -> (store: String, catalog: String) {
+        let catalog = dir.path("big.json")
+        let json = """
+            {"formatVersion": 1, "app": "Big", "versions": [
+              {"name": "V1", "entities": [{"name": "Item", "attributes": [
+                {"name": "title", "type": "String"}, {"name": "body", "type": "String", "optional": true},
+                {"name": "createdAt", "type": "Date"}, {"name": "score", "type": "Int64"}]}]},
+              {"name": "V2", "entities": [{"name": "Item", "attributes": [
+                {"name": "title", "type": "String"}, {"name": "text", "type": "String", "optional": true, "originalName": "body"},
+                {"name": "createdAt", "type": "Date"}, {"name": "score", "type": "Int64"}, {"name": "flag", "type": "Bool", "default": false}],
+                "fetchIndexes": [{"name": "byScore", "elements": ["score"]}]}]}]}
+            """
+        #expect(FileManager.default.createFile(atPath: catalog, contents: Data(json.utf8)))
+        let store = dir.path("big.sqlite")
+        let version = try #require(try Catalog.load(path: catalog).version(named: "V1"))
+        try StoreCreator.create(model: version.model, versionIdentifiers: nil, at: store)
+        let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+        try connection.execute("""
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
+            INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZBODY, ZCREATEDAT, ZSCORE)
+            SELECT i, 1, 1, 'item ' || i, printf('%.*c', 200 + i % 300, 'x'), 700000000 + i, i * 7 FROM n;
+            UPDATE Z_PRIMARYKEY SET Z_MAX = \(rows);
+            PRAGMA wal_checkpoint(TRUNCATE);
+            """)
+        return (store, catalog)
+    }
+
+    @Test func aFileSizeLimitIsAClearErrorAndLeavesNothing() throws {
+        let dir = try TemporaryDirectory()
+        let (store, catalog) = try largeStore(in: dir, rows: 20_000)
+        let known = Set(try FileManager.default.contentsOfDirectory(atPath: dir.url.path))
+        let digest = try FileDigest.of(path: store)
+        let output = dir.path("out.sqlite")
+        let result = try CommandRunner.run(program: "/bin/sh", [
+            "-c", "ulimit -f 2048 && exec \"$0\" migrate \"$1\" --catalog \"$2\" --out \"$3\"",
+            CommandRunner.executable.path, store, catalog, output,
+        ])
+        #expect(result.status == 74, "\(result.stdout) \(result.stderr)")
+        #expect(result.stderr.contains("Error: writing") && result.stderr.contains("nothing was left there"))
+        #expect(try leftovers(dir.url.path, known: known) == [], "nothing at the output, no workspace left")
+        #expect(try FileDigest.of(path: store) == digest)
+    }
+
+    @Test func sigtermStopsItPromptlyAndCleansUp() throws {
+        let dir = try TemporaryDirectory()
+        let (store, catalog) = try largeStore(in: dir, rows: 200_000)
+        let known = Set(try FileManager.default.contentsOfDirectory(atPath: dir.url.path))
+        let process = Process()
+        process.executableURL = CommandRunner.executable
+        process.arguments = ["migrate", store, "--catalog", catalog, "--out", dir.path("out.sqlite")]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: 0.6)
+        let sent = Date()
+        process.terminate()
+        process.waitUntilExit()
+        // Either it had finished (0) or it stopped on the signal (75) within a second.
+        #expect([0, 75].contains(process.terminationStatus), "status \(process.terminationStatus)")
+        #expect(Date().timeIntervalSince(sent) < 2)
+        let left = try leftovers(dir.url.path, known: known)
+        #expect(left == [] || left == ["out.sqlite"], "\(left)")
+    }
+
+    @Test func killedAtAnyInstantItLeavesTheOutputAbsentOrComplete() throws {
+        let dir = try TemporaryDirectory()
+        let (store, catalog) = try largeStore(in: dir, rows: 100_000)
+        let digest = try FileDigest.of(path: store)
+        let loaded = try Catalog.load(path: catalog)
+        for (round, delay) in [0.05, 0.2, 0.4, 0.7, 1.0].enumerated() {
+            let output = dir.path("out-\(round).sqlite")
+            let process = Process()
+            process.executableURL = CommandRunner.executable
+            process.arguments = ["migrate", store, "--catalog", catalog, "--out", output]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: delay)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            if FileManager.default.fileExists(atPath: output) {
+                let result = StoreMatcher.match(storePath: output, catalog: loaded)
+                #expect(result.outcome == .exact && result.version == "V2", "round \(round): a published store is complete")
+                let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+                #expect(try connection.scalar("SELECT count(*) FROM ZITEM")?.int64 == 100_000)
+            }
+            #expect(!FileManager.default.fileExists(atPath: output + "-wal"))
+        }
+        #expect(try FileDigest.of(path: store) == digest)
+    }
+}
