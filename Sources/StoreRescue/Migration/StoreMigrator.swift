@@ -24,6 +24,18 @@ public enum StoreMigrator {
         store path: String, catalog: Catalog, to output: String, options: MigrationOptions = MigrationOptions(),
         progress: ((MigrationProgress) -> Void)? = nil, cancellation: CancellationFlag? = nil
     ) -> MigrationReport {
+        migrate(store: path, catalog: catalog, to: output, options: options, progress: progress, cancellation: cancellation, faultInjection: nil)
+    }
+
+    /// The points at which a test can make a migration fail, to see that nothing is left behind.
+    enum Stage: CaseIterable {
+        case prepared, written, beforePublishing, published
+    }
+
+    static func migrate(
+        store path: String, catalog: Catalog, to output: String, options: MigrationOptions,
+        progress: ((MigrationProgress) -> Void)?, cancellation: CancellationFlag?, faultInjection: ((Stage) throws -> Void)?
+    ) -> MigrationReport {
         let started = Date()
         // Past the file-size limit a write must fail (EFBIG) and be reported, not kill the process
         // with its temporary files in place.
@@ -47,20 +59,24 @@ public enum StoreMigrator {
             var report = MigrationReport(store: path, output: options.isDryRun ? nil : output, catalog: catalog, options: options, preparation: preparation)
             guard report.status == .migrated, let target, let workspace else { return report }
             if cancellation?.isCancelled == true { throw MigrationError.interrupted(path: output) }
+            try faultInjection?(.prepared)
 
             let file = workspace.path("migrated.sqlite")
             let written = try MigrationEngine.write(
                 preparation, store: store, readout: readout, catalog: catalog, to: file, workspace: workspace.path, options: options,
                 progress: progress, cancellation: cancellation)
             if cancellation?.isCancelled == true { throw MigrationError.interrupted(path: output) }
+            try faultInjection?(.written)
             do {
                 try CreationTarget.synchronize(file, isFolder: false)
             } catch {
                 throw MigrationError.writeFailed(path: output, reason: "\(error)")
             }
+            try faultInjection?(.beforePublishing)
             try target.checkNothingInTheWay()
             try target.publish(file)
             do {
+                try faultInjection?(.published)
                 try CreationTarget.synchronize(target.folder, isFolder: true)
             } catch {
                 target.unpublish(sameFileAs: file)
@@ -74,11 +90,35 @@ public enum StoreMigrator {
                 intermediateVersions: written.intermediateFiles, verification: written.verification,
                 seconds: Date().timeIntervalSince(started))
             return report
-        } catch let error as any OperatorFacingError {
-            return MigrationReport(store: path, output: options.isDryRun ? nil : output, catalog: catalog.sourcePath, dryRun: options.isDryRun, error: error)
         } catch {
-            let wrapped = MigrationError.writeFailed(path: output, reason: "\(error)")
-            return MigrationReport(store: path, output: options.isDryRun ? nil : output, catalog: catalog.sourcePath, dryRun: options.isDryRun, error: wrapped)
+            return MigrationReport(
+                store: path, output: options.isDryRun ? nil : output, catalog: catalog.sourcePath, dryRun: options.isDryRun,
+                error: operatorFacing(error, store: path))
         }
     }
+
+    /// Any error as the operator should read it: SQLite failing on the store's pages is a
+    /// damaged store (65), a lock another process holds is "try again" (75); anything else
+    /// unforeseen is a bug (70), reported with its text.
+    static func operatorFacing(_ error: any Error, store path: String) -> any OperatorFacingError {
+        if let error = error as? any OperatorFacingError { return error }
+        if let error = error as? SQLiteError {
+            if error.isCorruption {
+                return StoreAccessError.rejected(path: path, kind: .damaged, reason: "SQLite cannot read its pages: \(error.message) (code \(error.resultCode))")
+            }
+            if error.isBusy { return MigrationError.storeChanged(path: path) }
+            if error.primaryResultCode == 9 { return MigrationError.interrupted(path: path) }
+        }
+        return InternalError(detail: "\(error)")
+    }
 }
+
+/// Something no part of the tool foresaw: a bug, reported with what it said (exit 70).
+public struct InternalError: OperatorFacingError, Equatable {
+    public var detail: String
+
+    public var description: String { "internal error: \(detail)" }
+    public var recoverySuggestion: String? { "report a bug with the command line that failed" }
+    public var exitStatus: ExitStatus { .internalError }
+}
+

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+/// Whatever fails — a fault at any point, a damaged store, a full disk — the store is untouched,
+/// nothing is at the output and no temporary file is left.
+@Suite struct MigrationFailureTests {
+    typealias M = TestModel
+    struct Injected: Error {}
+
+    private func fixture(rows: Int = 50) throws -> (MigrationFixture, String) {
+        let fixture = try MigrationFixture(versions: [
+            M.version("V1", [EntityDescription(name: "Item", properties: [M.attribute("title"), M.attribute("size", .integer32)])]),
+            M.version("V2", [EntityDescription(name: "Item", properties: [M.attribute("title"), M.attribute("size", .integer64), M.attribute("note")])]),
+        ])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            for index in 0..<rows { try context.insert("Item", values: ["title": .text("item \(index)"), "size": .integer(Int64(index))]) }
+        }
+        return (fixture, path)
+    }
+
+    @Test(arguments: StoreMigrator.Stage.allCases)
+    func aFaultAtAnyPointLeavesNothing(stage: StoreMigrator.Stage) throws {
+        let (fixture, path) = try fixture()
+        let before = try StoreFixtureBuilder.snapshot(of: fixture.directory.url.path)
+        let report = StoreMigrator.migrate(
+            store: path, catalog: fixture.catalog, to: fixture.directory.path("out.sqlite"), options: MigrationOptions(),
+            progress: nil, cancellation: nil, faultInjection: { if $0 == stage { throw MigrationError.writeFailed(path: "out.sqlite", reason: "injected at \($0)") } })
+        #expect(report.error?.message.contains("injected at \(stage)") == true)
+        #expect(report.exitStatus == .ioError)
+        #expect(try StoreFixtureBuilder.snapshot(of: fixture.directory.url.path) == before, "at \(stage): the folder is as it was")
+    }
+
+    @Test func aCancellationStopsItAndLeavesNothing() throws {
+        let (fixture, path) = try fixture()
+        let before = try StoreFixtureBuilder.snapshot(of: fixture.directory.url.path)
+        let flag = CancellationFlag()
+        flag.cancel()
+        let report = StoreMigrator.migrate(store: path, catalog: fixture.catalog, to: fixture.directory.path("out.sqlite"), cancellation: flag)
+        #expect(report.exitStatus == .temporaryFailure)
+        #expect(report.error?.message.contains("was interrupted; nothing was written") == true)
+        #expect(try StoreFixtureBuilder.snapshot(of: fixture.directory.url.path) == before)
+    }
+
+    @Test func aDamagedStoreIsRefusedAsDamaged() throws {
+        let (fixture, path) = try fixture(rows: 3000)
+        // Zero a page in the middle of the table: the schema reads, the rows do not.
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try handle.seek(toOffset: 4096 * 8)
+        try handle.write(contentsOf: Data(repeating: 0, count: 4096))
+        try handle.close()
+        let report = fixture.migrate(path)
+        #expect(report.exitStatus == .notAStore, "\(report.error?.message ?? "")")
+        #expect(report.error?.message.contains("SQLite cannot read its pages") == true, "\(report.error?.message ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory.path("out.sqlite")))
+    }
+
+    @Test(.enabled(if: FullDisk.isAvailable, "needs root and tmpfs mounts (a full disk is simulated with a 64 KiB tmpfs)"))
+    func aFullDiskIsAClearErrorAndLeavesNothing() throws {
+        let (fixture, path) = try fixture(rows: 2000)
+        let disk = try FullDisk(at: fixture.directory.path("tiny"))
+        defer { disk.unmount() }
+        let report = fixture.migrate(path, output: "tiny/out.sqlite")
+        #expect(report.exitStatus == .ioError, "\(report.error?.message ?? "")")
+        #expect(report.error?.message.contains("nothing was left there") == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path).isEmpty)
+    }
+
+    @Test func theTargetModelsArchiveFillsTheModelCacheWhenKnown() throws {
+        guard Samples.available else { return }
+        let dir = try TemporaryDirectory()
+        let store1 = try dir.copySample("lineages/PostsRevised/CoreDataMigration_Example_1.sqlite")
+        let reference = try dir.copySample("lineages/PostsRevised/CoreDataMigration_Example_3.sqlite", as: "reference-3.sqlite")
+        let model = try dir.copySampleItem("lineages/PostsRevised/CoreDataMigration_Example.xcdatamodeld")
+        let catalogPath = dir.path("catalog.json")
+        #expect(FileManager.default.createFile(atPath: catalogPath, contents: Data("""
+            {"formatVersion": 1, "app": "Posts", "versions": [
+              {"name": "1", "xcdatamodeld": "\(model)", "version": "CoreDataMigration_Example"},
+              {"name": "2", "xcdatamodeld": "\(model)", "version": "CoreDataMigration_Example 2"},
+              {"name": "3", "store": "\(reference)"}],
+             "stages": [{"kind": "lightweight", "versions": ["1"]},
+                        {"kind": "custom", "from": "2", "to": "3", "create": [{"entity": "Section", "forEach": "Post", "set": {"body": "content"}, "link": {"post": "source"}}]}]}
+            """.utf8)))
+        let catalog = try Catalog.load(path: catalogPath)
+        let report = StoreMigrator.migrate(store: store1, catalog: catalog, to: dir.path("out.sqlite"))
+        #expect(report.result?.modelCacheWritten == true, "\(report.refusals.map(\.message)) \(report.error?.message ?? "")")
+        let readout = StoreInspector.read(store: try OpenedStore(path: dir.path("out.sqlite")))
+        #expect(readout.modelCacheBytes == catalog.version(named: "3")?.modelCacheContent)
+        #expect(readout.report.model?.hashesMatchMetadata == true)
+    }
+}
