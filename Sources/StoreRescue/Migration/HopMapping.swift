@@ -150,6 +150,8 @@ public struct MigrationRefusal: Sendable, Equatable, Codable {
         case structureNotInferable
         /// A to-many became a to-one while objects have several links.
         case toManyHasSeveralLinks
+        /// A new uniqueness constraint that objects already break.
+        case uniquenessViolated
         /// A custom stage names an entity or property the models do not have, or an expression
         /// SQLite rejects.
         case invalidCustomStage
@@ -196,6 +198,7 @@ public struct MigrationRefusal: Sendable, Equatable, Codable {
         switch code {
         case .mandatoryValueMissing: return 134110
         case .typeChangeNotInferable, .structureNotInferable, .toManyHasSeveralLinks: return 134140
+        case .uniquenessViolated: return 133021
         case .storeNewer: return 134100
         case .invalidCustomStage, .plan, .storeNotIdentified: return nil
         }
@@ -211,4 +214,7 @@ enum DataCheck: Sendable, Equatable {
     case unconvertibleValues(entity: String, attribute: String, sourceAttribute: String, type: AttributeType)
     /// Objects of `entity` with more than one link through source relationship `relationship`.
     case severalLinks(entity: String, relationship: String, sourceEntity: String, sourceRelationship: String)
+    /// Objects of `entity` (at the hop's destination) that share values under a uniqueness
+    /// constraint the source did not have.
+    case duplicates(entity: String, properties: [String])
 }

@@ -105,6 +105,15 @@ enum HopMappingBuilder {
                     }
                 }
             }
+            // A uniqueness constraint the source did not have: existing objects must not break it.
+            let sourceConstraints = Set((sourceEntity.map { source.ancestry(of: $0) } ?? []).flatMap(\.uniquenessConstraints).map { constraint in
+                constraint.map { name in propertySources.first { $0.value.name == name }?.key ?? "?" + name }.sorted()
+            })
+            if sourceEntity != nil {
+                for constraint in entity.uniquenessConstraints where !sourceConstraints.contains(constraint.sorted()) {
+                    checks.append(.duplicates(entity: entity.name, properties: constraint))
+                }
+            }
             var likely: [LikelyRename] = []
             if let sourceEntity {
                 let sourceAttributes = ModelCorrespondence.persistentProperties(of: sourceEntity, in: source)

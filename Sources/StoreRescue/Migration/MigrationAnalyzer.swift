@@ -136,6 +136,28 @@ struct MigrationAnalyzer {
                     code: .typeChangeNotInferable, hop: hop, entity: entity, property: attribute, rowCount: rows,
                     message: "\(entity).\(attribute) becomes \(type.modelFileName), and \(rows) stored values do not convert\(example.map { " (for example \($0))" } ?? "")",
                     remedy: "a custom stage that computes \(attribute) (\"map\"), or a willMigrate step that corrects the values first"))
+            case .duplicates(let entity, let properties):
+                guard !hasCustomSteps(before: index + 1) else { continue }
+                let after = states[index + 1]
+                var duplicates: Int64 = 0
+                for (from, sources) in Dictionary(grouping: after.rowSources(ofKind: entity), by: \.from) {
+                    let values = properties.map { name in sources[0].attributes[name] ?? "NULL" }
+                    // Values drawn at random (uuid()) are unique by construction; only the same
+                    // expression for every row source of a table can be grouped.
+                    guard !properties.contains(where: { after.nondeterministicAttributes.contains("\(entity).\($0)") }),
+                        sources.allSatisfy({ source in properties.map { source.attributes[$0] ?? "NULL" } == values })
+                    else { continue }
+                    let condition = sources.map { "(\($0.condition))" }.joined(separator: " OR ")
+                    duplicates += try connection.scalar("""
+                        SELECT count(*) FROM (SELECT 1 FROM \(from) \(RowSource.alias) WHERE (\(condition)) \
+                        AND \(values.map { "(\($0)) IS NOT NULL" }.joined(separator: " AND ")) GROUP BY \(values.joined(separator: ", ")) HAVING count(*) > 1)
+                        """)?.int64 ?? 0
+                }
+                guard duplicates > 0 else { continue }
+                result.append(MigrationRefusal(
+                    code: .uniquenessViolated, hop: hop, entity: entity, property: properties.joined(separator: ", "), rowCount: duplicates,
+                    message: "\(mapping.hop.to) makes \(entity).\(properties.joined(separator: " + ")) unique, and \(duplicates) values are shared by several \(entity) objects",
+                    remedy: "declare the stage custom with a willMigrate step that removes or renames the duplicates (seed 003)"))
             case .severalLinks(let entity, let relationship, let sourceEntity, let sourceRelationship):
                 guard let (set, side) = before.linkSet(for: LinkSet.End(entity: declaring(sourceRelationship, of: sourceEntity, in: before), relationship: sourceRelationship)) else { continue }
                 let column = side == .a ? "a" : "b"
@@ -150,6 +172,11 @@ struct MigrationAnalyzer {
             }
         }
         return result
+    }
+
+    /// True when a hop up to `hopCount` runs steps the analysis cannot foresee.
+    private func hasCustomSteps(before hopCount: Int) -> Bool {
+        mappings.prefix(hopCount).contains { !$0.hop.custom.willMigrate.isEmpty || !$0.hop.custom.didMigrate.isEmpty }
     }
 
     /// The entity declaring `relationship` as `entity` sees it (itself or an ancestor).

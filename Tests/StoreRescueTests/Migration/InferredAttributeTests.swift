@@ -133,4 +133,20 @@ import Testing
         #expect(impossible.refusals.first?.code == .typeChangeNotInferable)
         #expect(impossible.refusals.first?.message.contains("changes type from Binary to Integer 64") == true)
     }
+
+    @Test func aNewUniquenessConstraintThatObjectsBreakIsRefused() throws {
+        let unique = [EntityDescription(name: "Item", properties: [M.attribute("code")], uniquenessConstraints: [["code"]])]
+        let fixture = try MigrationFixture(versions: [M.version("V1", item([M.attribute("code")])), M.version("V2", unique)])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            for code in ["a", "b", "a", "a", "c", "c"] { try context.insert("Item", values: ["code": .text(code)]) }
+            try context.insert("Item", values: [:])
+            try context.insert("Item", values: [:])
+        }
+        let report = fixture.migrate(path)
+        let refusal = try #require(report.refusals.first)
+        #expect(refusal.code == .uniquenessViolated && refusal.rowCount == 2, "a and c are shared; NULLs do not count")
+        #expect(refusal.message.contains("V2 makes Item.code unique, and 2 values are shared by several Item objects"))
+    }
 }
+
