@@ -201,3 +201,43 @@ struct MigrateCommandTests {
         #expect(try FileDigest.of(path: store) == digest)
     }
 }
+
+/// A store another process is writing: migrate reads the last committed state, never waits on or
+/// disturbs the writer, and leaves the store as the writer has it.
+@Suite(.enabled(if: CommandRunner.isAvailable && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs the executable and python3"))
+struct MigrateWithAWriterTests {
+    @Test(arguments: ["DELETE", "WAL"])
+    func anOpenWriteTransactionIsNotSeenAndNotDisturbed(journalMode: String) throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("Journal.sqlite")
+        try FileManager.default.copyItem(atPath: MigrateCommandTests.journal.appendingPathComponent("Journal.sqlite").path, toPath: store)
+        let setMode = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+        _ = try setMode.scalar("PRAGMA journal_mode = \(journalMode)")
+        let ready = dir.path("ready")
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        writer.arguments = ["-c", """
+            import sqlite3, sys, time, pathlib
+            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("INSERT INTO ZTAG (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (99, 2, 1, 'uncommitted')")
+            pathlib.Path(sys.argv[2]).write_text("ready")
+            time.sleep(2)
+            db.execute("ROLLBACK")
+            """, store, ready]
+        try writer.run()
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: ready), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let result = try CommandRunner.run([
+            "migrate", store, "--catalog", MigrateCommandTests.journal.appendingPathComponent("catalog.json").path,
+            "--out", dir.path("v4.sqlite"), "--json",
+        ])
+        writer.waitUntilExit()
+        #expect(writer.terminationStatus == 0)
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        let rows = try #require(try result.json()["result"] as? [String: Any])["rowsByEntity"] as? [String: Int]
+        #expect(rows == ["Entry": 5, "Tag": 3], "the uncommitted tag is not read")
+        let after = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readOnly))
+        #expect(try after.scalar("SELECT count(*) FROM ZTAG")?.int64 == 3)
+    }
+}
