@@ -129,8 +129,7 @@ public struct CatalogReport: Sendable, Encodable, Equatable {
         var out = TextTableWriter()
         out.line("\(path)")
         if let error {
-            out.line("Error: \(error.message)")
-            if let hint = error.hint { out.line("Try: \(hint)") }
+            out.error(error)
             return out.text
         }
         out.field("App", app ?? "")

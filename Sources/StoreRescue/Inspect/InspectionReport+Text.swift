@@ -14,8 +14,7 @@ extension InspectionReport {
         }
         if let error {
             out.blank()
-            out.line("Error: \(error.message)")
-            if let hint = error.hint { out.line("Try: \(hint)") }
+            out.error(error)
             return out.text
         }
         if let metadata { renderMetadata(metadata, into: &out) }
@@ -108,6 +107,12 @@ struct TextTableWriter {
     private(set) var text = ""
 
     mutating func line(_ s: String) { text += s + "\n" }
+
+    /// `Error: <message>` and `Try: <hint>`: how every report shows the error that stopped it.
+    mutating func error(_ summary: ErrorSummary) {
+        line("Error: \(summary.message)")
+        if let hint = summary.hint { line("Try: \(hint)") }
+    }
     mutating func blank() { text += "\n" }
 
     mutating func section(_ title: String) {

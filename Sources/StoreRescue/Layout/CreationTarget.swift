@@ -67,6 +67,29 @@ struct CreationTarget {
         }
     }
 
+    /// The whole publication of a finished file: flushed to disk, checked that nothing appeared
+    /// at the path meanwhile, hard-linked into place (never replacing anything), and the folder
+    /// flushed so the new name survives a crash. If anything fails once the link exists, the
+    /// link is removed again, so the path holds the complete file or nothing.
+    ///
+    /// - Parameters:
+    ///   - beforeLinking, afterLinking: called at those points (tests inject failures there).
+    /// - Throws: `StoreCreationError` when something is in the way; `POSIXFailure` when flushing
+    ///   fails; whatever the closures throw.
+    func publishDurably(_ file: String, beforeLinking: () throws -> Void = {}, afterLinking: () throws -> Void = {}) throws {
+        try Self.synchronize(file, isFolder: false)
+        try beforeLinking()
+        try checkNothingInTheWay()
+        try publish(file)
+        do {
+            try afterLinking()
+            try Self.synchronize(folder, isFolder: true)
+        } catch {
+            unpublish(sameFileAs: file)
+            throw error
+        }
+    }
+
     /// Removes `path` if it is the file `published` (same device and inode): undoing `publish`.
     func unpublish(sameFileAs published: String) {
         var mine = stat(), there = stat()

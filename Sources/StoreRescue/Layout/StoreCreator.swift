@@ -95,22 +95,17 @@ public enum StoreCreator {
             try StoreSchemaWriter(path: file, reportedPath: path).write(layout: layout, uuid: uuid, plist: plist)
             try faultInjection?(.schemaWritten)
             try StoreSchemaWriter.checkFinished(file: file, workspace: workspace.path, reportedPath: path)
-            try CreationTarget.synchronize(file, isFolder: false)
         } catch let error as StoreCreationError {
             throw error
         } catch {
             throw StoreCreationError.writeFailed(path: path, reason: Self.reason(error))
         }
-        try faultInjection?(.beforePublishing)
-
-        try target.checkNothingInTheWay()
-        try target.publish(file)
         do {
-            try faultInjection?(.published)
-            try CreationTarget.synchronize(target.folder, isFolder: true)
+            try target.publishDurably(
+                file, beforeLinking: { try faultInjection?(.beforePublishing) }, afterLinking: { try faultInjection?(.published) })
+        } catch let error as StoreCreationError {
+            throw error
         } catch {
-            target.unpublish(sameFileAs: file)
-            if let error = error as? StoreCreationError { throw error }
             throw StoreCreationError.writeFailed(path: path, reason: Self.reason(error))
         }
         return StoreCreationResult(

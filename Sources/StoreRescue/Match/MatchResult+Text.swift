@@ -8,8 +8,7 @@ extension MatchResult {
         out.field("Catalog", catalog)
         if let error {
             out.blank()
-            out.line("Error: \(error.message)")
-            if let hint = error.hint { out.line("Try: \(hint)") }
+            out.error(error)
             return out.text
         }
         out.field("Outcome", outcome.rawValue + (version.map { outcome == .exact ? ": \($0)" : " (nearest: \($0))" } ?? ""))

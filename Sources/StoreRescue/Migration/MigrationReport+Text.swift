@@ -9,8 +9,7 @@ extension MigrationReport {
         out.field("Catalog", catalog)
         if let error {
             out.blank()
-            out.line("Error: \(error.message)")
-            if let hint = error.hint { out.line("Try: \(hint)") }
+            out.error(error)
             return out.text
         }
         if let source {

@@ -68,19 +68,10 @@ public enum StoreMigrator {
             if cancellation?.isCancelled == true { throw MigrationError.interrupted(path: output) }
             try faultInjection?(.written)
             do {
-                try CreationTarget.synchronize(file, isFolder: false)
-            } catch {
-                throw MigrationError.writeFailed(path: output, reason: "\(error)")
-            }
-            try faultInjection?(.beforePublishing)
-            try target.checkNothingInTheWay()
-            try target.publish(file)
-            do {
-                try faultInjection?(.published)
-                try CreationTarget.synchronize(target.folder, isFolder: true)
-            } catch {
-                target.unpublish(sameFileAs: file)
-                throw MigrationError.writeFailed(path: output, reason: "\(error)")
+                try target.publishDurably(
+                    file, beforeLinking: { try faultInjection?(.beforePublishing) }, afterLinking: { try faultInjection?(.published) })
+            } catch let error as POSIXFailure {
+                throw MigrationError.writeFailed(path: output, reason: error.description)
             }
             report.result = MigrationReport.Result(
                 path: output, rowsByEntity: written.verification.rowsByEntity, joinRows: written.summary.joinRows,
