@@ -91,42 +91,52 @@ public enum MigrationVerifier {
             }
         }
 
-        // Required values, per concrete entity.
+        // Rows and required attributes: one scan per table (rows per Z_ENT, NULLs per column).
         var missing: Int64 = 0
-        for entity in model.entities where !entity.isAbstract {
-            guard let table = layout.table(ofEntity: entity.name, in: model)?.name, let ent = layout.entityNumber(of: entity.name) else { continue }
-            for property in ModelCorrespondence.persistentProperties(of: entity, in: model) {
-                let sql: String
-                switch property {
-                case .attribute(let attribute):
-                    guard !attribute.isOptional, let column = layout.propertyColumns[entity.name]?[attribute.name] else { continue }
-                    sql = "SELECT count(*) FROM \(table.quotedSQLIdentifier) WHERE Z_ENT = \(ent) AND \(column.quotedSQLIdentifier) IS NULL"
-                case .relationship(let relationship):
-                    guard !relationship.isOptional, let linked = linkedKeys(entity: entity.name, relationship: relationship, layout: layout, model: model) else { continue }
-                    sql = "SELECT count(*) FROM \(table.quotedSQLIdentifier) WHERE Z_ENT = \(ent) AND Z_PK NOT IN (\(linked))"
-                }
-                let count = try connection.scalar(sql)?.int64 ?? 0
-                if count > 0 {
-                    missing += count
-                    problems.append("\(count) \(entity.name) objects have no value for the required \(property.name)")
-                }
-            }
-        }
-
-        // Key counters and rows.
         var rows: [String: Int64] = [:]
         for table in layout.tables where table.rootEntity != nil {
             guard let root = table.rootEntity, let rootNumber = layout.entityNumber(of: root) else { continue }
-            for row in try connection.rows("SELECT Z_ENT, count(*) FROM \(table.name.quotedSQLIdentifier) GROUP BY Z_ENT") {
+            var required: [(entity: String, ent: Int, property: String, column: String)] = []
+            for entity in model.entities where !entity.isAbstract && layout.table(ofEntity: entity.name, in: model)?.name == table.name {
+                guard let ent = layout.entityNumber(of: entity.name) else { continue }
+                for case .attribute(let attribute) in ModelCorrespondence.persistentProperties(of: entity, in: model) where !attribute.isOptional {
+                    if let column = layout.propertyColumns[entity.name]?[attribute.name] { required.append((entity.name, ent, attribute.name, column)) }
+                }
+            }
+            let nullCounts = required.map { "sum(Z_ENT = \($0.ent) AND \($0.column.quotedSQLIdentifier) IS NULL)" }
+            let scan = try connection.rows(
+                "SELECT Z_ENT, count(*)\(nullCounts.map { ", " + $0 }.joined()) FROM \(table.name.quotedSQLIdentifier) GROUP BY Z_ENT",
+                maximumRows: 100_000)
+            var nulls = Array(repeating: Int64(0), count: required.count)
+            for row in scan {
                 if let ent = row[0].int64, let name = layout.entityNumbers.first(where: { Int64($0.ent) == ent })?.name {
                     rows[name] = row[1].int64 ?? 0
                 } else {
                     problems.append("\(table.name) holds rows with Z_ENT \(row[0].int64.map(String.init) ?? "NULL"), no entity of its hierarchy")
                 }
+                for index in required.indices { nulls[index] += row[index + 2].int64 ?? 0 }
+            }
+            for (index, item) in required.enumerated() where nulls[index] > 0 {
+                missing += nulls[index]
+                problems.append("\(nulls[index]) \(item.entity) objects have no value for the required \(item.property)")
             }
             let largest = try connection.scalar("SELECT max(Z_PK) FROM \(table.name.quotedSQLIdentifier)")?.int64 ?? 0
             let counter = try connection.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(rootNumber))])?.int64 ?? -1
             if counter < largest { problems.append("Z_MAX of \(root) is \(counter), below its largest Z_PK \(largest)") }
+        }
+        // Required relationships: objects with no link at all.
+        for entity in model.entities where !entity.isAbstract {
+            guard let table = layout.table(ofEntity: entity.name, in: model)?.name, let ent = layout.entityNumber(of: entity.name),
+                (rows[entity.name] ?? 0) > 0
+            else { continue }
+            for case .relationship(let relationship) in ModelCorrespondence.persistentProperties(of: entity, in: model) where !relationship.isOptional {
+                guard let linked = linkedKeys(entity: entity.name, relationship: relationship, layout: layout, model: model) else { continue }
+                let count = try connection.scalar("SELECT count(*) FROM \(table.quotedSQLIdentifier) WHERE Z_ENT = \(ent) AND Z_PK NOT IN (\(linked))")?.int64 ?? 0
+                if count > 0 {
+                    missing += count
+                    problems.append("\(count) \(entity.name) objects have no value for the required \(relationship.name)")
+                }
+            }
         }
         for entity in model.entities where rows[entity.name] == nil { rows[entity.name] = 0 }
         if let predictedRows {
