@@ -1,4 +1,5 @@
 import Foundation
+import SRSQLite
 
 /// The SQL functions migration statements call, registered on the connection that runs them
 /// (never reachable from a store's own schema: `SQLITE_DIRECTONLY`).
@@ -19,17 +20,29 @@ enum MigrationFunctions {
         try connection.registerFunction("uuid", argumentCount: 0, isDeterministic: false) { _ in
             .blob(StorageValue.uuidBytes(UUID()))
         }
-        try connection.registerFunction(convert, argumentCount: 5) { values in
-            guard case .integer(let code) = values[1], let type = AttributeType(rawValue: Int(code)) else { return .null }
-            if let converted = StorageValue.convert(values[0], to: type) { return converted }
-            let entity = values[2].string ?? "?", attribute = values[3].string ?? "?"
-            let pk = values[4].int64.map(String.init) ?? "?"
-            throw ConversionFailure(message: conversionFailurePrefix + "\(entity).\(attribute) of the object with Z_PK \(pk) is \(describe(values[0])), which is not a \(type.modelFileName)")
-        }
+        // Values already in storage form stay in C (srsqlite_convert_fast); the rest come here.
+        try connection.check(srsqlite_register_convert(connection.handle, convert, { context, count, arguments in
+            guard let context else { return }
+            let values = (0..<Int(count)).map { SQLiteConnection.value(of: arguments?[$0]) }
+            do {
+                SQLiteConnection.setResult(try MigrationFunctions.convertSlowly(values), on: context)
+            } catch {
+                sqlite3_result_error(context, "\(error)", -1)
+            }
+        }))
         try connection.registerFunction(fits, argumentCount: 2) { values in
             guard case .integer(let code) = values[1], let type = AttributeType(rawValue: Int(code)) else { return .integer(0) }
             return .integer(StorageValue.convert(values[0], to: type) == nil ? 0 : 1)
         }
+    }
+
+    /// `storerescue_convert` for the values the C fast path does not take.
+    static func convertSlowly(_ values: [SQLiteValue]) throws -> SQLiteValue {
+        guard values.count == 5, case .integer(let code) = values[1], let type = AttributeType(rawValue: Int(code)) else { return .null }
+        if let converted = StorageValue.convert(values[0], to: type) { return converted }
+        let entity = values[2].string ?? "?", attribute = values[3].string ?? "?"
+        let pk = values[4].int64.map(String.init) ?? "?"
+        throw ConversionFailure(message: conversionFailurePrefix + "\(entity).\(attribute) of the object with Z_PK \(pk) is \(describe(values[0])), which is not a \(type.modelFileName)")
     }
 
     struct ConversionFailure: Error, CustomStringConvertible {
