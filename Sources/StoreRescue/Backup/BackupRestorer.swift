@@ -113,7 +113,7 @@ public enum BackupRestorer {
                         store: target,
                         options: BackupOptions(destinationDirectory: folder, reason: "pre-restore", lockTimeout: options.lockTimeout),
                         cancellation: cancellation)
-                } catch BackupError.sourceNotAStore {
+                } catch let error where isUnreadableAsAStore(error) {
                     // Too damaged for SQLite (often why it is being restored): keep its raw bytes.
                     rawCopy = try RawStoreCopy.copy(store: target, into: folder, date: Date())
                 }
@@ -142,6 +142,13 @@ public enum BackupRestorer {
         return RestoreResult(restoredPath: target, backupPath: paths.backup, manifest: manifest,
                              replacedStoreBackup: replacedBackup, replacedStoreRawCopy: rawCopy, removedSidecars: removed,
                              seconds: Date().timeIntervalSince(started))
+    }
+
+    /// True for the errors of a store SQLite cannot read (empty, not SQLite, truncated, damaged).
+    static func isUnreadableAsAStore(_ error: any Error) -> Bool {
+        if case BackupError.sourceNotAStore = error { return true }
+        guard let kind = (error as? StoreAccessError)?.kind else { return false }
+        return [.empty, .notSQLite, .truncated, .damaged].contains(kind)
     }
 
     /// The store file and sidecars present at `target`; refuses a link or folder as the target.

@@ -45,18 +45,15 @@ public enum ModelFileLoader {
     }
 
     static func readModelFile(path: String, followsSymlinks: Bool) throws -> Data {
-        let url = URL(fileURLWithPath: path)
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        guard size <= maximumModelFileBytes else {
-            throw ModelFileError.tooLarge(path: path, bytes: Int64(size), limit: Int64(maximumModelFileBytes))
+        do {
+            return try BoundedFile.contents(of: path, limit: maximumModelFileBytes, followsSymlinks: followsSymlinks)
+        } catch {
+            if case .tooLarge(let size, let limit) = error {
+                throw ModelFileError.tooLarge(path: path, bytes: size, limit: Int64(limit))
+            }
+            _ = try InputProbe(path: path, followsSymlinks: followsSymlinks)  // names what the path is
+            throw StoreAccessError.rejected(path: path, kind: .unreadable, reason: "cannot be read: \(error.description)")
         }
-        let handle = try FileHandle(forReadingFrom: url)
-        defer { try? handle.close() }
-        let data = try handle.read(upToCount: maximumModelFileBytes + 1) ?? Data()
-        guard data.count <= maximumModelFileBytes else {
-            throw ModelFileError.tooLarge(path: path, bytes: Int64(data.count), limit: Int64(maximumModelFileBytes))
-        }
-        return data
     }
 
     static func readModelCache(path: String, followsSymlinks: Bool) throws -> ManagedObjectModel {

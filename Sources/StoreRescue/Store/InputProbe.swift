@@ -36,6 +36,9 @@ public struct InputProbe: Sendable {
         }
         fileSize = Int64(info.st_size)
         files = StoreFileSet.discover(mainPath: path)
+        if let odd = files.irregularSidecar {
+            throw StoreAccessError.irregularSidecar(path: path, sidecar: odd.path, kind: odd.irregularKind ?? "not a regular file")
+        }
         let bytes = try Self.readPrefix(path: path, followsSymlinks: followsSymlinks, count: SQLiteFileHeader.size)
         header = SQLiteFileHeader(bytes: bytes)
         try classify(bytes: bytes)

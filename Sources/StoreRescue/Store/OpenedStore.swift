@@ -17,10 +17,14 @@ public struct StoreOpenOptions: Sendable, Equatable {
     public var followsSymlinks = false
     /// Always read through a private copy, even when no sidecar holds data.
     public var alwaysCopies = false
+    /// Where the private copy's folder is made; nil: `$TMPDIR`. (`backup` makes it inside the
+    /// backup folder, which must have room for the store anyway.)
+    public var privateCopyParent: String?
 
-    public init(followsSymlinks: Bool = false, alwaysCopies: Bool = false) {
+    public init(followsSymlinks: Bool = false, alwaysCopies: Bool = false, privateCopyParent: String? = nil) {
         self.followsSymlinks = followsSymlinks
         self.alwaysCopies = alwaysCopies
+        self.privateCopyParent = privateCopyParent
     }
 }
 
@@ -36,11 +40,17 @@ public final class OpenedStore {
     ///
     /// - Throws: `StoreAccessError` when the input cannot be a readable database (with its kind),
     ///   or the private copy cannot be made.
-    public init(path: String, options: StoreOpenOptions = StoreOpenOptions()) throws {
-        let probe = try InputProbe(path: path, followsSymlinks: options.followsSymlinks)
+    public convenience init(path: String, options: StoreOpenOptions = StoreOpenOptions()) throws {
+        try self.init(probe: try InputProbe(path: path, followsSymlinks: options.followsSymlinks), options: options)
+    }
+
+    /// Opens the store `probe` looked at (the caller has already refused what it rejects).
+    public init(probe: InputProbe, options: StoreOpenOptions = StoreOpenOptions()) throws {
+        let path = probe.path
         self.probe = probe
         if probe.files.sidecarsHoldData || options.alwaysCopies || probe.fileSize == 0 {
-            let directory = try PrivateCopier.copy(probe: probe, followsSymlinks: options.followsSymlinks)
+            let directory = try PrivateCopier.copy(
+                probe: probe, followsSymlinks: options.followsSymlinks, parent: options.privateCopyParent)
             privateDirectory = directory
             accessMethod = .privateCopy
             connection = try Self.connect(
@@ -74,10 +84,10 @@ public final class OpenedStore {
 enum PrivateCopier {
     static let storeName = "store.sqlite"
 
-    static func copy(probe: InputProbe, followsSymlinks: Bool) throws -> PrivateTemporaryDirectory {
+    static func copy(probe: InputProbe, followsSymlinks: Bool, parent: String? = nil) throws -> PrivateTemporaryDirectory {
         let directory: PrivateTemporaryDirectory
         do {
-            directory = try PrivateTemporaryDirectory(prefix: "storerescue-read")
+            directory = try PrivateTemporaryDirectory(parent: parent, prefix: "storerescue-read")
         } catch {
             throw StoreAccessError.privateCopyFailed(path: probe.path, reason: "\(error.localizedDescription)")
         }
@@ -103,31 +113,27 @@ enum PrivateCopier {
     }
 
     private static func copyFile(from source: String, to target: String, followsSymlinks: Bool, reportedPath: String) throws {
-        var flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC
-        if !followsSymlinks { flags |= O_NOFOLLOW }
-        let input = open(source, flags)
-        guard input >= 0 else {
-            throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot open \(source): \(String(cString: strerror(errno)))")
+        let input: ReadableFile
+        do { input = try ReadableFile(path: source, followsSymlinks: followsSymlinks) } catch {
+            throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot open \(source): \(error.description)")
         }
-        defer { close(input) }
         let output = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard output >= 0 else {
             throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot create \(target): \(String(cString: strerror(errno)))")
         }
         defer { close(output) }
         let bufferSize = 1 << 20
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 16)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
         defer { buffer.deallocate() }
         while true {
-            let n = read(input, buffer, bufferSize)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot read \(source): \(String(cString: strerror(errno)))")
+            let n: Int
+            do { n = try input.read(into: buffer) } catch {
+                throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot read \(source): \(error.description)")
             }
             if n == 0 { return }
             var written = 0
             while written < n {
-                let w = write(output, buffer + written, n - written)
+                let w = write(output, buffer.baseAddress! + written, n - written)
                 if w < 0 {
                     if errno == EINTR { continue }
                     throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot write the copy: \(String(cString: strerror(errno)))")
