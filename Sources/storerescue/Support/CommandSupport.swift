@@ -31,15 +31,22 @@ enum CommandOutput {
         return ExitCode(summary.exitStatus)
     }
 
-    /// Text for people, on stdout.
+    /// Text for people, on stdout. Every text line the tool prints passes through here or
+    /// `writeError`/`writeProblem`: control characters from file and entity names are escaped
+    /// and runaway values cut (`TerminalText`), so nothing a file holds reaches the terminal raw.
     static func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        FileHandle.standardOutput.write(Data(TerminalText.sanitized(text, keepingLineBreaks: true).utf8))
     }
 
-    /// `Error: <what failed, which file>` and `Try: <what to do>` on stderr.
+    /// Text for people on stderr (a report of problems), sanitised as `write` does.
+    static func writeProblem(_ text: String) {
+        FileHandle.standardError.write(Data(TerminalText.sanitized(text, keepingLineBreaks: true).utf8))
+    }
+
+    /// `Error: <what failed, which file>` and `Try: <what to do>` on stderr, each one line.
     static func writeError(message: String, hint: String?) {
-        var text = "Error: \(message)\n"
-        if let hint { text += "Try: \(hint)\n" }
+        var text = "Error: \(TerminalText.sanitized(message, keepingLineBreaks: false))\n"
+        if let hint { text += "Try: \(TerminalText.sanitized(hint, keepingLineBreaks: false))\n" }
         FileHandle.standardError.write(Data(text.utf8))
     }
 
