@@ -123,22 +123,25 @@ public enum BackupRestorer {
             }
         }
         var removed: [String] = []
-        for suffix in sidecarSuffixes {
-            let sidecar = target + suffix
-            var status = stat()
-            guard lstat(sidecar, &status) == 0 else { continue }
-            let handled = targetExists
-                ? unlink(sidecar) == 0
-                // No main file: an orphan sidecar is kept aside, never deleted.
-                : rename(sidecar, sidecar + ".replaced-" + BackupNaming.timestamp(Date())) == 0
-            guard handled else {
-                let reason = SafeFileOutput.describe(errno)
-                output.discard()
-                throw SafeFileOutputError.cannotPublish(path: target, reason: "cannot remove the stale \(sidecar): \(reason)")
+        // An interruption waits for these steps: never stale sidecars removed and the store not replaced.
+        try TemporaryItems.uninterruptible {
+            for suffix in sidecarSuffixes {
+                let sidecar = target + suffix
+                var status = stat()
+                guard lstat(sidecar, &status) == 0 else { continue }
+                let handled = targetExists
+                    ? unlink(sidecar) == 0
+                    // No main file: an orphan sidecar is kept aside, never deleted.
+                    : rename(sidecar, sidecar + ".replaced-" + BackupNaming.timestamp(Date())) == 0
+                guard handled else {
+                    let reason = SafeFileOutput.describe(errno)
+                    output.discard()
+                    throw SafeFileOutputError.cannotPublish(path: target, reason: "cannot remove the stale \(sidecar): \(reason)")
+                }
+                removed.append(sidecar)
             }
-            removed.append(sidecar)
+            try output.publish(replacingExisting: options.force)
         }
-        try output.publish(replacingExisting: options.force)
         return RestoreResult(restoredPath: target, backupPath: paths.backup, manifest: manifest,
                              replacedStoreBackup: replacedBackup, replacedStoreRawCopy: rawCopy, removedSidecars: removed,
                              seconds: Date().timeIntervalSince(started))

@@ -59,7 +59,7 @@ public enum BackupRunner {
 
         let staging: PrivateTemporaryDirectory
         do {
-            staging = try PrivateTemporaryDirectory(parent: options.temporaryDirectory ?? folder, prefix: ".storerescue-snapshot")
+            staging = try PrivateTemporaryDirectory(parent: options.temporaryDirectory ?? folder, prefix: ".snapshot")
         } catch {
             // PrivateTemporaryDirectory's message ends with the system's reason.
             let message = (error as? CocoaError)?.userInfo[NSLocalizedDescriptionKey] as? String ?? "\(error)"
@@ -148,13 +148,16 @@ public enum BackupRunner {
             output.discard()
             throw BackupError.interrupted
         }
-        try output.publish()
-        do {
-            try manifestOutput.publish()
-        } catch {
-            unlink(output.destinationPath)
-            SafeFileOutput.syncFolder(folder)
-            throw error
+        // An interruption waits for both: never a .gz without its manifest.
+        try TemporaryItems.uninterruptible {
+            try output.publish()
+            do {
+                try manifestOutput.publish()
+            } catch {
+                unlink(output.destinationPath)
+                SafeFileOutput.syncFolder(folder)
+                throw error
+            }
         }
 
         var pruned: [String] = []

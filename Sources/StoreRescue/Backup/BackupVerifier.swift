@@ -40,7 +40,7 @@ public enum BackupVerifier {
         if let manifest { problems += consistencyProblems(manifest, paths: paths) }
 
         let staging: PrivateTemporaryDirectory
-        do { staging = try PrivateTemporaryDirectory(parent: temporaryDirectory, prefix: "storerescue-verify") } catch {
+        do { staging = try PrivateTemporaryDirectory(parent: temporaryDirectory, prefix: "verify") } catch {
             throw BackupError.destinationUnusable(path: temporaryDirectory ?? NSTemporaryDirectory(),
                                                   reason: "cannot create a private temporary folder there")
         }

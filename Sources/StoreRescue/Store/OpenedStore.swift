@@ -87,7 +87,7 @@ enum PrivateCopier {
     static func copy(probe: InputProbe, followsSymlinks: Bool, parent: String? = nil) throws -> PrivateTemporaryDirectory {
         let directory: PrivateTemporaryDirectory
         do {
-            directory = try PrivateTemporaryDirectory(parent: parent, prefix: "storerescue-read")
+            directory = try PrivateTemporaryDirectory(parent: parent, prefix: "read")
         } catch {
             throw StoreAccessError.privateCopyFailed(path: probe.path, reason: "\(error.localizedDescription)")
         }

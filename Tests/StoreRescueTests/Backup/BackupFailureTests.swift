@@ -10,7 +10,7 @@ import Testing
     /// No file of ours (published or temporary) is in `folder`.
     static func expectNothingWritten(in folder: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let names = BackupFixtures.fileNames(in: folder)
-        #expect(names.allSatisfy { !$0.hasSuffix(".gz") && !$0.contains(".tmp-") && !$0.contains("storerescue-snapshot") },
+        #expect(names.allSatisfy { !$0.hasSuffix(".gz") && !$0.contains(TemporaryItems.marker) && !$0.contains(".snapshot") },
                 "left behind: \(names)", sourceLocation: sourceLocation)
     }
 
