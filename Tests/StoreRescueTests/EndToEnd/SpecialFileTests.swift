@@ -95,3 +95,26 @@ struct SpecialFileTests {
         #expect(BackupFixtures.fileNames(in: dir.path("backups")) == [])
     }
 }
+
+/// A folder reached through a symbolic link is a folder: backups, restores, verify's scratch
+/// folder, new stores and reads work there (the file itself may not be a link).
+@Suite(.enabled(if: CommandRunner.isAvailable, "the storerescue executable is not built"))
+struct SymlinkedFolderTests {
+    @Test func everyCommandWorksInAFolderReachedThroughALink() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.path("real"), withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(atPath: dir.path("link"), withDestinationPath: dir.path("real"))
+        try BackupFixtures.makeStore(at: dir.path("link/s.sqlite"), rows: 20)
+        let backup = try CommandRunner.run(["backup", dir.path("link/s.sqlite"), "--to", dir.path("link"), "--json"])
+        #expect(backup.status == 0, "\(backup.stdout)")
+        #expect(!backup.stdout.contains("free space"))
+        let gz = try #require(try backup.json()["backup"] as? String)
+        let verify = try CommandRunner.run(["verify", gz, "--temp-dir", dir.path("link")])
+        #expect(verify.status == 0, "\(verify.stderr)")
+        let restore = try CommandRunner.run(["restore", gz, "--to", dir.path("link/restored.sqlite")])
+        #expect(restore.status == 0, "\(restore.stderr)")
+        let inspect = try CommandRunner.run(["inspect", dir.path("link/restored.sqlite")])
+        #expect(inspect.status == 0, "\(inspect.stderr)")
+        #expect(BackupFixtures.fileNames(in: dir.path("real")).filter { $0.contains(TemporaryItems.marker) } == [])
+    }
+}
