@@ -24,7 +24,10 @@ struct StoreRescueCommand: ParsableCommand {
             CommandOutput.reportRemovedStaleItems(json: json)
         } catch {
             CommandOutput.reportRemovedStaleItems(json: json)
+            // A temporary still registered now is garbage (a published one is not registered).
+            TemporaryItems.removeLiveItems(waitingAtMost: 0)
             exit(withError: error)
         }
+        TemporaryItems.removeLiveItems(waitingAtMost: 0)
     }
 }

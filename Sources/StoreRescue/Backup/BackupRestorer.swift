@@ -81,6 +81,8 @@ public enum BackupRestorer {
 
         // 1. Decompress and verify beside the target; nothing existing is touched yet.
         let output = try SafeFileOutput(destinationPath: target, permissions: permissions)
+        // Whatever stops the restore (a thread may still hold `output`): no temporary is left.
+        defer { output.discard() }
         var problems = BackupVerifier.consistencyProblems(manifest, paths: paths)
         let outcome = try BackupVerifier.decompress(paths: paths, manifest: manifest, into: output,
                                                     progress: progress, cancellation: cancellation)
