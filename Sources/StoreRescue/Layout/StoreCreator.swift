@@ -98,6 +98,9 @@ public enum StoreCreator {
             try CreationTarget.synchronize(file, isFolder: false)
         } catch let error as StoreCreationError {
             throw error
+        } catch let error as SQLiteError where !error.isFileSystemFailure {
+            // The layout was checked; SQL that SQLite still refuses is this tool's bug, not a full disk.
+            throw StoreCreationError.verificationFailed(path: path, reason: "SQLite refused the schema written for the model: \(Self.reason(error))")
         } catch {
             throw StoreCreationError.writeFailed(path: path, reason: Self.reason(error))
         }

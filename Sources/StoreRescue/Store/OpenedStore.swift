@@ -63,6 +63,20 @@ public final class OpenedStore {
         }
     }
 
+    /// Runs `body` on the connection; an SQLite failure is the store's fault, reported as
+    /// `StoreAccessError` naming the file: `damaged` (65) when SQLite finds the pages or the file
+    /// malformed, `unreadable` otherwise. A store can open fine and still have a damaged page in
+    /// the one table a reader needs (`Z_MODELCACHE`), so readers go through here, not around it.
+    public func read<Result>(_ body: (SQLiteConnection) throws -> Result) throws -> Result {
+        do {
+            return try body(connection)
+        } catch let error as SQLiteError {
+            throw StoreAccessError.rejected(
+                path: probe.path, kind: error.isCorruption ? .damaged : .unreadable,
+                reason: "SQLite cannot read it: \(error.message) (code \(error.resultCode))")
+        }
+    }
+
     /// Opens and touches the schema, so a file SQLite cannot read fails here with a kind.
     private static func connect(
         path: String, mode: SQLiteOpenOptions.Mode, followsSymlinks: Bool = false, reportedPath: String
