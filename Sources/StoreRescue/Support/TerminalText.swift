@@ -33,9 +33,14 @@ public enum TerminalText {
     /// overrides) written as `\u{…}`, and long values cut as `capped` cuts them. Tabs are kept;
     /// line breaks too when `keepingLineBreaks` (a report), never in a one-line error.
     public static func sanitized(_ text: String, keepingLineBreaks: Bool) -> String {
+        let capped = cappingValues(text)
+        func isKept(_ scalar: Unicode.Scalar) -> Bool {
+            scalar == "\t" || (keepingLineBreaks && scalar == "\n") || !isControl(scalar)
+        }
+        guard !capped.unicodeScalars.allSatisfy(isKept) else { return capped }  // the usual case
         var result = String.UnicodeScalarView()
-        for scalar in cappingValues(text).unicodeScalars {
-            if scalar == "\t" || (keepingLineBreaks && scalar == "\n") || !isControl(scalar) {
+        for scalar in capped.unicodeScalars {
+            if isKept(scalar) {
                 result.append(scalar)
             } else {
                 result.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
@@ -53,29 +58,35 @@ public enum TerminalText {
     }
 
     /// Each run of non-space characters longer than `maximumValueLength` becomes its start, an
-    /// ellipsis saying how many characters were left out, and its end.
+    /// ellipsis saying how many characters were left out, and its end. One pass; a text without
+    /// such a run is returned as it is.
     private static func cappingValues(_ text: String) -> String {
+        var longest = 0, run = 0
+        for scalar in text.unicodeScalars {
+            run = scalar == " " || scalar == "\n" ? 0 : run + 1
+            longest = max(longest, run)
+        }
+        guard longest > maximumValueLength else { return text }
         let scalars = Array(text.unicodeScalars)
-        guard scalars.count > maximumValueLength else { return text }
-        var result = String.UnicodeScalarView()
+        var result: [Unicode.Scalar] = []
+        result.reserveCapacity(min(scalars.count, 4 * maximumMessageLength))
         var runStart = 0
-        func flush(upTo end: Int) {
-            let length = end - runStart
+        for index in 0...scalars.count {
+            guard index == scalars.count || scalars[index] == " " || scalars[index] == "\n" else { continue }
+            let length = index - runStart
             if length > maximumValueLength {
                 let kept = maximumValueLength / 2
-                result.append(contentsOf: scalars[runStart..<runStart + kept])
-                result.append(contentsOf: "…[\(length - 2 * kept) characters left out]…".unicodeScalars)
-                result.append(contentsOf: scalars[end - kept..<end])
+                result += scalars[runStart..<runStart + kept]
+                result += "…[\(length - 2 * kept) characters left out]…".unicodeScalars
+                result += scalars[index - kept..<index]
             } else {
-                result.append(contentsOf: scalars[runStart..<end])
+                result += scalars[runStart..<index]
             }
-        }
-        for (index, scalar) in scalars.enumerated() where scalar == " " || scalar == "\n" {
-            flush(upTo: index)
-            result.append(scalar)
+            if index < scalars.count { result.append(scalars[index]) }
             runStart = index + 1
         }
-        flush(upTo: scalars.count)
-        return String(result)
+        var view = String.UnicodeScalarView()
+        view.append(contentsOf: result)
+        return String(view)
     }
 }
