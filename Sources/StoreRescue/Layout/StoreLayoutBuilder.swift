@@ -26,11 +26,12 @@ public enum StoreLayoutBuilder {
         var tables: [StoreLayout.Table] = []
         var indexes: [StoreLayout.Index] = []
         var propertyColumns: [String: [String: String]] = [:]
+        let joinTablesByRoot = Dictionary(grouping: joinTables) { numbered.root(of: $0.ownerEntity) }
         for entity in numbered.entities where entity.superentityName == nil {
             let table = try HierarchyTableBuilder(model: numbered, root: entity).build()
             tables.append(table.table)
             propertyColumns.merge(table.columnsByEntity) { first, _ in first }
-            let owned = joinTables.filter { numbered.root(of: $0.ownerEntity) == entity.name }
+            let owned = joinTablesByRoot[entity.name] ?? []
             tables.append(contentsOf: owned.map(\.table))
             indexes.append(contentsOf: table.foreignKeyIndexes)
             indexes.append(contentsOf: owned.map(\.index))
