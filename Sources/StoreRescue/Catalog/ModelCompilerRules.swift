@@ -120,12 +120,12 @@ enum ModelCompilerRules {
                 }
             }
         }
-        let known = Set(visible[index].keys)
+        let known = visible[index]
         for (constraintIndex, constraint) in entity.uniquenessConstraints.enumerated() {
             if constraint.isEmpty {
                 return Issue(entityIndex: index, location: .uniquenessConstraint(index: constraintIndex), kind: .other, reason: "names no property")
             }
-            if let unknown = constraint.first(where: { !known.contains($0) }) {
+            if let unknown = constraint.first(where: { known[$0] == nil }) {
                 return Issue(
                     entityIndex: index, location: .uniquenessConstraint(index: constraintIndex), kind: .other,
                     reason: "names \"\(unknown)\", which is not a property of \"\(entity.name)\"")
@@ -140,7 +140,7 @@ enum ModelCompilerRules {
             if fetchIndex.elements.isEmpty {
                 return Issue(entityIndex: index, location: location, kind: .other, reason: "has no element")
             }
-            if let unknown = fetchIndex.elements.first(where: { !known.contains($0.propertyName) }) {
+            if let unknown = fetchIndex.elements.first(where: { known[$0.propertyName] == nil }) {
                 return Issue(
                     entityIndex: index, location: location, kind: .other,
                     reason: "names \"\(unknown.propertyName)\", which is not a property of \"\(entity.name)\"")

@@ -12,7 +12,9 @@ struct NumberedModel {
     private let rootNames: [String: String]
     /// Entity name → property name → the nearest declaration it sees (`ModelHierarchy`), so a
     /// question about inheritance is a lookup, not a walk up the chain for every property.
-    private let declarations: [String: [String: (entity: EntityDescription, property: PropertyDescription)]]
+    private let declarations: [String: [String: ModelHierarchy.PropertyLocation]]
+    /// The model as given (the locations in `declarations` index its entities).
+    private let source: ManagedObjectModel
     /// Root name → the to-many relationships without an inverse (not redeclarations) whose
     /// destination is stored in that root's table, in numbering order: each gets a hidden column
     /// there (`HierarchyTableBuilder`).
@@ -83,14 +85,12 @@ struct NumberedModel {
             rootNames[name] = hierarchy.parent[index].map { rootNames[model.entities[$0].name] ?? name } ?? name
         }
         self.rootNames = rootNames
-        var declarations: [String: [String: (entity: EntityDescription, property: PropertyDescription)]] = [:]
+        var declarations: [String: [String: ModelHierarchy.PropertyLocation]] = [:]
         for (index, table) in hierarchy.visibleProperties(in: model).enumerated() {
-            declarations[model.entities[index].name] = table.mapValues { location in
-                let declaring = model.entities[location.entity]
-                return (declaring, declaring.properties[location.position])
-            }
+            declarations[model.entities[index].name] = table
         }
         self.declarations = declarations
+        source = model
         var inverseless: [String: [(source: EntityDescription, relationship: RelationshipDescription)]] = [:]
         for source in ordered {
             for relationship in source.relationships
@@ -139,7 +139,9 @@ struct NumberedModel {
     /// The entity in `name`'s lineage that declares `property` nearest to it (a subentity's
     /// redeclaration wins), with that declaration.
     func declaration(of property: String, in name: String) -> (entity: EntityDescription, property: PropertyDescription)? {
-        declarations[name]?[property]
+        guard let location = declarations[name]?[property] else { return nil }
+        let declaring = source.entities[location.entity]
+        return (declaring, declaring.properties[location.position])
     }
 
     /// The relationship named `name` as `entity` sees it (declared or inherited).

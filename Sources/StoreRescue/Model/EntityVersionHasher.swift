@@ -34,7 +34,7 @@ public enum EntityVersionHasher {
         func propertyHash(_ location: ModelHierarchy.PropertyLocation) -> (name: [UInt8], hash: Data) {
             if let known = propertyHashes[location.entity]?[location.position] { return known }
             let property = model.entities[location.entity].properties[location.position]
-            let hashed = (name: Array(property.name.utf8), hash: hash(of: property))
+            let hashed = (name: Array(property.name.utf8), hash: PropertyHashCache.shared.hash(of: property))
             propertyHashes[location.entity, default: [:]][location.position] = hashed
             return hashed
         }
@@ -107,14 +107,28 @@ public enum EntityVersionHasher {
     /// One entity's hash from its superentity's hash and the (UTF-8 name, hash) pairs of the
     /// non-transient properties it sees, inherited ones included.
     static func levelHash(_ entity: EntityDescription, superHash: Data?, properties: [(name: [UInt8], hash: Data)]) -> Data {
-        var bytes = Data(entity.name.utf8)
-        bytes.append(entity.isAbstract ? 1 : 0)
-        if let superHash { bytes.append(superHash) }
-        for property in properties.sorted(by: { $0.name.lexicographicallyPrecedes($1.name) }) { bytes.append(property.hash) }
-        if let modifier = entity.versionHashModifier { bytes.append(contentsOf: modifier.utf8) }
+        // Fed to SHA-256 piece by piece: no buffer of the whole input is built.
+        var hasher = SHA256()
+        hasher.update(data: Data(entity.name.utf8))
+        hasher.update(data: Data([entity.isAbstract ? 1 : 0]))
+        if let superHash { hasher.update(data: superHash) }
+        for property in properties.sorted(by: { precedes($0.name, $1.name) }) { hasher.update(data: property.hash) }
+        if let modifier = entity.versionHashModifier { hasher.update(data: Data(modifier.utf8)) }
         let constraints = entity.uniquenessConstraints.map { $0.joined(separator: ".") }.sorted(by: isInCodePointOrder)
-        for constraint in constraints { bytes.append(contentsOf: constraint.utf8) }
-        return sha256(bytes)
+        for constraint in constraints { hasher.update(data: Data(constraint.utf8)) }
+        return Data(hasher.finalize())
+    }
+
+    /// Byte order of two UTF-8 names (`memcmp`, then the shorter first).
+    static func precedes(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        let common = min(lhs.count, rhs.count)
+        if common > 0 {
+            let order = lhs.withUnsafeBufferPointer { left in
+                rhs.withUnsafeBufferPointer { right in memcmp(left.baseAddress!, right.baseAddress!, common) }
+            }
+            if order != 0 { return order < 0 }
+        }
+        return lhs.count < rhs.count
     }
 
     static func hash(of property: PropertyDescription) -> Data {
