@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import StoreRescue
 
 @main
@@ -10,4 +11,23 @@ struct StoreRescueCommand: ParsableCommand {
             InspectCommand.self, MatchCommand.self, CatalogCommand.self, CreateCommand.self, MigrateCommand.self, BackupCommand.self, VerifyCommand.self, RestoreCommand.self,
         ]
     )
+
+    /// Every command runs with SIGINT/SIGTERM/SIGHUP handled (`InterruptHandling`) and, in text
+    /// mode, reports the stale temporaries of earlier runs it removed (JSON carries them itself).
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let json = arguments.contains("--json")
+        InterruptHandling.install(json: json)
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+            CommandOutput.reportRemovedStaleItems(json: json)
+        } catch {
+            CommandOutput.reportRemovedStaleItems(json: json)
+            // A temporary still registered now is garbage (a published one is not registered).
+            TemporaryItems.removeLiveItems(waitingAtMost: 0)
+            exit(withError: error)
+        }
+        TemporaryItems.removeLiveItems(waitingAtMost: 0)
+    }
 }

@@ -24,6 +24,8 @@ public enum BackupError: OperatorFacingError, Equatable {
     case manifestUnreadable(path: String, reason: String)
     /// The backup file named by a command does not exist.
     case backupMissing(path: String)
+    /// The backup path (or what its symbolic link points at) is a folder, FIFO, socket or device.
+    case backupNotARegularFile(path: String, kind: String)
     /// `restore` refused to replace existing files without `--force`.
     case restoreTargetExists(path: String, existing: [String])
     /// `restore` refused a target that is a symbolic link or not a regular file.
@@ -66,6 +68,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "cannot read the backup manifest \(path): \(reason)"
         case .backupMissing(let path):
             return "the backup \(path) does not exist"
+        case .backupNotARegularFile(let path, let kind):
+            return "the backup \(path) is \(kind), not a regular file; it was not read"
         case .restoreTargetExists(let path, let existing):
             return "refusing to overwrite \(path): \(existing.joined(separator: ", ")) already exist(s)"
         case .restoreTargetNotARegularFile(let path, let kind):
@@ -97,6 +101,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "the backup cannot be checked without its manifest (BACKUP.manifest.json beside it); use another backup"
         case .backupMissing:
             return "check the path; list the backups in the backup folder with `ls`"
+        case .backupNotARegularFile:
+            return "pass the backup's .gz file itself (a backup is a regular file written by `storerescue backup`)"
         case .restoreTargetExists:
             return "restore to a new path, or add --force to replace it (the replaced store is backed up first)"
         case .restoreTargetNotARegularFile:
@@ -110,7 +116,7 @@ public enum BackupError: OperatorFacingError, Equatable {
 
     public var exitStatus: ExitStatus {
         switch self {
-        case .sourceMissing, .sourceNotARegularFile, .backupMissing, .manifestUnreadable: return .noInput
+        case .sourceMissing, .sourceNotARegularFile, .backupMissing, .backupNotARegularFile, .manifestUnreadable: return .noInput
         case .sourceNotAStore: return .notAStore
         case .storeLocked, .interrupted: return .temporaryFailure
         case .snapshotFailed: return .ioError

@@ -63,15 +63,15 @@ public struct BackupManifest: Codable, Sendable, Equatable {
     ///
     /// - Throws: `BackupError.manifestUnreadable` naming the file and what is wrong.
     public static func read(from path: String) throws -> BackupManifest {
-        let url = URL(fileURLWithPath: path)
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        guard let attributes else { throw BackupError.manifestUnreadable(path: path, reason: "it does not exist or cannot be read") }
-        guard let size = attributes[.size] as? NSNumber, size.intValue <= maximumFileSize else {
-            throw BackupError.manifestUnreadable(path: path, reason: "it is larger than \(maximumFileSize) bytes")
-        }
         let data: Data
-        do { data = try Data(contentsOf: url) } catch {
-            throw BackupError.manifestUnreadable(path: path, reason: "it cannot be read")
+        do {
+            data = try BoundedFile.contents(of: path, limit: maximumFileSize)
+        } catch {
+            switch error {
+            case .missing: throw BackupError.manifestUnreadable(path: path, reason: "it does not exist")
+            case .tooLarge: throw BackupError.manifestUnreadable(path: path, reason: "it is larger than \(maximumFileSize) bytes")
+            default: throw BackupError.manifestUnreadable(path: path, reason: "it \(error.description)")
+            }
         }
         do {
             let manifest = try JSONDecoder().decode(BackupManifest.self, from: data)

@@ -81,6 +81,8 @@ public enum BackupRestorer {
 
         // 1. Decompress and verify beside the target; nothing existing is touched yet.
         let output = try SafeFileOutput(destinationPath: target, permissions: permissions)
+        // Whatever stops the restore (a thread may still hold `output`): no temporary is left.
+        defer { output.discard() }
         var problems = BackupVerifier.consistencyProblems(manifest, paths: paths)
         let outcome = try BackupVerifier.decompress(paths: paths, manifest: manifest, into: output,
                                                     progress: progress, cancellation: cancellation)
@@ -113,7 +115,7 @@ public enum BackupRestorer {
                         store: target,
                         options: BackupOptions(destinationDirectory: folder, reason: "pre-restore", lockTimeout: options.lockTimeout),
                         cancellation: cancellation)
-                } catch BackupError.sourceNotAStore {
+                } catch let error where isUnreadableAsAStore(error) {
                     // Too damaged for SQLite (often why it is being restored): keep its raw bytes.
                     rawCopy = try RawStoreCopy.copy(store: target, into: folder, date: Date())
                 }
@@ -123,25 +125,35 @@ public enum BackupRestorer {
             }
         }
         var removed: [String] = []
-        for suffix in sidecarSuffixes {
-            let sidecar = target + suffix
-            var status = stat()
-            guard lstat(sidecar, &status) == 0 else { continue }
-            let handled = targetExists
-                ? unlink(sidecar) == 0
-                // No main file: an orphan sidecar is kept aside, never deleted.
-                : rename(sidecar, sidecar + ".replaced-" + BackupNaming.timestamp(Date())) == 0
-            guard handled else {
-                let reason = SafeFileOutput.describe(errno)
-                output.discard()
-                throw SafeFileOutputError.cannotPublish(path: target, reason: "cannot remove the stale \(sidecar): \(reason)")
+        // An interruption waits for these steps: never stale sidecars removed and the store not replaced.
+        try TemporaryItems.uninterruptible {
+            for suffix in sidecarSuffixes {
+                let sidecar = target + suffix
+                var status = stat()
+                guard lstat(sidecar, &status) == 0 else { continue }
+                let handled = targetExists
+                    ? unlink(sidecar) == 0
+                    // No main file: an orphan sidecar is kept aside, never deleted.
+                    : rename(sidecar, sidecar + ".replaced-" + BackupNaming.timestamp(Date())) == 0
+                guard handled else {
+                    let reason = SafeFileOutput.describe(errno)
+                    output.discard()
+                    throw SafeFileOutputError.cannotPublish(path: target, reason: "cannot remove the stale \(sidecar): \(reason)")
+                }
+                removed.append(sidecar)
             }
-            removed.append(sidecar)
+            try output.publish(replacingExisting: options.force)
         }
-        try output.publish(replacingExisting: options.force)
         return RestoreResult(restoredPath: target, backupPath: paths.backup, manifest: manifest,
                              replacedStoreBackup: replacedBackup, replacedStoreRawCopy: rawCopy, removedSidecars: removed,
                              seconds: Date().timeIntervalSince(started))
+    }
+
+    /// True for the errors of a store SQLite cannot read (empty, not SQLite, truncated, damaged).
+    static func isUnreadableAsAStore(_ error: any Error) -> Bool {
+        if case BackupError.sourceNotAStore = error { return true }
+        guard let kind = (error as? StoreAccessError)?.kind else { return false }
+        return [.empty, .notSQLite, .truncated, .damaged].contains(kind)
     }
 
     /// The store file and sidecars present at `target`; refuses a link or folder as the target.

@@ -34,17 +34,32 @@ public enum BackupRunner {
         precondition((1...9).contains(options.compressionLevel), "compression level must be 1...9")
         precondition(options.keep.map { $0 >= 1 } ?? true, "keep must be at least 1")
         SafeFileOutput.ignoreFileSizeLimitSignal()
+        let source = try SourceFile(path: store)
+        let isLive = StoreLocks.isInUse(source.probe.files)
+        do {
+            return try runOnce(source: source, isLive: isLive, options: options, storeDescription: storeDescription,
+                               progress: progress, cancellation: cancellation)
+        } catch BackupAttemptError.storeChangedWhileReadInPlace {
+            // An app opened the store while it was read in place: take it again, as a live store.
+            return try runOnce(source: source, isLive: true, options: options, storeDescription: storeDescription,
+                               progress: progress, cancellation: cancellation)
+        }
+    }
+
+    /// One attempt: a store at rest is read without touching any of its files; a live one through
+    /// SQLite's online backup, sharing its locks.
+    private static func runOnce(source: SourceFile, isLive: Bool, options: BackupOptions,
+                                storeDescription: StoreDescriptionReader,
+                                progress: ((BackupProgress) -> Void)?,
+                                cancellation: CancellationFlag?) throws -> BackupResult {
         let started = Date()
         let createdAt = options.clock()
-        let source = try SourceFile(path: store)
         let folder = try prepareDestination(options.destinationDirectory)
         let names = try BackupNaming.freeName(storeFileName: source.fileName, date: createdAt, in: folder)
 
-        let snapshotter = try StoreSnapshotter(sourcePath: source.path, lockTimeout: options.lockTimeout)
-        let pageSize = snapshotter.pageSize
         let staging: PrivateTemporaryDirectory
         do {
-            staging = try PrivateTemporaryDirectory(parent: options.temporaryDirectory ?? folder, prefix: ".storerescue-snapshot")
+            staging = try PrivateTemporaryDirectory(parent: options.temporaryDirectory ?? folder, prefix: ".snapshot")
         } catch {
             // PrivateTemporaryDirectory's message ends with the system's reason.
             let message = (error as? CocoaError)?.userInfo[NSLocalizedDescriptionKey] as? String ?? "\(error)"
@@ -53,6 +68,11 @@ public enum BackupRunner {
                                                   reason: "cannot create files there: \(reason)")
         }
         defer { staging.remove() }
+        let access: StoreSnapshotter.Access = isLive
+            ? .live
+            : .atRest(try OpenedStore(probe: source.probe, options: StoreOpenOptions(privateCopyParent: staging.path)))
+        let snapshotter = try StoreSnapshotter(sourcePath: source.path, access: access, lockTimeout: options.lockTimeout)
+        let pageSize = snapshotter.pageSize
         let snapshotPath = staging.path("snapshot.sqlite")
         let output = try SafeFileOutput(destinationPath: folder + "/" + names.backup)
         let writer = try ParallelGzipWriter(output: output, options: .init(
@@ -78,6 +98,7 @@ public enum BackupRunner {
                 progress?(BackupProgress(phase: .snapshot, completedBytes: Int64(step.copiedPages) * Int64(pageSize), totalBytes: totalBytes))
             }
             snapshotter.endReadTransaction()
+            if snapshotter.sourceChangedSinceOpened { throw BackupAttemptError.storeChangedWhileReadInPlace }
         } catch {
             stopEverything(error)
             throw error
@@ -127,13 +148,16 @@ public enum BackupRunner {
             output.discard()
             throw BackupError.interrupted
         }
-        try output.publish()
-        do {
-            try manifestOutput.publish()
-        } catch {
-            unlink(output.destinationPath)
-            SafeFileOutput.syncFolder(folder)
-            throw error
+        // An interruption waits for both: never a .gz without its manifest.
+        try TemporaryItems.uninterruptible {
+            try output.publish()
+            do {
+                try manifestOutput.publish()
+            } catch {
+                unlink(output.destinationPath)
+                SafeFileOutput.syncFolder(folder)
+                throw error
+            }
         }
 
         var pruned: [String] = []
@@ -203,32 +227,42 @@ public enum BackupRunner {
     }
 }
 
-/// The store's main file as found before the backup: its resolved path and sizes.
+/// Why an attempt is taken again (never reaches a caller).
+enum BackupAttemptError: Error {
+    /// The store, read in place as one at rest, was written to meanwhile.
+    case storeChangedWhileReadInPlace
+}
+
+/// The store's main file as found before the backup: its resolved path, sizes and probe.
 struct SourceFile {
     var path: String
     var fileName: String
     var size: Int64
     var walSize: Int64
+    /// What `inspect` sees: the file's kind, header and sidecars (an odd sidecar is refused).
+    var probe: InputProbe
 
+    /// - Throws: `BackupError` for a missing store or one that is a folder, link or special
+    ///   file; otherwise the probe's `StoreAccessError` (empty, not SQLite, truncated, damaged,
+    ///   a sidecar that is not a regular file), worded as `inspect` words it.
     init(path given: String) throws {
         let absolute = BackupRunner.absolutePath(given)
-        var status = stat()
-        guard lstat(absolute, &status) == 0 else {
-            if errno == ENOENT || errno == ENOTDIR { throw BackupError.sourceMissing(path: absolute) }
-            throw BackupError.sourceNotAStore(path: absolute, detail: SafeFileOutput.describe(errno))
-        }
-        switch status.st_mode & S_IFMT {
-        case S_IFREG: break
-        case S_IFLNK: throw BackupError.sourceNotARegularFile(path: absolute, kind: "a symbolic link")
-        case S_IFDIR: throw BackupError.sourceNotARegularFile(path: absolute, kind: "a folder")
-        default: throw BackupError.sourceNotARegularFile(path: absolute, kind: "a special file")
+        do {
+            probe = try InputProbe(path: absolute, followsSymlinks: false)
+        } catch let error as StoreAccessError {
+            switch error {
+            case .rejected(_, .missing, _): throw BackupError.sourceMissing(path: absolute)
+            case .rejected(_, .symlink, _): throw BackupError.sourceNotARegularFile(path: absolute, kind: "a symbolic link")
+            case .rejected(_, .directory, _): throw BackupError.sourceNotARegularFile(path: absolute, kind: "a folder")
+            case .rejected(_, .notRegularFile, _): throw BackupError.sourceNotARegularFile(path: absolute, kind: "a special file")
+            default: throw error
+            }
         }
         let folder = SafeFileOutput.folder(of: absolute)
         let resolvedFolder = URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
         fileName = (absolute as NSString).lastPathComponent
         path = resolvedFolder + "/" + fileName
-        size = Int64(status.st_size)
-        var wal = stat()
-        walSize = lstat(absolute + "-wal", &wal) == 0 ? Int64(wal.st_size) : 0
+        size = probe.fileSize
+        walSize = probe.files.sidecar("-wal")?.size ?? 0
     }
 }

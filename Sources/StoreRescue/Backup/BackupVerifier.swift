@@ -40,7 +40,7 @@ public enum BackupVerifier {
         if let manifest { problems += consistencyProblems(manifest, paths: paths) }
 
         let staging: PrivateTemporaryDirectory
-        do { staging = try PrivateTemporaryDirectory(parent: temporaryDirectory, prefix: "storerescue-verify") } catch {
+        do { staging = try PrivateTemporaryDirectory(parent: temporaryDirectory, prefix: "verify") } catch {
             throw BackupError.destinationUnusable(path: temporaryDirectory ?? NSTemporaryDirectory(),
                                                   reason: "cannot create a private temporary folder there")
         }
@@ -167,9 +167,13 @@ struct BackupPaths {
             backup = absolute
             manifest = BackupManifest.manifestPath(forBackup: absolute)
         }
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: backup, isDirectory: &isFolder), !isFolder.boolValue else {
-            throw BackupError.backupMissing(path: backup)
+        // A backup may be reached through a symbolic link, but must be a regular file: a FIFO
+        // would block the read and a device such as /dev/zero would never end.
+        switch BoundedFile.kind(of: backup) {
+        case .regularFile: break
+        case .missing: throw BackupError.backupMissing(path: backup)
+        case .directory: throw BackupError.backupNotARegularFile(path: backup, kind: "a folder")
+        case .other: throw BackupError.backupNotARegularFile(path: backup, kind: "a FIFO, socket or device")
         }
     }
 }

@@ -13,18 +13,16 @@ struct FileDigest: Sendable, Equatable {
     var size: Int64
 
     static func of(path: String, bufferSize: Int = 1 << 20) throws -> FileDigest {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw GzipError.unreadable(path: path, reason: SafeFileOutput.describe(errno)) }
-        defer { close(descriptor) }
+        let file: ReadableFile
+        do { file = try ReadableFile(path: path) } catch { throw GzipError.unreadable(path: path, reason: error.description) }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
         defer { buffer.deallocate() }
         var hasher = SHA256()
         var crc: UInt32 = 0
         var size: Int64 = 0
         while true {
-            let count = read(descriptor, buffer.baseAddress, bufferSize)
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw GzipError.unreadable(path: path, reason: SafeFileOutput.describe(errno)) }
+            let count: Int
+            do { count = try file.read(into: buffer) } catch { throw GzipError.unreadable(path: path, reason: error.description) }
             if count == 0 { break }
             let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress, count: count)
             hasher.update(bufferPointer: bytes)

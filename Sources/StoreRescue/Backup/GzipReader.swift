@@ -33,9 +33,9 @@ public enum GzipReader {
     /// - Throws: `GzipError`, or what `consume` throws.
     public static func decompress(path: String, bufferSize: Int = 1 << 20,
                                   consume: (UnsafeRawBufferPointer) throws -> Void) throws -> GzipReadSummary {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw GzipError.unreadable(path: path, reason: SafeFileOutput.describe(errno)) }
-        defer { close(fd) }
+        // A FIFO or device (`/dev/zero`) is refused here, never read: it could block or never end.
+        let file: ReadableFile
+        do { file = try ReadableFile(path: path) } catch { throw GzipError.unreadable(path: path, reason: error.description) }
         let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
         defer { stream.deinitialize(count: 1); stream.deallocate() }
@@ -62,10 +62,11 @@ public enum GzipReader {
             if available > 0, let next = stream.pointee.next_in {
                 input.baseAddress!.copyMemory(from: next, byteCount: available)
             }
-            let count = read(fd, input.baseAddress! + available, bufferSize - available)
-            if count < 0 {
-                if errno == EINTR { return }
-                throw GzipError.unreadable(path: path, reason: SafeFileOutput.describe(errno))
+            let count: Int
+            do {
+                count = try file.read(into: UnsafeMutableRawBufferPointer(start: input.baseAddress! + available, count: bufferSize - available))
+            } catch {
+                throw GzipError.unreadable(path: path, reason: error.description)
             }
             if count == 0 { isAtEOF = true; return }
             hasher.update(bufferPointer: UnsafeRawBufferPointer(start: input.baseAddress! + available, count: count))

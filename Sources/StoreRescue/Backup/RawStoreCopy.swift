@@ -38,16 +38,16 @@ enum RawStoreCopy {
     }
 
     private static func copyFile(_ source: String, to destination: String) throws {
-        let input = open(source, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard input >= 0 else { throw GzipError.unreadable(path: source, reason: SafeFileOutput.describe(errno)) }
-        defer { close(input) }
+        let input: ReadableFile
+        do { input = try ReadableFile(path: source, followsSymlinks: false) } catch {
+            throw GzipError.unreadable(path: source, reason: error.description)
+        }
         let output = try SafeFileOutput(destinationPath: destination)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         while true {
-            let count = read(input, buffer.baseAddress, buffer.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw GzipError.unreadable(path: source, reason: SafeFileOutput.describe(errno)) }
+            let count: Int
+            do { count = try input.read(into: buffer) } catch { throw GzipError.unreadable(path: source, reason: error.description) }
             if count == 0 { break }
             try output.write(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
         }

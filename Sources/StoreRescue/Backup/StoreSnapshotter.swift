@@ -19,9 +19,24 @@ final class StoreSnapshotter {
         var totalPages: Int
     }
 
+    /// How the store is read: shared with the connections that have it open, or without touching it.
+    enum Access {
+        /// Another connection has the store open (`StoreLocks`): a read-only connection to the
+        /// original, sharing its locks and `-shm` as any SQLite reader does.
+        case live
+        /// No connection has it open: read as `inspect` reads (`immutable=1` on the original, or
+        /// a private copy of it and its `-wal`/`-journal`), so none of its files is touched.
+        case atRest(OpenedStore)
+    }
+
     let sourcePath: String
     let pageSize: Int
     private var connection: SQLiteConnection?
+    /// The at-rest store (its private copy lives as long as it does).
+    private let openedStore: OpenedStore?
+    /// The original main file, held open while it is read in place with `immutable=1`, so a
+    /// writer that appears meanwhile is noticed (`sourceChangedSinceOpened`).
+    private let immutableOriginal: (file: ReadableFile, fingerprint: [Int64])?
     private let lockTimeout: TimeInterval
     /// Neither `-wal` nor `-shm` existed when the store was opened: any that exist afterwards
     /// were created by this read (a read-only connection to a WAL store makes both).
@@ -36,15 +51,29 @@ final class StoreSnapshotter {
     /// Opens `sourcePath` and begins the read transaction, waiting up to `lockTimeout` for a writer.
     ///
     /// - Throws: `BackupError.storeLocked`, `.sourceNotAStore`, `.sourceUnreadable`.
-    init(sourcePath: String, lockTimeout: TimeInterval) throws {
+    init(sourcePath: String, access: Access, lockTimeout: TimeInterval) throws {
         self.sourcePath = sourcePath
         self.lockTimeout = lockTimeout
         var info = stat()
-        hadNoSidecars = lstat(sourcePath + "-wal", &info) != 0 && lstat(sourcePath + "-shm", &info) != 0
         let milliseconds = Int32(clamping: Int((lockTimeout * 1000).rounded()))
+        switch access {
+        case .live:
+            hadNoSidecars = lstat(sourcePath + "-wal", &info) != 0 && lstat(sourcePath + "-shm", &info) != 0
+            openedStore = nil
+            immutableOriginal = nil
+        case .atRest(let store):
+            hadNoSidecars = false
+            openedStore = store
+            if store.accessMethod == .immutableOriginal {
+                let file = try? ReadableFile(path: sourcePath, followsSymlinks: false)
+                immutableOriginal = file.map { ($0, Self.fingerprint($0)) }
+            } else {
+                immutableOriginal = nil
+            }
+        }
         do {
-            let opened = try SQLiteConnection(path: sourcePath,
-                                              options: SQLiteOpenOptions(mode: .readOnly, busyTimeoutMilliseconds: milliseconds))
+            let opened = try openedStore?.connection
+                ?? SQLiteConnection(path: sourcePath, options: SQLiteOpenOptions(mode: .readOnly, busyTimeoutMilliseconds: milliseconds))
             connection = opened
             // Pages stream through once: a small cache keeps memory flat whatever the store's size.
             try opened.execute("PRAGMA cache_size = -1024")
@@ -65,6 +94,20 @@ final class StoreSnapshotter {
         try? connection?.execute("ROLLBACK")
         connection = nil  // closes it
         if hadNoSidecars { Self.removeSidecarsThisReadCreated(sourcePath) }
+    }
+
+    /// True when the original, read in place with `immutable=1`, was written to while it was
+    /// read (an app opened it meanwhile): the snapshot may mix two states and must be taken again
+    /// as a live store. Deleting or renaming the file does not count: its content is unchanged.
+    var sourceChangedSinceOpened: Bool {
+        guard let immutableOriginal else { return false }
+        return Self.fingerprint(immutableOriginal.file) != immutableOriginal.fingerprint
+    }
+
+    private static func fingerprint(_ file: ReadableFile) -> [Int64] {
+        var info = stat()
+        guard fstat(file.descriptor, &info) == 0 else { return [-1] }
+        return [Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec)]
     }
 
     /// Leaves the store's folder as it was found. A read-only connection to a WAL store creates

@@ -74,7 +74,8 @@ struct JSONObjectReader {
     func array(_ key: String) throws -> [(value: JSONValue, path: String)]? {
         guard let value = value(key) else { return nil }
         guard case .array(let elements) = value else { throw invalid(key, "expected an array, found \(value.kindDescription)") }
-        return elements.enumerated().map { ($0.element, childPath(key) + "[\($0.offset)]") }
+        let prefix = childPath(key) + "["
+        return elements.enumerated().map { ($0.element, prefix + String($0.offset) + "]") }
     }
 
     /// An array of strings (empty strings allowed), nil when absent.

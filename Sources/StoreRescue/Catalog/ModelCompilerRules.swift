@@ -44,6 +44,14 @@ enum ModelCompilerRules {
     }
 
     static func firstIssue(in model: ManagedObjectModel) -> Issue? {
+        // The hierarchy is worked out once; each check below is then a lookup, so a deep or wide
+        // model costs what its size costs. The bounds come first: nothing else runs on a model
+        // too large to read.
+        let hierarchy = ModelHierarchy(model)
+        if let problem = hierarchy.boundsProblem(in: model) {
+            return Issue(entityIndex: problem.entity, location: model.entities[problem.entity].superentityName == nil ? .entity : .parent,
+                         kind: .other, reason: problem.reason)
+        }
         var firstIndex: [String: Int] = [:]
         for (index, entity) in model.entities.enumerated() {
             if firstIndex[entity.name] != nil {
@@ -51,37 +59,35 @@ enum ModelCompilerRules {
             }
             firstIndex[entity.name] = index
         }
+        let visible = hierarchy.visibleProperties(in: model)
         for (index, entity) in model.entities.enumerated() {
-            if let issue = parentIssue(entity, at: index, in: model) ?? propertyIssue(entity, at: index, in: model) {
+            if let issue = parentIssue(entity, at: index, in: model, hierarchy: hierarchy)
+                ?? propertyIssue(entity, at: index, in: model, hierarchy: hierarchy, visible: visible) {
                 return issue
             }
         }
         return nil
     }
 
-    private static func parentIssue(_ entity: EntityDescription, at index: Int, in model: ManagedObjectModel) -> Issue? {
+    private static func parentIssue(_ entity: EntityDescription, at index: Int, in model: ManagedObjectModel,
+                                    hierarchy: ModelHierarchy) -> Issue? {
         guard let parent = entity.superentityName else { return nil }
-        guard model.entity(named: parent) != nil else {
+        guard hierarchy.indexByName[parent] != nil else {
             return Issue(entityIndex: index, location: .parent, kind: .unknownParent(parent), reason: "parent entity \"\(parent)\" is not in the model")
         }
-        var chain = [entity.name]
-        var current = parent
-        while let next = model.entity(named: current) {
-            if let start = chain.firstIndex(of: current) {
-                let cycle = Array(chain[start...]) + [current]
-                guard start == 0 else { return nil }  // reported at the entity that starts the cycle
-                return Issue(
-                    entityIndex: index, location: .parent, kind: .inheritanceCycle(cycle),
-                    reason: "inheritance cycle: \(cycle.joined(separator: " → "))")
-            }
-            chain.append(current)
-            guard let nextParent = next.superentityName else { return nil }
-            current = nextParent
-        }
-        return nil
+        // Reported at each entity on the loop (the first in the model is the one seen), not at
+        // the entities that merely hang below one.
+        guard hierarchy.isInCycle[index] else { return nil }
+        let chain = hierarchy.chain(of: index)
+        guard let last = chain.last, hierarchy.parent[last] == index else { return nil }
+        let cycle = (chain + [index]).map { model.entities[$0].name }
+        return Issue(
+            entityIndex: index, location: .parent, kind: .inheritanceCycle(cycle),
+            reason: "inheritance cycle: \(cycle.joined(separator: " → "))")
     }
 
-    private static func propertyIssue(_ entity: EntityDescription, at index: Int, in model: ManagedObjectModel) -> Issue? {
+    private static func propertyIssue(_ entity: EntityDescription, at index: Int, in model: ManagedObjectModel,
+                                      hierarchy: ModelHierarchy, visible: [[String: ModelHierarchy.PropertyLocation]]) -> Issue? {
         var seen: Set<String> = []
         for (propertyIndex, property) in entity.properties.enumerated() {
             guard seen.insert(property.name).inserted else {
@@ -95,31 +101,31 @@ enum ModelCompilerRules {
                         reason: "type Undefined is only allowed on a transient attribute")
                 }
             case .relationship(let relationship):
-                guard let destination = model.entity(named: relationship.destinationEntityName) else {
+                guard let destination = hierarchy.indexByName[relationship.destinationEntityName] else {
                     return Issue(
                         entityIndex: index, location: .destination(propertyIndex: propertyIndex),
                         kind: .unknownDestination(relationship.destinationEntityName),
                         reason: "destination entity \"\(relationship.destinationEntityName)\" is not in the model")
                 }
                 if let inverse = relationship.inverseName {
-                    let found = model.allProperties(of: destination).contains {
-                        if case .relationship(let candidate) = $0 { return candidate.name == inverse }
+                    let found = visible[destination][inverse].map { location -> Bool in
+                        if case .relationship = model.entities[location.entity].properties[location.position] { return true }
                         return false
-                    }
+                    } ?? false
                     if !found {
                         return Issue(
                             entityIndex: index, location: .inverse(propertyIndex: propertyIndex), kind: .other,
-                            reason: "inverse \"\(inverse)\" is not a relationship of \"\(destination.name)\"")
+                            reason: "inverse \"\(inverse)\" is not a relationship of \"\(model.entities[destination].name)\"")
                     }
                 }
             }
         }
-        let known = Set(model.allProperties(of: entity).map(\.name))
+        let known = visible[index]
         for (constraintIndex, constraint) in entity.uniquenessConstraints.enumerated() {
             if constraint.isEmpty {
                 return Issue(entityIndex: index, location: .uniquenessConstraint(index: constraintIndex), kind: .other, reason: "names no property")
             }
-            if let unknown = constraint.first(where: { !known.contains($0) }) {
+            if let unknown = constraint.first(where: { known[$0] == nil }) {
                 return Issue(
                     entityIndex: index, location: .uniquenessConstraint(index: constraintIndex), kind: .other,
                     reason: "names \"\(unknown)\", which is not a property of \"\(entity.name)\"")
@@ -134,7 +140,7 @@ enum ModelCompilerRules {
             if fetchIndex.elements.isEmpty {
                 return Issue(entityIndex: index, location: location, kind: .other, reason: "has no element")
             }
-            if let unknown = fetchIndex.elements.first(where: { !known.contains($0.propertyName) }) {
+            if let unknown = fetchIndex.elements.first(where: { known[$0.propertyName] == nil }) {
                 return Issue(
                     entityIndex: index, location: location, kind: .other,
                     reason: "names \"\(unknown.propertyName)\", which is not a property of \"\(entity.name)\"")

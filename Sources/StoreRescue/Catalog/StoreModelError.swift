@@ -10,8 +10,6 @@ public enum StoreModelError: OperatorFacingError, Equatable, Sendable {
     case undecodableModelCache(path: String, underlying: ModelDecodingError)
     /// The metadata's stored hashes disagree with the store's own model cache.
     case hashesDisagree(path: String, entities: [String])
-    /// SQLite failed while reading the store.
-    case readFailed(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -25,8 +23,6 @@ public enum StoreModelError: OperatorFacingError, Equatable, Sendable {
             return "\(path): Z_MODELCACHE cannot be decoded: \(underlying)"
         case .hashesDisagree(let path, let entities):
             return "\(path): the stored version hashes disagree with the store's own model cache for \(entities.joined(separator: ", ")): the metadata was edited or stamped for another version"
-        case .readFailed(let path, let reason):
-            return "\(path): \(reason)"
         }
     }
 
@@ -40,8 +36,6 @@ public enum StoreModelError: OperatorFacingError, Equatable, Sendable {
             return "learn this version from the app's .xcdatamodeld or .momd instead"
         case .hashesDisagree:
             return "use a reference store the app wrote itself and nobody restamped, or the app's model files"
-        case .readFailed:
-            return "run `storerescue inspect` on the store to see what is wrong with it"
         }
     }
 

@@ -22,11 +22,7 @@ public enum StoreModelReader {
     ///   has no usable model cache or its metadata disagrees with it.
     public static func readVersion(fromStore path: String, name: String, options: StoreOpenOptions = StoreOpenOptions()) throws -> CatalogVersion {
         let store = try OpenedStore(path: path, options: options)
-        do {
-            return try readVersion(from: store.connection, path: path, name: name)
-        } catch let error as SQLiteError {
-            throw StoreModelError.readFailed(path: path, reason: "SQLite failed while reading it: \(error)")
-        }
+        return try store.read { try readVersion(from: $0, path: path, name: name) }
     }
 
     /// A store as a one-version catalog, the version named after the file.

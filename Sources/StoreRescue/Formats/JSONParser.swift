@@ -78,6 +78,7 @@ struct JSONParser {
         guard depth <= Self.maximumDepth else { throw error("nested deeper than \(Self.maximumDepth) levels") }
         offset += 1
         var members: [JSONMember] = []
+        // Repeated keys: a scan of the few members an object usually has, a set past 16.
         var keys: Set<String> = []
         skipWhitespace()
         if current == UInt8(ascii: "}") {
@@ -89,7 +90,14 @@ struct JSONParser {
             guard current == UInt8(ascii: "\"") else { throw error("expected a key in quotes, found \(describe(current))") }
             let keyStart = offset
             let key = try string()
-            guard keys.insert(key).inserted else { throw error("the key \"\(key)\" appears twice in one object", at: keyStart) }
+            let isRepeated: Bool
+            if members.count < 16 {
+                isRepeated = members.contains { $0.key == key }
+            } else {
+                if keys.isEmpty { keys = Set(members.map(\.key)) }
+                isRepeated = !keys.insert(key).inserted
+            }
+            guard !isRepeated else { throw error("the key \"\(key)\" appears twice in one object", at: keyStart) }
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { throw error("expected \":\" after the key \"\(key)\", found \(describe(current))") }
             offset += 1

@@ -150,30 +150,25 @@ struct HierarchyTableBuilder {
         let tableName = NumberedModel.tableName(ofRoot: root.name)
         let members = Dictionary(uniqueKeysWithValues: hierarchy.enumerated().map { ($1.name, $0) })
         var result: [Candidate] = []
-        for source in model.entities {
-            for relationship in source.relationships
-            where relationship.isToMany && !relationship.isTransient && relationship.inverseName == nil
-                && !model.isRedeclaration(relationship.name, in: source)
-            {
-                guard let entityIndex = members[relationship.destinationEntityName] else { continue }
-                let base = "Z\(model.number(of: source.name))" + relationship.name.uppercased()
-                let name = Self.claim(base, in: &taken)
-                let candidate = Candidate(
-                    group: 0, entityIndex: entityIndex, kind: 2, name: name, companion: 0,
-                    column: StoreLayout.Column(name: name, type: "INTEGER"), isForeignKey: true)
-                result.append(candidate)
-                var orderColumnName: String?
-                if relationship.isOrdered {
-                    var order = candidate
-                    order.companion = 2
-                    order.isForeignKey = false
-                    order.column.name = Self.claim("Z_FOK_" + name.dropFirst(), in: &taken)
-                    orderColumnName = order.column.name
-                    result.append(order)
-                }
-                storage[source.name, default: [:]][relationship.name] = .destinationColumn(
-                    table: tableName, column: name, orderColumn: orderColumnName)
+        for (source, relationship) in model.inverselessToManyByDestinationRoot[root.name] ?? [] {
+            guard let entityIndex = members[relationship.destinationEntityName] else { continue }
+            let base = "Z\(model.number(of: source.name))" + relationship.name.uppercased()
+            let name = Self.claim(base, in: &taken)
+            let candidate = Candidate(
+                group: 0, entityIndex: entityIndex, kind: 2, name: name, companion: 0,
+                column: StoreLayout.Column(name: name, type: "INTEGER"), isForeignKey: true)
+            result.append(candidate)
+            var orderColumnName: String?
+            if relationship.isOrdered {
+                var order = candidate
+                order.companion = 2
+                order.isForeignKey = false
+                order.column.name = Self.claim("Z_FOK_" + name.dropFirst(), in: &taken)
+                orderColumnName = order.column.name
+                result.append(order)
             }
+            storage[source.name, default: [:]][relationship.name] = .destinationColumn(
+                table: tableName, column: name, orderColumn: orderColumnName)
         }
         return result
     }

@@ -19,6 +19,9 @@ public enum LayoutError: OperatorFacingError, Equatable, Sendable {
     /// Two hierarchies, or a hierarchy and a join table, would get the same table (names equal
     /// but for case). `entities` describes both ("entity \"Item\"", "join table Z_2TAGS").
     case tableNameClash(table: String, entities: [String])
+    /// An entity whose table would be one Core Data keeps for itself (`_METADATA` → `Z_METADATA`,
+    /// `_PRIMARYKEY`, `_MODELCACHE`, in any case).
+    case reservedTableName(entity: String, table: String)
     /// An attribute type with no column of its own (composite, object ID, undefined) on a
     /// property that is not transient.
     case unsupportedAttributeType(entity: String, property: String, type: String)
@@ -29,6 +32,10 @@ public enum LayoutError: OperatorFacingError, Equatable, Sendable {
     case indexNameClash(name: String, otherName: String)
     /// More entities than Core Data can number below the persistent history range (16001…).
     case tooManyEntities(count: Int)
+    /// A table (one inheritance hierarchy) or index would have more columns than SQLite allows
+    /// (2000 unless SQLite was built otherwise; Core Data's SQLite too), so neither this tool nor
+    /// Core Data could create it. `entity` is the hierarchy's root.
+    case tooManyColumns(entity: String, table: String, count: Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -47,6 +54,8 @@ public enum LayoutError: OperatorFacingError, Equatable, Sendable {
             return "\(kind) name \"\(name)\"\(place) is not a plain identifier (letters, digits and _, not starting with a digit)"
         case .tableNameClash(let table, let entities):
             return "\(entities.joined(separator: " and ")) would both be stored in table \(table)"
+        case .reservedTableName(let entity, let table):
+            return "entity \"\(entity)\" would be stored in table \(table), which Core Data keeps for its own bookkeeping"
         case .unsupportedAttributeType(let entity, let property, let type):
             return "attribute \(entity).\(property) has type \(type), which this tool cannot lay out"
         case .unknownIndexedProperty(let entity, let index, let property):
@@ -55,6 +64,8 @@ public enum LayoutError: OperatorFacingError, Equatable, Sendable {
             return "indexes \(otherName) and \(name) are different but SQLite takes their names as one"
         case .tooManyEntities(let count):
             return "the model has \(count) entities; Core Data numbers entities below 16001"
+        case .tooManyColumns(let entity, let table, let count, let limit):
+            return "entity \"\(entity)\" and its subentities need \(count) columns in \(table); SQLite allows at most \(limit)"
         }
     }
 
@@ -64,6 +75,10 @@ public enum LayoutError: OperatorFacingError, Equatable, Sendable {
             return "this model cannot be written by storerescue; let the app create the store, or rename the offending element in a copy of the model"
         case .tooManyEntities:
             return "split the model; Core Data itself cannot open a store with this many entities"
+        case .reservedTableName:
+            return "rename the entity in a copy of the model; Core Data could not store it either"
+        case .tooManyColumns:
+            return "the model is not one Core Data could store: move attributes into related entities, or check that this is the app's real model"
         default:
             return "the model is malformed; take it from the app's compiled .momd or its .xcdatamodeld and check it in Xcode"
         }

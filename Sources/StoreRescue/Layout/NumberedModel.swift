@@ -8,6 +8,17 @@ struct NumberedModel {
     let byName: [String: EntityDescription]
     /// Entity name → its direct subentities' names, in numbering order.
     let subentityNames: [String: [String]]
+    /// Entity name → its root entity's name.
+    private let rootNames: [String: String]
+    /// Entity name → property name → the nearest declaration it sees (`ModelHierarchy`), so a
+    /// question about inheritance is a lookup, not a walk up the chain for every property.
+    private let declarations: [String: [String: ModelHierarchy.PropertyLocation]]
+    /// The model as given (the locations in `declarations` index its entities).
+    private let source: ManagedObjectModel
+    /// Root name → the to-many relationships without an inverse (not redeclarations) whose
+    /// destination is stored in that root's table, in numbering order: each gets a hidden column
+    /// there (`HierarchyTableBuilder`).
+    let inverselessToManyByDestinationRoot: [String: [(source: EntityDescription, relationship: RelationshipDescription)]]
 
     init(_ model: ManagedObjectModel) throws {
         var byName: [String: EntityDescription] = [:]
@@ -66,6 +77,31 @@ struct NumberedModel {
         var numbers: [String: Int] = [:]
         for (offset, entity) in ordered.enumerated() { numbers[entity.name] = offset + 1 }
         self.numbers = numbers
+        // Names are unique and the chains acyclic here (both checked above).
+        let hierarchy = ModelHierarchy(model)
+        var rootNames: [String: String] = [:]
+        for index in hierarchy.parentsFirst {
+            let name = model.entities[index].name
+            rootNames[name] = hierarchy.parent[index].map { rootNames[model.entities[$0].name] ?? name } ?? name
+        }
+        self.rootNames = rootNames
+        var declarations: [String: [String: ModelHierarchy.PropertyLocation]] = [:]
+        for (index, table) in hierarchy.visibleProperties(in: model).enumerated() {
+            declarations[model.entities[index].name] = table
+        }
+        self.declarations = declarations
+        source = model
+        var inverseless: [String: [(source: EntityDescription, relationship: RelationshipDescription)]] = [:]
+        for source in ordered {
+            for relationship in source.relationships
+            where relationship.isToMany && !relationship.isTransient && relationship.inverseName == nil
+                && source.superentityName.map({ declarations[$0]?[relationship.name] == nil }) ?? true
+            {
+                let destinationRoot = rootNames[relationship.destinationEntityName] ?? relationship.destinationEntityName
+                inverseless[destinationRoot, default: []].append((source, relationship))
+            }
+        }
+        inverselessToManyByDestinationRoot = inverseless
         try checkRelationships()
     }
 
@@ -86,7 +122,7 @@ struct NumberedModel {
         return chain.reversed()
     }
 
-    func root(of name: String) -> String { lineage(of: name).first?.name ?? name }
+    func root(of name: String) -> String { rootNames[name] ?? name }
 
     /// `name` and every entity below it, in numbering order (a contiguous run of `entities`).
     func hierarchy(of name: String) -> [EntityDescription] {
@@ -103,10 +139,9 @@ struct NumberedModel {
     /// The entity in `name`'s lineage that declares `property` nearest to it (a subentity's
     /// redeclaration wins), with that declaration.
     func declaration(of property: String, in name: String) -> (entity: EntityDescription, property: PropertyDescription)? {
-        for entity in lineage(of: name).reversed() {
-            if let found = entity.properties.first(where: { $0.name == property }) { return (entity, found) }
-        }
-        return nil
+        guard let location = declarations[name]?[property] else { return nil }
+        let declaring = source.entities[location.entity]
+        return (declaring, declaring.properties[location.position])
     }
 
     /// The relationship named `name` as `entity` sees it (declared or inherited).
@@ -118,7 +153,8 @@ struct NumberedModel {
     /// True when an ancestor of `entity` declares a property named `name` (so `entity`'s own
     /// declaration is a redeclaration and shares the ancestor's storage).
     func isRedeclaration(_ name: String, in entity: EntityDescription) -> Bool {
-        lineage(of: entity.name).dropLast().contains { ancestor in ancestor.properties.contains { $0.name == name } }
+        guard let parent = entity.superentityName else { return false }
+        return declarations[parent]?[name] != nil
     }
 
     // MARK: Rules

@@ -17,7 +17,7 @@ import Foundation
 /// 5. it is hard-linked to the target path (which fails rather than replace anything that
 ///    appeared meanwhile), the folder is fsynced, and the private folder removed.
 /// On any failure the private folder and everything in it is removed, and the target path is
-/// left as it was. (A crash mid-way can leave a hidden `.storerescue-create-*` folder, never a
+/// left as it was. (A crash mid-way can leave a hidden `.create.storerescue-tmp-*` folder (removed by the next `create` in that folder), never a
 /// partial store at the target path.)
 ///
 /// `Z_MODELCACHE` is created empty (table, no row): the archive Core Data writes there is an
@@ -80,7 +80,7 @@ public enum StoreCreator {
         let target = try CreationTarget(path: path)
         let workspace: PrivateTemporaryDirectory
         do {
-            workspace = try PrivateTemporaryDirectory(parent: target.folder, prefix: ".storerescue-create")
+            workspace = try PrivateTemporaryDirectory(parent: target.folder, prefix: ".create")
         } catch {
             throw StoreCreationError.folderUnusable(path: path, folder: target.folder, reason: "is not writable (\(Self.reason(error)))")
         }
@@ -97,6 +97,9 @@ public enum StoreCreator {
             try StoreSchemaWriter.checkFinished(file: file, workspace: workspace.path, reportedPath: path)
         } catch let error as StoreCreationError {
             throw error
+        } catch let error as SQLiteError where !error.isFileSystemFailure {
+            // The layout was checked; SQL that SQLite still refuses is this tool's bug, not a full disk.
+            throw StoreCreationError.verificationFailed(path: path, reason: "SQLite refused the schema written for the model: \(Self.reason(error))")
         } catch {
             throw StoreCreationError.writeFailed(path: path, reason: Self.reason(error))
         }

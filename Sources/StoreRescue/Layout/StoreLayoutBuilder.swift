@@ -27,12 +27,13 @@ public enum StoreLayoutBuilder {
         var indexes: [StoreLayout.Index] = []
         var propertyColumns: [String: [String: String]] = [:]
         var declaredStorage: [String: [String: StoreLayout.RelationshipStorage]] = [:]
+        let joinTablesByRoot = Dictionary(grouping: joinTables) { numbered.root(of: $0.ownerEntity) }
         for entity in numbered.entities where entity.superentityName == nil {
             let table = try HierarchyTableBuilder(model: numbered, root: entity).build()
             tables.append(table.table)
             propertyColumns.merge(table.columnsByEntity) { first, _ in first }
             declaredStorage.merge(table.relationshipStorage) { first, second in first.merging(second) { mine, _ in mine } }
-            let owned = joinTables.filter { numbered.root(of: $0.ownerEntity) == entity.name }
+            let owned = joinTablesByRoot[entity.name] ?? []
             tables.append(contentsOf: owned.map(\.table))
             indexes.append(contentsOf: table.foreignKeyIndexes)
             indexes.append(contentsOf: owned.map(\.index))
@@ -44,6 +45,7 @@ public enum StoreLayoutBuilder {
         }
         indexes = try uniqueIndexes(indexes)
         try checkTableNames(tables)
+        try checkColumnCounts(tables: tables, indexes: indexes)
         var history: StoreLayout.PersistentHistory?
         if options.includesPersistentHistory {
             history = PersistentHistoryLayout.layout(tombstoneCount: PersistentHistoryLayout.tombstoneCount(for: numbered))
@@ -108,12 +110,34 @@ public enum StoreLayoutBuilder {
     static func checkTableNames(_ tables: [StoreLayout.Table]) throws {
         var seen: [String: StoreLayout.Table] = [:]
         for table in tables {
+            if let root = table.rootEntity, bookkeepingTables.contains(table.name.uppercased()) {
+                throw LayoutError.reservedTableName(entity: root, table: table.name)
+            }
             if let earlier = seen.updateValue(table, forKey: table.name.uppercased()) {
                 func describe(_ table: StoreLayout.Table) -> String {
                     table.rootEntity.map { "entity \"\($0)\"" } ?? "join table \(table.name)"
                 }
                 throw LayoutError.tableNameClash(table: table.name, entities: [describe(earlier), describe(table)])
             }
+        }
+    }
+
+    /// The tables every store has besides the model's (`StoreCreator` writes them).
+    static let bookkeepingTables = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
+
+    /// SQLite's limit on the columns of a table or index (`SQLITE_MAX_COLUMN`'s default, which
+    /// Core Data's SQLite keeps): a layout over it could be created by neither this tool nor Core Data.
+    public static let maximumColumns = 2000
+
+    static func checkColumnCounts(tables: [StoreLayout.Table], indexes: [StoreLayout.Index]) throws {
+        let roots = Dictionary(tables.compactMap { table in table.rootEntity.map { (table.name, $0) } }) { first, _ in first }
+        for table in tables where table.columns.count > maximumColumns {
+            throw LayoutError.tooManyColumns(entity: table.rootEntity ?? table.name, table: table.name,
+                                             count: table.columns.count, limit: maximumColumns)
+        }
+        for index in indexes where index.columns.count > maximumColumns {
+            throw LayoutError.tooManyColumns(entity: roots[index.table] ?? index.table, table: "index \(index.name)",
+                                             count: index.columns.count, limit: maximumColumns)
         }
     }
 

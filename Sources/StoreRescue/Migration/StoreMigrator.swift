@@ -44,7 +44,7 @@ public enum StoreMigrator {
             let target = options.isDryRun ? nil : try CreationTarget(path: output)
             let workspace = try target.map { target in
                 do {
-                    return try PrivateTemporaryDirectory(parent: target.folder, prefix: ".storerescue-migrate")
+                    return try PrivateTemporaryDirectory(parent: target.folder, prefix: ".migrate")
                 } catch {
                     throw StoreCreationError.folderUnusable(path: output, folder: target.folder, reason: "is not writable (\(StoreCreator.reason(error)))")
                 }

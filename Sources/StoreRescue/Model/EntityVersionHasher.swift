@@ -25,9 +25,33 @@ public enum EntityVersionHasher {
     /// A malformed model (a superentity cycle, a missing superentity) still gets a deterministic
     /// answer: the ancestry stops where it would repeat or break.
     public static func versionHashes(for model: ManagedObjectModel) -> [String: Data] {
+        // Parents first, each entity's hash from its parent's (the chain's hashes are each
+        // computed once) and each property hashed once where it is declared: linear in the
+        // model, where hashing every chain from its root was cubic in the depth.
+        let hierarchy = ModelHierarchy(model)
+        let visible = hierarchy.visibleProperties(in: model)
+        var propertyHashes: [Int: [Int: (name: [UInt8], hash: Data)]] = [:]
+        func propertyHash(_ location: ModelHierarchy.PropertyLocation) -> (name: [UInt8], hash: Data) {
+            if let known = propertyHashes[location.entity]?[location.position] { return known }
+            let property = model.entities[location.entity].properties[location.position]
+            let hashed = (name: Array(property.name.utf8), hash: PropertyHashCache.shared.hash(of: property))
+            propertyHashes[location.entity, default: [:]][location.position] = hashed
+            return hashed
+        }
+        var entityHashes = [Data](repeating: Data(), count: model.entities.count)
+        for index in hierarchy.parentsFirst {
+            let properties = visible[index].values
+                .filter { !model.entities[$0.entity].properties[$0.position].isTransient }
+                .map(propertyHash)
+            entityHashes[index] = levelHash(
+                model.entities[index], superHash: hierarchy.parent[index].map { entityHashes[$0] }, properties: properties)
+        }
+        for index in model.entities.indices where hierarchy.isInCycle[index] {
+            entityHashes[index] = hash(of: hierarchy.chain(of: index).map { model.entities[$0] })
+        }
         var result: [String: Data] = [:]
-        for entity in model.entities {
-            result[entity.name] = hash(of: model.ancestry(of: entity))
+        for (index, entity) in model.entities.enumerated() {
+            result[entity.name] = entityHashes[index]
         }
         return result
     }
@@ -61,7 +85,9 @@ public enum EntityVersionHasher {
         lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
     }
 
-    /// The hash of `chain[0]`, where `chain` is its ancestry `[entity, parent, …, root]`.
+    /// The hash of `chain[0]`, where `chain` is its ancestry `[entity, parent, …, root]`, every
+    /// level from the root: for an entity whose chain loops (a malformed model), which has no
+    /// parent hash to start from.
     static func hash(of chain: [EntityDescription]) -> Data {
         var superHash: Data?
         // From the root down, so each level's superentity hash is ready.
@@ -72,19 +98,37 @@ public enum EntityVersionHasher {
             for ancestor in chain[level...].reversed() {
                 for property in ancestor.properties { byName[property.name] = property }
             }
-            // Hash each property once, then order the small (UTF-8 name, hash) pairs.
             let hashed = byName.values.filter { !$0.isTransient }.map { (name: Array($0.name.utf8), hash: hash(of: $0)) }
-                .sorted { $0.name.lexicographicallyPrecedes($1.name) }
-            var bytes = Data(entity.name.utf8)
-            bytes.append(entity.isAbstract ? 1 : 0)
-            if let superHash { bytes.append(superHash) }
-            for property in hashed { bytes.append(property.hash) }
-            if let modifier = entity.versionHashModifier { bytes.append(contentsOf: modifier.utf8) }
-            let constraints = entity.uniquenessConstraints.map { $0.joined(separator: ".") }.sorted(by: isInCodePointOrder)
-            for constraint in constraints { bytes.append(contentsOf: constraint.utf8) }
-            superHash = sha256(bytes)
+            superHash = levelHash(entity, superHash: superHash, properties: hashed)
         }
         return superHash ?? Data()
+    }
+
+    /// One entity's hash from its superentity's hash and the (UTF-8 name, hash) pairs of the
+    /// non-transient properties it sees, inherited ones included.
+    static func levelHash(_ entity: EntityDescription, superHash: Data?, properties: [(name: [UInt8], hash: Data)]) -> Data {
+        // Fed to SHA-256 piece by piece: no buffer of the whole input is built.
+        var hasher = SHA256()
+        hasher.update(data: Data(entity.name.utf8))
+        hasher.update(data: Data([entity.isAbstract ? 1 : 0]))
+        if let superHash { hasher.update(data: superHash) }
+        for property in properties.sorted(by: { precedes($0.name, $1.name) }) { hasher.update(data: property.hash) }
+        if let modifier = entity.versionHashModifier { hasher.update(data: Data(modifier.utf8)) }
+        let constraints = entity.uniquenessConstraints.map { $0.joined(separator: ".") }.sorted(by: isInCodePointOrder)
+        for constraint in constraints { hasher.update(data: Data(constraint.utf8)) }
+        return Data(hasher.finalize())
+    }
+
+    /// Byte order of two UTF-8 names (`memcmp`, then the shorter first).
+    static func precedes(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        let common = min(lhs.count, rhs.count)
+        if common > 0 {
+            let order = lhs.withUnsafeBufferPointer { left in
+                rhs.withUnsafeBufferPointer { right in memcmp(left.baseAddress!, right.baseAddress!, common) }
+            }
+            if order != 0 { return order < 0 }
+        }
+        return lhs.count < rhs.count
     }
 
     static func hash(of property: PropertyDescription) -> Data {

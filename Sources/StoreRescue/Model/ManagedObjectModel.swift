@@ -86,7 +86,7 @@ public struct EntityDescription: Sendable, Equatable, Codable {
 }
 
 /// A property: an attribute or a relationship.
-public enum PropertyDescription: Sendable, Equatable, Codable {
+public enum PropertyDescription: Sendable, Hashable, Codable {
     case attribute(AttributeDescription)
     case relationship(RelationshipDescription)
 
@@ -106,7 +106,7 @@ public enum PropertyDescription: Sendable, Equatable, Codable {
 }
 
 /// An attribute and every option that affects its hash, its column or its migration.
-public struct AttributeDescription: Sendable, Equatable, Codable {
+public struct AttributeDescription: Sendable, Hashable, Codable {
     public var name: String
     public var type: AttributeType
     public var isOptional: Bool
@@ -145,7 +145,7 @@ public struct AttributeDescription: Sendable, Equatable, Codable {
 }
 
 /// How deleting the source object affects the destination objects of a relationship.
-public enum DeleteRule: Int, Sendable, Codable {
+public enum DeleteRule: Int, Sendable, Hashable, Codable {
     case noAction = 0
     case nullify = 1
     case cascade = 2
@@ -153,7 +153,7 @@ public enum DeleteRule: Int, Sendable, Codable {
 }
 
 /// A relationship and every option that affects its hash or its columns.
-public struct RelationshipDescription: Sendable, Equatable, Codable {
+public struct RelationshipDescription: Sendable, Hashable, Codable {
     public var name: String
     public var destinationEntityName: String
     public var inverseName: String?

@@ -27,11 +27,16 @@ public enum ModelArchiveDecoder {
         } catch let error as PropertyListError {
             throw ModelDecodingError.unreadablePropertyList(error)
         }
+        let decoded: ManagedObjectModel
         do {
-            return try model(from: KeyedArchive(propertyList))
+            decoded = try model(from: KeyedArchive(propertyList))
         } catch let error as KeyedArchiveError {
             throw ModelDecodingError.malformedArchive(error)
         }
+        if let problem = ModelHierarchy(decoded).boundsProblem(in: decoded) {
+            throw ModelDecodingError.invalidModel(path: "entity \"\(decoded.entities[problem.entity].name)\"", reason: problem.reason)
+        }
+        return decoded
     }
 
     /// Decodes a store's `Z_MODELCACHE.Z_CONTENT`: raw DEFLATE of a model archive.

@@ -45,34 +45,32 @@ public enum ModelFileLoader {
     }
 
     static func readModelFile(path: String, followsSymlinks: Bool) throws -> Data {
-        let url = URL(fileURLWithPath: path)
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        guard size <= maximumModelFileBytes else {
-            throw ModelFileError.tooLarge(path: path, bytes: Int64(size), limit: Int64(maximumModelFileBytes))
+        do {
+            return try BoundedFile.contents(of: path, limit: maximumModelFileBytes, followsSymlinks: followsSymlinks)
+        } catch {
+            if case .tooLarge(let size, let limit) = error {
+                throw ModelFileError.tooLarge(path: path, bytes: size, limit: Int64(limit))
+            }
+            _ = try InputProbe(path: path, followsSymlinks: followsSymlinks)  // names what the path is
+            throw StoreAccessError.rejected(path: path, kind: .unreadable, reason: "cannot be read: \(error.description)")
         }
-        let handle = try FileHandle(forReadingFrom: url)
-        defer { try? handle.close() }
-        let data = try handle.read(upToCount: maximumModelFileBytes + 1) ?? Data()
-        guard data.count <= maximumModelFileBytes else {
-            throw ModelFileError.tooLarge(path: path, bytes: Int64(data.count), limit: Int64(maximumModelFileBytes))
-        }
-        return data
     }
 
     static func readModelCache(path: String, followsSymlinks: Bool) throws -> ManagedObjectModel {
         let store = try OpenedStore(path: path, options: StoreOpenOptions(followsSymlinks: followsSymlinks))
-        let connection = store.connection
-        let tables = try connection.rows("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = 'Z_MODELCACHE'")
-        guard !tables.isEmpty else { throw ModelFileError.noModelCache(path: path, reason: "it has no Z_MODELCACHE table") }
-        let row = try connection.rows("SELECT typeof(Z_CONTENT), length(Z_CONTENT) FROM Z_MODELCACHE LIMIT 1").first
-        guard let row, row[0].string == "blob" else {
-            throw ModelFileError.noModelCache(path: path, reason: row == nil ? "Z_MODELCACHE has no row" : "Z_MODELCACHE holds no model")
+        let blob = try store.read { connection -> Data in
+            let tables = try connection.rows("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = 'Z_MODELCACHE'")
+            guard !tables.isEmpty else { throw ModelFileError.noModelCache(path: path, reason: "it has no Z_MODELCACHE table") }
+            let row = try connection.rows("SELECT typeof(Z_CONTENT), length(Z_CONTENT) FROM Z_MODELCACHE LIMIT 1").first
+            guard let row, row[0].string == "blob" else {
+                throw ModelFileError.noModelCache(path: path, reason: row == nil ? "Z_MODELCACHE has no row" : "Z_MODELCACHE holds no model")
+            }
+            let length = row[1].int64 ?? 0
+            guard length <= maximumModelCacheBytes else {
+                throw ModelFileError.tooLarge(path: path, bytes: length, limit: maximumModelCacheBytes)
+            }
+            return try connection.scalar("SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")?.data ?? Data()
         }
-        let length = row[1].int64 ?? 0
-        guard length <= maximumModelCacheBytes else {
-            throw ModelFileError.tooLarge(path: path, bytes: length, limit: maximumModelCacheBytes)
-        }
-        let blob = try connection.scalar("SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")?.data ?? Data()
         return try ModelArchiveDecoder.decodeModelCache(compressed: blob, maximumInflatedBytes: maximumInflatedModelBytes)
     }
 }

@@ -47,7 +47,11 @@ public final class SQLiteConnection {
         case .create: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         }
         if !options.followsSymlinks { flags |= SQLITE_OPEN_NOFOLLOW }
-        let uri = Self.fileURI(path: path, immutable: options.mode == .immutable)
+        // SQLITE_OPEN_NOFOLLOW refuses a link anywhere in the path; only the file itself must
+        // not be one. Its folder may be reached through links (a symlinked backup folder,
+        // /tmp on macOS), so the folder part is resolved first.
+        let opened = options.followsSymlinks ? path : Self.resolvingFolder(of: path)
+        let uri = Self.fileURI(path: opened, immutable: options.mode == .immutable)
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(uri, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
@@ -68,6 +72,17 @@ public final class SQLiteConnection {
     deinit {
         sqlite3_progress_handler(handle, 0, nil, nil)
         sqlite3_close_v2(handle)
+    }
+
+    /// `path` with its folder part resolved (`realpath`) and its last component as given; the
+    /// path unchanged when the folder cannot be resolved (SQLite then reports it missing).
+    static func resolvingFolder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        let folder = slash == path.startIndex ? "/" : String(path[..<slash])
+        guard let resolved = realpath(folder, nil) else { return path }
+        defer { free(resolved) }
+        let base = String(cString: resolved)
+        return (base == "/" ? "" : base) + "/" + path[path.index(after: slash)...]
     }
 
     /// A `file:` URI for `path`, with every byte that could end or alter the path percent-encoded.

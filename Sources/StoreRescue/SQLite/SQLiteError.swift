@@ -29,6 +29,13 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         primaryResultCode == SQLITE_BUSY || primaryResultCode == SQLITE_LOCKED
     }
 
+    /// True when the file system, not the SQL, failed: I/O error, disk full, cannot open, read
+    /// only, permission, out of memory, no large-file support.
+    public var isFileSystemFailure: Bool {
+        [SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_PERM, SQLITE_NOMEM, SQLITE_NOLFS]
+            .contains(primaryResultCode)
+    }
+
     public var description: String {
         var text = "SQLite error \(resultCode): \(message)"
         if let sql { text += " (while running: \(sql))" }

@@ -36,6 +36,9 @@ public struct InputProbe: Sendable {
         }
         fileSize = Int64(info.st_size)
         files = StoreFileSet.discover(mainPath: path)
+        if let odd = files.irregularSidecar {
+            throw StoreAccessError.irregularSidecar(path: path, sidecar: odd.path, kind: odd.irregularKind ?? "not a regular file")
+        }
         let bytes = try Self.readPrefix(path: path, followsSymlinks: followsSymlinks, count: SQLiteFileHeader.size)
         header = SQLiteFileHeader(bytes: bytes)
         try classify(bytes: bytes)
@@ -54,6 +57,9 @@ public struct InputProbe: Sendable {
                     path: path, kind: .truncated,
                     reason: "is truncated: \(fileSize) bytes, shorter than the 100-byte SQLite header")
             }
+            if let damage = Self.damagedMagic(bytes) {
+                throw StoreAccessError.rejected(path: path, kind: .damaged, reason: damage)
+            }
             throw StoreAccessError.rejected(path: path, kind: .notSQLite, reason: "is not an SQLite database (no SQLite header)")
         }
         guard header.hasValidPageSize else {
@@ -63,14 +69,34 @@ public struct InputProbe: Sendable {
         if let pages = header.headerPageCount {
             let expected = Int64(pages) * Int64(header.pageSize)
             if fileSize < expected {
+                let described = "\(fileSize) bytes, but its header says \(pages) pages of \(header.pageSize) bytes (\(expected) bytes)"
+                // A copy cut short ends anywhere; one that ends on a page boundary may as well be
+                // whole, with a damaged page count (bytes 28-31): that is not "truncated" for sure.
+                guard fileSize % Int64(header.pageSize) == 0 else {
+                    throw StoreAccessError.rejected(path: path, kind: .truncated, reason: "is truncated: \(described)")
+                }
                 throw StoreAccessError.rejected(
-                    path: path, kind: .truncated,
-                    reason: "is truncated: \(fileSize) bytes, but its header says \(pages) pages of \(header.pageSize) bytes (\(expected) bytes)")
+                    path: path, kind: .damaged,
+                    reason: "is shorter than its header says: \(described); either its header's page count (bytes 28-31) is damaged or the file was cut at a page boundary")
             }
         } else if fileSize < Int64(header.pageSize) {
             throw StoreAccessError.rejected(
                 path: path, kind: .truncated, reason: "is truncated: \(fileSize) bytes, less than one \(header.pageSize)-byte page")
         }
+    }
+
+    /// A description of an SQLite header whose 16-byte magic differs in one or two bytes (a
+    /// flipped bit, not another kind of file) while its page size is still a valid one.
+    static func damagedMagic(_ bytes: [UInt8]) -> String? {
+        let magic = SQLiteFileHeader.magic
+        guard bytes.count >= SQLiteFileHeader.size else { return nil }
+        let differing = (0..<magic.count).filter { bytes[$0] != magic[$0] }
+        guard (1...2).contains(differing.count) else { return nil }
+        var repaired = bytes
+        for index in differing { repaired[index] = magic[index] }
+        guard let header = SQLiteFileHeader(bytes: repaired), header.hasValidPageSize else { return nil }
+        let offsets = differing.map(String.init).joined(separator: " and ")
+        return "has a damaged SQLite header: byte \(offsets) of the \"SQLite format 3\" signature differ\(differing.count == 1 ? "s" : "")"
     }
 
     /// Reads up to `count` bytes from the start of the file without blocking (or following

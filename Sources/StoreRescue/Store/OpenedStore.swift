@@ -17,8 +17,9 @@ public struct StoreOpenOptions: Sendable, Equatable {
     public var followsSymlinks = false
     /// Always read through a private copy, even when no sidecar holds data.
     public var alwaysCopies = false
-    /// Where a private copy is made (a private folder is created inside); nil: `$TMPDIR`.
-    /// Writers put it beside their output, so a large store is not copied to a small `/tmp`.
+    /// Where the private copy's folder is made; nil: `$TMPDIR`. Writers put it beside their
+    /// output (`backup` inside the backup folder, `migrate` beside the new store), which must have
+    /// room for the store anyway, so a large store is not copied to a small `/tmp`.
     public var privateCopyParent: String?
 
     public init(followsSymlinks: Bool = false, alwaysCopies: Bool = false, privateCopyParent: String? = nil) {
@@ -40,11 +41,17 @@ public final class OpenedStore {
     ///
     /// - Throws: `StoreAccessError` when the input cannot be a readable database (with its kind),
     ///   or the private copy cannot be made.
-    public init(path: String, options: StoreOpenOptions = StoreOpenOptions()) throws {
-        let probe = try InputProbe(path: path, followsSymlinks: options.followsSymlinks)
+    public convenience init(path: String, options: StoreOpenOptions = StoreOpenOptions()) throws {
+        try self.init(probe: try InputProbe(path: path, followsSymlinks: options.followsSymlinks), options: options)
+    }
+
+    /// Opens the store `probe` looked at (the caller has already refused what it rejects).
+    public init(probe: InputProbe, options: StoreOpenOptions = StoreOpenOptions()) throws {
+        let path = probe.path
         self.probe = probe
         if probe.files.sidecarsHoldData || options.alwaysCopies || probe.fileSize == 0 {
-            let directory = try PrivateCopier.copy(probe: probe, followsSymlinks: options.followsSymlinks, parent: options.privateCopyParent)
+            let directory = try PrivateCopier.copy(
+                probe: probe, followsSymlinks: options.followsSymlinks, parent: options.privateCopyParent)
             privateDirectory = directory
             accessMethod = .privateCopy
             connection = try Self.connect(
@@ -54,6 +61,20 @@ public final class OpenedStore {
             accessMethod = .immutableOriginal
             connection = try Self.connect(
                 path: path, mode: .immutable, followsSymlinks: options.followsSymlinks, reportedPath: path)
+        }
+    }
+
+    /// Runs `body` on the connection; an SQLite failure is the store's fault, reported as
+    /// `StoreAccessError` naming the file: `damaged` (65) when SQLite finds the pages or the file
+    /// malformed, `unreadable` otherwise. A store can open fine and still have a damaged page in
+    /// the one table a reader needs (`Z_MODELCACHE`), so readers go through here, not around it.
+    public func read<Result>(_ body: (SQLiteConnection) throws -> Result) throws -> Result {
+        do {
+            return try body(connection)
+        } catch let error as SQLiteError {
+            throw StoreAccessError.rejected(
+                path: probe.path, kind: error.isCorruption ? .damaged : .unreadable,
+                reason: "SQLite cannot read it: \(error.message) (code \(error.resultCode))")
         }
     }
 
@@ -81,7 +102,8 @@ enum PrivateCopier {
     static func copy(probe: InputProbe, followsSymlinks: Bool, parent: String? = nil) throws -> PrivateTemporaryDirectory {
         let directory: PrivateTemporaryDirectory
         do {
-            directory = try PrivateTemporaryDirectory(parent: parent, prefix: parent == nil ? "storerescue-read" : ".storerescue-read")
+            // Hidden beside someone's files; plainly named in $TMPDIR.
+            directory = try PrivateTemporaryDirectory(parent: parent, prefix: parent == nil ? "read" : ".read")
         } catch {
             throw StoreAccessError.privateCopyFailed(path: probe.path, reason: "\(error.localizedDescription)")
         }
@@ -107,31 +129,27 @@ enum PrivateCopier {
     }
 
     private static func copyFile(from source: String, to target: String, followsSymlinks: Bool, reportedPath: String) throws {
-        var flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC
-        if !followsSymlinks { flags |= O_NOFOLLOW }
-        let input = open(source, flags)
-        guard input >= 0 else {
-            throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot open \(source): \(String(cString: strerror(errno)))")
+        let input: ReadableFile
+        do { input = try ReadableFile(path: source, followsSymlinks: followsSymlinks) } catch {
+            throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot open \(source): \(error.description)")
         }
-        defer { close(input) }
         let output = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard output >= 0 else {
             throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot create \(target): \(String(cString: strerror(errno)))")
         }
         defer { close(output) }
         let bufferSize = 1 << 20
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 16)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
         defer { buffer.deallocate() }
         while true {
-            let n = read(input, buffer, bufferSize)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot read \(source): \(String(cString: strerror(errno)))")
+            let n: Int
+            do { n = try input.read(into: buffer) } catch {
+                throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot read \(source): \(error.description)")
             }
             if n == 0 { return }
             var written = 0
             while written < n {
-                let w = write(output, buffer + written, n - written)
+                let w = write(output, buffer.baseAddress! + written, n - written)
                 if w < 0 {
                     if errno == EINTR { continue }
                     throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot write the copy: \(String(cString: strerror(errno)))")

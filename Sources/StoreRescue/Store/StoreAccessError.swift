@@ -6,6 +6,10 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
     case privateCopyFailed(path: String, reason: String)
     /// The store kept changing while it was being copied.
     case changedWhileCopying(path: String)
+    /// A `-wal`, `-shm` or `-journal` of the store is a FIFO, folder, symbolic link, socket or
+    /// device. SQLite would open it as a sidecar (blocking on a FIFO, creating files beside it),
+    /// so the store is refused before anything is opened.
+    case irregularSidecar(path: String, sidecar: String, kind: String)
 
     public var description: String {
         switch self {
@@ -13,6 +17,8 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
         case .privateCopyFailed(let path, let reason): return "\(path): cannot make a private copy to read: \(reason)"
         case .changedWhileCopying(let path):
             return "\(path): the store or its -wal kept changing while it was being copied"
+        case .irregularSidecar(let path, let sidecar, let kind):
+            return "\(path): its sidecar \(sidecar) is \(kind), not a regular file; the store was not opened"
         }
     }
 
@@ -33,6 +39,8 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
             }
         case .privateCopyFailed: return "free space in $TMPDIR or point TMPDIR at a writable folder"
         case .changedWhileCopying: return "close the app that uses the store, or take a backup with `storerescue backup` and inspect that"
+        case .irregularSidecar(_, let sidecar, _):
+            return "move \(sidecar) aside if it is not the store's own, or copy the store and its real -wal/-shm/-journal into a new folder as regular files"
         }
     }
 
@@ -41,12 +49,16 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
         case .rejected(_, let kind, _): return kind.exitStatus
         case .privateCopyFailed: return .ioError
         case .changedWhileCopying: return .temporaryFailure
+        case .irregularSidecar: return .noInput
         }
     }
 
     /// The kind of input, when the error says what the input is.
     public var kind: StoreKind? {
-        if case .rejected(_, let kind, _) = self { return kind }
-        return nil
+        switch self {
+        case .rejected(_, let kind, _): return kind
+        case .irregularSidecar: return .notRegularFile
+        case .privateCopyFailed, .changedWhileCopying: return nil
+        }
     }
 }

@@ -14,6 +14,10 @@ public struct StoreFileSet: Sendable, Equatable {
         /// True when SQLite would read content from it: a `-wal` with at least one frame, or a
         /// `-journal` whose header is not zeroed (a hot journal, to be rolled back).
         public var holdsData: Bool
+        /// What the sidecar is when it is not a regular file ("a FIFO", "a folder", "a symbolic
+        /// link", "a socket", "a device"); nil for a regular file. SQLite would open such a
+        /// sidecar as if it were one (and block on a FIFO), so no command reads a store that has one.
+        public var irregularKind: String? = nil
     }
 
     /// The suffixes SQLite uses for the files that belong to a database.
@@ -37,7 +41,8 @@ public struct StoreFileSet: Sendable, Equatable {
             case "-journal": holdsData = isRegular && size > 0 && journalHeaderIsLive(path: path)
             default: holdsData = false
             }
-            sidecars.append(Sidecar(suffix: suffix, path: path, size: size, holdsData: holdsData))
+            sidecars.append(Sidecar(suffix: suffix, path: path, size: size, holdsData: holdsData,
+                                    irregularKind: isRegular ? nil : describeFileType(info.st_mode)))
         }
         return StoreFileSet(mainPath: mainPath, sidecars: sidecars)
     }
@@ -56,7 +61,22 @@ public struct StoreFileSet: Sendable, Equatable {
         return header[0..<count].contains { $0 != 0 }
     }
 
+    /// "a FIFO", "a folder", … for a `stat` mode that is not a regular file.
+    static func describeFileType(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: return "a folder"
+        case S_IFLNK: return "a symbolic link"
+        case S_IFIFO: return "a FIFO"
+        case S_IFSOCK: return "a socket"
+        case S_IFCHR, S_IFBLK: return "a device"
+        default: return "a regular file"
+        }
+    }
+
     public func sidecar(_ suffix: String) -> Sidecar? { sidecars.first { $0.suffix == suffix } }
+
+    /// The first sidecar that is not a regular file, if any.
+    public var irregularSidecar: Sidecar? { sidecars.first { $0.irregularKind != nil } }
 
     /// True when reading the main file alone would miss or misread committed content.
     public var sidecarsHoldData: Bool { sidecars.contains { $0.holdsData } }

@@ -52,56 +52,18 @@ enum BoundedFile {
         }
     }
 
-    /// Opens the regular file at `path` for reading without ever blocking (a FIFO is refused,
-    /// not waited on); returns the descriptor, which the caller closes, and its size.
-    private static func openRegularFile(_ path: String, followsSymlinks: Bool) throws(Failure) -> (descriptor: Int32, size: Int64) {
-        var flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC
-        if !followsSymlinks { flags |= O_NOFOLLOW }
-        let descriptor = open(path, flags)
-        guard descriptor >= 0 else {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { throw .missing }
-            if code == ELOOP, !followsSymlinks { throw .symbolicLink }
-            throw .unreadable(reason: String(cString: strerror(code)))
-        }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(descriptor)
-            throw .unreadable(reason: reason)
-        }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: return (descriptor, Int64(info.st_size))
-        case S_IFDIR: close(descriptor); throw .directory
-        default: close(descriptor); throw .notARegularFile
-        }
-    }
-
-    /// Reads into `buffer` until it is full or the file ends; returns the bytes read.
-    private static func readFully(_ descriptor: Int32, into buffer: inout [UInt8]) throws(Failure) -> Int {
-        var filled = 0
-        while filled < buffer.count {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(reason: String(cString: strerror(errno)))
-            }
-            if count == 0 { break }
-            filled += count
-        }
-        return filled
-    }
-
     /// The whole content of the regular file at `path`, at most `limit` bytes.
-    static func contents(of path: String, limit: Int) throws(Failure) -> Data {
-        let (descriptor, size) = try openRegularFile(path, followsSymlinks: true)
-        defer { close(descriptor) }
-        guard size <= limit else { throw .tooLarge(size: size, limit: limit) }
+    ///
+    /// - Parameter followsSymlinks: false refuses a symbolic link (`O_NOFOLLOW`).
+    static func contents(of path: String, limit: Int, followsSymlinks: Bool = true) throws(Failure) -> Data {
+        let file = try ReadableFile(path: path, followsSymlinks: followsSymlinks)
+        guard file.size <= limit else { throw .tooLarge(size: file.size, limit: limit) }
         var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+        defer { buffer.deallocate() }
         while true {
-            let count = try readFully(descriptor, into: &buffer)
-            data.append(contentsOf: buffer[0..<count])
+            let count = try file.read(into: buffer)
+            data.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             // The file may grow while it is read.
             guard data.count <= limit else { throw .tooLarge(size: Int64(data.count), limit: limit) }
             if count < buffer.count { return data }
@@ -111,13 +73,13 @@ enum BoundedFile {
     /// The first `count` bytes (fewer for a shorter file) of the regular file at `path`.
     ///
     /// - Parameter followsSymlinks: false opens with `O_NOFOLLOW`, so a link swapped in after a
-    ///   caller's `lstat` is refused (`unreadable`, ELOOP) instead of read.
+    ///   caller's `lstat` is refused (`symbolicLink`) instead of read.
     static func prefix(of path: String, count: Int, followsSymlinks: Bool = true) throws(Failure) -> [UInt8] {
-        let (descriptor, _) = try openRegularFile(path, followsSymlinks: followsSymlinks)
-        defer { close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: count)
-        let read = try readFully(descriptor, into: &buffer)
-        return Array(buffer.prefix(read))
+        let file = try ReadableFile(path: path, followsSymlinks: followsSymlinks)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 16)
+        defer { buffer.deallocate() }
+        let read = try file.read(into: buffer)
+        return Array(buffer[0..<read])
     }
 
     /// `path` relative to `base` when it is not absolute.

@@ -1,16 +1,29 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A directory only this process can enter (mode 0700, created with `mkdtemp`), removed with
 /// everything in it when the value is deinitialised or `remove()` is called.
+///
+/// Named, locked and registered as `TemporaryItems` says: `<prefix>.storerescue-tmp-<pid>-<time>-<random>`,
+/// locked with `flock` while it lives, so a folder left by a killed run is removed by the next run
+/// that creates a temporary in the same parent, and a live one never is.
 public final class PrivateTemporaryDirectory {
     public let path: String
     private var isRemoved = false
+    /// Open (and locked) for the directory's whole life.
+    private let descriptor: Int32
+    private let registration: Int
 
     /// Creates the directory under `parent` (default: `$TMPDIR` or `/tmp`).
     public init(parent: String? = nil, prefix: String = "storerescue") throws {
         let base = parent ?? ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        TemporaryItems.sweepOnce(folder: base)
         var template = Array((base.hasSuffix("/") ? base : base + "/").utf8CString.dropLast())
-        template += Array("\(prefix)-XXXXXX".utf8CString)
+        template += Array(TemporaryItems.name(label: prefix, random: "XXXXXX").utf8CString)
         let created = template.withUnsafeMutableBufferPointer { buffer -> String? in
             guard let result = mkdtemp(buffer.baseAddress!) else { return nil }
             return String(cString: result)
@@ -22,10 +35,14 @@ public final class PrivateTemporaryDirectory {
             ])
         }
         path = created
+        descriptor = open(created, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if descriptor >= 0 { TemporaryItems.lock(descriptor) }
+        registration = TemporaryItems.register(created, isFolder: true)
     }
 
     deinit {
         remove()
+        if descriptor >= 0 { close(descriptor) }
     }
 
     /// The path of `name` inside this directory.
@@ -36,5 +53,6 @@ public final class PrivateTemporaryDirectory {
         guard !isRemoved else { return }
         isRemoved = true
         try? FileManager.default.removeItem(atPath: path)
+        TemporaryItems.unregister(registration)
     }
 }

@@ -9,7 +9,8 @@ import Darwin
 ///
 /// The bytes go to a temporary file created beside the destination with
 /// `O_CREAT | O_EXCL | O_NOFOLLOW` (so a planted file or symbolic link is never written through)
-/// and the permissions asked for (default `0600`). `publish()` flushes it with `fsync`, moves it to
+/// and the permissions asked for (default `0600`), named and locked as `TemporaryItems` says (so a
+/// run killed with `kill -9` leaves a file the next run in that folder removes). `publish()` flushes it with `fsync`, moves it to
 /// the final name atomically, then `fsync`s the folder so the new name survives a crash. Until
 /// then nothing exists at the destination; `discard()` — also run when the value is released
 /// unpublished — removes the temporary file, so no failure (disk full, file-size limit, an error
@@ -33,6 +34,7 @@ public final class SafeFileOutput {
     public private(set) var size: Int64 = 0
 
     private var descriptor: Int32
+    private var registration = 0
     private var isPublished = false
     private var isDiscarded = false
 
@@ -48,13 +50,16 @@ public final class SafeFileOutput {
         self.destinationPath = destinationPath
         let folder = Self.folder(of: destinationPath)
         let name = (destinationPath as NSString).lastPathComponent
+        TemporaryItems.sweepOnce(folder: folder)
         var attempt = 0
         while true {
-            let candidate = folder + "/." + name.prefix(200) + ".tmp-" + Self.randomSuffix()
+            let candidate = folder + "/" + TemporaryItems.name(label: "." + name.prefix(180), random: Self.randomSuffix())
             let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, permissions)
             if fd >= 0 {
+                TemporaryItems.lock(fd)
                 descriptor = fd
                 temporaryPath = candidate
+                registration = TemporaryItems.register(candidate, isFolder: false)
                 return
             }
             let code = errno
@@ -133,14 +138,17 @@ public final class SafeFileOutput {
                 throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(errno))
             }
             descriptor = -1
-            if replacingExisting {
-                guard rename(temporaryPath, destinationPath) == 0 else {
-                    throw SafeFileOutputError.cannotPublish(path: destinationPath, reason: Self.describe(errno))
+            try TemporaryItems.uninterruptible {
+                if replacingExisting {
+                    guard rename(temporaryPath, destinationPath) == 0 else {
+                        throw SafeFileOutputError.cannotPublish(path: destinationPath, reason: Self.describe(errno))
+                    }
+                } else {
+                    try linkWithoutReplacing()
                 }
-            } else {
-                try linkWithoutReplacing()
+                isPublished = true
+                TemporaryItems.unregister(registration)
             }
-            isPublished = true
             Self.syncFolder(Self.folder(of: destinationPath))
         } catch {
             discard()
@@ -152,9 +160,10 @@ public final class SafeFileOutput {
     public func discard() {
         guard !isPublished, !isDiscarded else { return }
         isDiscarded = true
+        unlink(temporaryPath)
         if descriptor >= 0 { close(descriptor) }
         descriptor = -1
-        unlink(temporaryPath)
+        TemporaryItems.unregister(registration)
     }
 
     /// `link` + `unlink` gives an atomic "create, but never replace". On file systems without hard

@@ -44,12 +44,12 @@ struct VerifyCommand: ParsableCommand {
                 problems: verification.problems, integrityCheck: verification.integrityCheck,
                 seconds: Date().timeIntervalSince(started)))
         } else if verification.isGood {
-            print("OK: \(verification.backupPath): gzip stream, SHA-256 sums and PRAGMA integrity_check all pass")
+            CommandOutput.write("OK: \(verification.backupPath): gzip stream, SHA-256 sums and PRAGMA integrity_check all pass\n")
         } else {
             var text = "FAILED: \(verification.backupPath)\n"
-            for problem in verification.problems { text += "  - \(problem)\n" }
+            for problem in verification.problems { text += "  - \(TerminalText.sanitized(problem, keepingLineBreaks: false))\n" }
             text += "Try: restore from another backup; run `storerescue verify` on each to find a good one\n"
-            FileHandle.standardError.write(Data(text.utf8))
+            CommandOutput.writeProblem(text)
         }
         if !verification.isGood { throw ExitCode(ExitStatus.checkFailed.rawValue) }
     }

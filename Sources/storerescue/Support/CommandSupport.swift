@@ -31,24 +31,74 @@ enum CommandOutput {
         return ExitCode(summary.exitStatus)
     }
 
-    /// Text for people, on stdout.
+    /// Text for people, on stdout. Every text line the tool prints passes through here or
+    /// `writeError`/`writeProblem`: control characters from file and entity names are escaped
+    /// and runaway values cut (`TerminalText`), so nothing a file holds reaches the terminal raw.
     static func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        outcomePrinted()
+        FileHandle.standardOutput.write(Data(TerminalText.sanitized(text, keepingLineBreaks: true).utf8))
     }
 
-    /// `Error: <what failed, which file>` and `Try: <what to do>` on stderr.
+    /// Text for people on stderr (a report of problems), sanitised as `write` does.
+    static func writeProblem(_ text: String) {
+        FileHandle.standardError.write(Data(TerminalText.sanitized(text, keepingLineBreaks: true).utf8))
+    }
+
+    /// `Error: <what failed, which file>` and `Try: <what to do>` on stderr, each one line.
     static func writeError(message: String, hint: String?) {
-        var text = "Error: \(message)\n"
-        if let hint { text += "Try: \(hint)\n" }
+        outcomePrinted()
+        var text = "Error: \(TerminalText.sanitized(message, keepingLineBreaks: false))\n"
+        if let hint { text += "Try: \(TerminalText.sanitized(hint, keepingLineBreaks: false))\n" }
         FileHandle.standardError.write(Data(text.utf8))
     }
 
-    /// Prints `value` as pretty JSON with sorted keys on stdout.
+    /// Prints `value` as pretty JSON with sorted keys on stdout, with `staleTemporariesRemoved`
+    /// (what this run's sweeps removed, `TemporaryItems`) added to the object.
     static func printJSON(_ value: some Encodable) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value) else { return }
+        guard let data = try? encoder.encode(WithHousekeeping(value: value, removed: TemporaryItems.removedStaleItems)) else { return }
+        outcomePrinted()
         FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+
+    /// Any JSON result, plus the stale temporaries this run removed.
+    private struct WithHousekeeping<Value: Encodable>: Encodable {
+        var value: Value
+        var removed: [String]
+
+        func encode(to encoder: any Encoder) throws {
+            try value.encode(to: encoder)
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(removed, forKey: .staleTemporariesRemoved)
+        }
+
+        enum Keys: String, CodingKey { case staleTemporariesRemoved }
+    }
+
+    /// In text mode, one line on stdout per stale temporary this run removed (JSON carries them
+    /// in `staleTemporariesRemoved`).
+    static func reportRemovedStaleItems(json: Bool) {
+        guard !json else { return }
+        let removed = TemporaryItems.removedStaleItems
+        guard !removed.isEmpty else { return }
+        write(removed.map { "Removed a stale temporary left by an interrupted run: \($0)\n" }.joined())
+    }
+
+    private static let outcomeLock = NSLock()
+    nonisolated(unsafe) private static var printedOutcome = false
+
+    /// True once the command has started printing its result or error.
+    static var hasPrintedOutcome: Bool {
+        outcomeLock.lock()
+        defer { outcomeLock.unlock() }
+        return printedOutcome
+    }
+
+    private static func outcomePrinted() {
+        outcomeLock.lock()
+        printedOutcome = true
+        outcomeLock.unlock()
     }
 
     /// `1.5 MB`, `217.2 MB`: decimal units, as `ls -h --si` and disk vendors count.
@@ -94,22 +144,57 @@ final class ProgressBar {
     }
 }
 
-/// Turns SIGINT, SIGTERM and SIGHUP into a `CancellationFlag`, so that an interrupted command
-/// stops at its next check and removes its partial files instead of dying with them in place.
+/// SIGINT, SIGTERM and SIGHUP, for every command: the first sets `cancellation`, which long jobs
+/// poll to stop at their next step and remove their partial files (exit 75). A command that does
+/// not stop within `grace` — blocked in a read or inside SQLite — and any second signal end the
+/// process from here: running publish steps are let finish (`TemporaryItems.uninterruptible`),
+/// every live temporary is removed, the error is printed and the exit status is 75.
 enum InterruptHandling {
+    /// Set by the first signal.
+    static let cancellation = CancellationFlag()
+    /// How long a command has to stop by itself after the first signal.
+    static let grace: TimeInterval = 1
     nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
+    nonisolated(unsafe) private static var received = 0
+    nonisolated(unsafe) private static var isJSON = false
+    private static let queue = DispatchQueue(label: "storerescue.interrupts")
 
-    static func install() -> CancellationFlag {
-        let flag = CancellationFlag()
+    static func install(json: Bool) {
+        isJSON = json
         for number in [SIGINT, SIGTERM, SIGHUP] {
             signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { flag.cancel() }
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler {
+                received += 1
+                cancellation.cancel()
+                if received == 1 {
+                    queue.asyncAfter(deadline: .now() + grace) { terminate(signal: number) }
+                } else {
+                    terminate(signal: number)
+                }
+            }
             source.resume()
             sources.append(source)
         }
-        return flag
     }
+
+    /// Ends the process on an interruption the command did not handle itself.
+    private static func terminate(signal number: Int32) {
+        guard !CommandOutput.hasPrintedOutcome else { return }  // the command is ending by itself
+        TemporaryItems.removeLiveItems()
+        let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][number] ?? "signal \(number)"
+        let error = InterruptedError(signalName: name)
+        _ = CommandOutput.failure(error, json: isJSON)
+        _exit(error.exitStatus.rawValue)
+    }
+}
+
+/// A command stopped by a signal before it finished.
+struct InterruptedError: OperatorFacingError {
+    var signalName: String
+    var description: String { "interrupted by \(signalName); temporary files were removed and nothing was replaced" }
+    var recoverySuggestion: String? { "run the command again when it can finish" }
+    var exitStatus: ExitStatus { .temporaryFailure }
 }
 
 /// A result a command prints whole: JSON for jobs, text for people, or its error.
@@ -155,7 +240,7 @@ extension CommandOutput {
     static func withProgress<Result>(
         json: Bool, _ work: (_ progress: ((BackupProgress) -> Void)?, _ cancellation: CancellationFlag) throws -> Result
     ) throws -> Result {
-        let cancellation = InterruptHandling.install()
+        let cancellation = InterruptHandling.cancellation
         let bar = ProgressBar.make(json: json)
         do {
             let result = try work(bar.map { bar in { bar.update($0) } }, cancellation)

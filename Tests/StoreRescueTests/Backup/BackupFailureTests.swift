@@ -10,7 +10,7 @@ import Testing
     /// No file of ours (published or temporary) is in `folder`.
     static func expectNothingWritten(in folder: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let names = BackupFixtures.fileNames(in: folder)
-        #expect(names.allSatisfy { !$0.hasSuffix(".gz") && !$0.contains(".tmp-") && !$0.contains("storerescue-snapshot") },
+        #expect(names.allSatisfy { !$0.hasSuffix(".gz") && !$0.contains(TemporaryItems.marker) && !$0.contains(".snapshot") },
                 "left behind: \(names)", sourceLocation: sourceLocation)
     }
 
@@ -111,8 +111,9 @@ import Testing
         // The path now names something else: a file that is not a database.
         try FileManager.default.removeItem(atPath: store)
         try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: store))
-        let error = #expect(throws: BackupError.self) { try BackupRunner.run(store: store, options: .testing(temp.path("b"))) }
-        #expect(error?.description == "\(store) is not a readable SQLite store: file is not a database")
+        // Refused as inspect refuses it, before SQLite opens anything.
+        let error = #expect(throws: StoreAccessError.self) { try BackupRunner.run(store: store, options: .testing(temp.path("b"))) }
+        #expect(error?.description == "\(store): is not an SQLite database (no SQLite header)")
         #expect(error?.exitStatus == .notAStore)
         #expect(BackupFixtures.fileNames(in: temp.path("b")) == [])
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == Data(repeating: 0x41, count: 8192))

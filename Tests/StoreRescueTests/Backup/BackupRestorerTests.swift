@@ -15,7 +15,7 @@ import Testing
         }
         #expect(try FileDigest.of(path: target) == before)
         #expect(BackupError.restoreTargetExists(path: target, existing: [target]).exitStatus == .cannotCreateOutput)
-        #expect(BackupFixtures.fileNames(in: temp.url.path).allSatisfy { !$0.contains(".tmp-") })
+        #expect(BackupFixtures.fileNames(in: temp.url.path).allSatisfy { !$0.contains(TemporaryItems.marker) })
     }
 
     @Test(arguments: ["-wal", "-shm", "-journal"])
@@ -95,7 +95,7 @@ import Testing
         #expect(error?.description.hasPrefix("the backup \(backup.backupPath) failed verification, nothing was replaced: gzip check failed: ") == true)
         #expect(error?.exitStatus == .checkFailed)
         #expect(try FileDigest.of(path: target) == before)
-        #expect(BackupFixtures.fileNames(in: temp.url.path).allSatisfy { !$0.contains(".tmp-") })
+        #expect(BackupFixtures.fileNames(in: temp.url.path).allSatisfy { !$0.contains(TemporaryItems.marker) })
         // Verification comes first: no safety backup was taken for a restore that could not happen.
         #expect(BackupFixtures.fileNames(in: temp.path("b")).count == 2)
     }

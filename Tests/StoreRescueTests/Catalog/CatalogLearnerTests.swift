@@ -102,7 +102,7 @@ struct CatalogLearnerTests {
         let error = #expect(throws: CatalogFileError.self) { try CatalogLearner.learn(store: store, catalog: directory.path("link.json"), name: "V4") }
         #expect(error?.description == "\(directory.path("link.json")): cannot write the catalog: it is a symbolic link; refusing to replace it")
         #expect(error?.exitStatus == .cannotCreateOutput)
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains(".tmp-") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains(TemporaryItems.marker) }
         #expect(leftovers.isEmpty)
     }
 
@@ -119,7 +119,7 @@ struct CatalogLearnerTests {
         #expect(error?.exitStatus == .temporaryFailure)
         #expect(error?.description == "\(path): cannot write the catalog: it was changed by another process meanwhile")
         #expect(try String(contentsOfFile: path, encoding: .utf8) == #"{"app": "Sync", "versions": []}"#)
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains(".tmp-") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains(TemporaryItems.marker) }
         #expect(leftovers.isEmpty, "temporary files left behind: \(leftovers)")
     }
 }

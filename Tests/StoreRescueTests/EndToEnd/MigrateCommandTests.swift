@@ -199,6 +199,18 @@ struct MigrateCommandTests {
             #expect(!FileManager.default.fileExists(atPath: output + "-wal"))
         }
         #expect(try FileDigest.of(path: store) == digest)
+
+        // What the killed runs left (private workspaces) is removed by the next run in that
+        // folder once stale (made old here rather than waiting out TemporaryItems.staleAge).
+        let workspaces = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
+            .filter { $0.hasPrefix(".migrate") && TemporaryItems.ownerProcess(ofName: $0) != nil }
+        for name in workspaces {
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: dir.path(name))
+        }
+        let next = try CommandRunner.run(["migrate", store, "--catalog", catalog, "--out", dir.path("final.sqlite")])
+        #expect(next.status == 0, "\(next.stderr)")
+        let remaining = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.contains(TemporaryItems.marker) }
+        #expect(remaining == [], "stale workspaces swept: \(remaining) (there were \(workspaces.count))")
     }
 }
 

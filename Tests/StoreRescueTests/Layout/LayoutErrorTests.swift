@@ -125,4 +125,29 @@ import Testing
         #expect(error == .tooManyEntities(count: 16_001))
         #expect(error?.description == "the model has 16001 entities; Core Data numbers entities below 16001")
     }
+
+    /// Before: the create failed inside SQLite ("table Z_METADATA already exists"), exit 74
+    /// with a free-space hint.
+    @Test(arguments: ["_METADATA", "_PRIMARYKEY", "_ModelCache"])
+    func entityStoredInCoreDataOwnTable(name: String) {
+        let error = Self.refusal([EntityDescription(name: name)])
+        #expect(error == .reservedTableName(entity: name, table: "Z" + name.uppercased()))
+        #expect(error?.description == "entity \"\(name)\" would be stored in table Z\(name.uppercased()), which Core Data keeps for its own bookkeeping")
+        #expect(error?.exitStatus == .notAStore)
+    }
+
+    /// Before: "too many columns on ZE", exit 74 with a free-space hint.
+    @Test func moreColumnsThanSQLiteAllows() {
+        let wide = EntityDescription(name: "Wide", properties: (0..<2_000).map { .attribute(AttributeDescription(name: "a\($0)", type: .string)) })
+        let error = Self.refusal([wide])
+        #expect(error == .tooManyColumns(entity: "Wide", table: "ZWIDE", count: 2_003, limit: 2_000))
+        #expect(error?.description == "entity \"Wide\" and its subentities need 2003 columns in ZWIDE; SQLite allows at most 2000")
+        let root = EntityDescription(name: "Root")
+        let subentities = (0..<2_000).map {
+            EntityDescription(name: "S\($0)", superentityName: "Root", properties: [.attribute(AttributeDescription(name: "s\($0)", type: .integer64))])
+        }
+        #expect(Self.refusal([root] + subentities) == .tooManyColumns(entity: "Root", table: "ZROOT", count: 2_003, limit: 2_000))
+        let justFits = EntityDescription(name: "Fits", properties: (0..<1_997).map { .attribute(AttributeDescription(name: "a\($0)", type: .string)) })
+        #expect(Self.refusal([justFits]) == nil)
+    }
 }

@@ -99,4 +99,22 @@ private extension Data {
         #expect(hashes.values.allSatisfy { $0.count == 32 })
         #expect(hashes == EntityVersionHasher.versionHashes(for: cycle))
     }
+
+    /// The cache across models is keyed by every field: a property that differs in any one of
+    /// them gets its own hash, equal to the one computed without the cache.
+    @Test func propertyHashCacheNeverMixesUpProperties() {
+        let base = AttributeDescription(name: "a", type: .string)
+        var variants: [PropertyDescription] = [.attribute(base)]
+        var optional = base; optional.isOptional = false; variants.append(.attribute(optional))
+        var typed = base; typed.type = .integer64; variants.append(.attribute(typed))
+        var modified = base; modified.versionHashModifier = "m"; variants.append(.attribute(modified))
+        var external = base; external.allowsExternalBinaryDataStorage = true; variants.append(.attribute(external))
+        variants.append(.relationship(RelationshipDescription(name: "a", destinationEntityName: "E")))
+        variants.append(.relationship(RelationshipDescription(name: "a", destinationEntityName: "E", maxCount: 0, isToMany: true)))
+        for _ in 0..<2 {
+            let cached = variants.map { PropertyHashCache.shared.hash(of: $0) }
+            #expect(cached == variants.map { EntityVersionHasher.hash(of: $0) })
+            #expect(Set(cached).count == variants.count)
+        }
+    }
 }

@@ -47,13 +47,42 @@ import Testing
         try StoreFixtureBuilder.database(at: path, sql: "CREATE TABLE t(x); INSERT INTO t VALUES (randomblob(20000));")
         let whole = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(FileManager.default.createFile(atPath: dir.path("head.sqlite"), contents: whole.prefix(50)))
-        #expect(FileManager.default.createFile(atPath: dir.path("half.sqlite"), contents: whole.prefix(whole.count / 2)))
+        // Cut mid-page: certainly short of its pages.
+        #expect(FileManager.default.createFile(atPath: dir.path("half.sqlite"), contents: whole.prefix(whole.count / 2 + 100)))
         let (headKind, headMessage) = rejectedKind(dir.path("head.sqlite"))
         #expect(headKind == .truncated)
         #expect(headMessage.contains("shorter than the 100-byte SQLite header"))
         let (halfKind, halfMessage) = rejectedKind(dir.path("half.sqlite"))
         #expect(halfKind == .truncated)
         #expect(halfMessage.contains("its header says"))
+    }
+
+    /// A file of whole pages shorter than its header says was cut at a page boundary, or has one
+    /// damaged byte in its page count: neither is certain, so it is not called "truncated".
+    @Test func fileOfWholePagesShorterThanItsHeaderIsDamagedNotTruncated() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("whole.sqlite")
+        try StoreFixtureBuilder.database(at: path, sql: "CREATE TABLE t(x); INSERT INTO t VALUES (randomblob(20000));")
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        bytes[28] ^= 0x01  // one flipped bit in the high byte of the page count
+        #expect(FileManager.default.createFile(atPath: dir.path("flipped.sqlite"), contents: bytes))
+        let (kind, message) = rejectedKind(dir.path("flipped.sqlite"))
+        #expect(kind == .damaged)
+        #expect(message.contains("page count (bytes 28-31) is damaged or the file was cut at a page boundary"))
+        let error = StoreAccessError.rejected(path: "x", kind: kind ?? .missing, reason: message)
+        #expect(error.recoverySuggestion?.contains("the copy is incomplete") == false)
+    }
+
+    @Test func oneFlippedByteInTheSignatureIsADamagedHeader() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("whole.sqlite")
+        try StoreFixtureBuilder.database(at: path, sql: "CREATE TABLE t(x);")
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        bytes[3] ^= 0x20  // "SQLite" -> "SQlite"
+        #expect(FileManager.default.createFile(atPath: dir.path("flipped.sqlite"), contents: bytes))
+        let (kind, message) = rejectedKind(dir.path("flipped.sqlite"))
+        #expect(kind == .damaged)
+        #expect(message.contains("has a damaged SQLite header: byte 3 of the \"SQLite format 3\" signature differs"))
     }
 
     @Test func impossiblePageSizeIsDamaged() throws {

@@ -6,6 +6,10 @@ struct CommandRunner {
         var status: Int32
         var stdout: String
         var stderr: String
+        /// The child was still running at the timeout and was killed (a hang).
+        var timedOut = false
+        /// Wall-clock seconds from start to exit.
+        var seconds: Double = 0
 
         /// stdout parsed as a JSON object.
         func json() throws -> [String: Any] {
@@ -15,8 +19,13 @@ struct CommandRunner {
         }
     }
 
-    /// The executable built next to the test bundle (`swift build` / `swift test` build both).
+    /// The executable built next to the test bundle (`swift build` / `swift test` build both), or
+    /// `$STORERESCUE_EXECUTABLE` (to run the end-to-end tests against another build, e.g. the
+    /// one before a fix, to see a new test fail there).
     static let executable: URL = {
+        if let override = ProcessInfo.processInfo.environment["STORERESCUE_EXECUTABLE"], !override.isEmpty {
+            return URL(fileURLWithPath: override)
+        }
         let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let candidates = [bundleDirectory, bundleDirectory.deletingLastPathComponent()]
         for directory in candidates {
@@ -30,12 +39,16 @@ struct CommandRunner {
 
     static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: executable.path) }
 
-    static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> Result {
-        try run(program: executable.path, arguments, environment: environment)
+    /// Runs the tool to its end, or kills it (SIGKILL) after `timeout` seconds so that a hang
+    /// fails the test instead of stalling the suite.
+    static func run(_ arguments: [String], environment: [String: String]? = nil, timeout: TimeInterval = 120,
+                    whileRunning: ((Process) -> Void)? = nil) throws -> Result {
+        try run(program: executable.path, arguments, environment: environment, timeout: timeout, whileRunning: whileRunning)
     }
 
     /// Runs another program (a shell that sets limits, then runs the tool) the same way.
-    static func run(program: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Result {
+    static func run(program: String, _ arguments: [String], environment: [String: String]? = nil,
+                    timeout: TimeInterval = 120, whileRunning: ((Process) -> Void)? = nil) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
@@ -50,14 +63,26 @@ struct CommandRunner {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
+        let started = Date()
         try process.run()
+        whileRunning?(process)
+        var timedOut = false
+        while process.isRunning {
+            if Date().timeIntervalSince(started) > timeout {
+                timedOut = true
+                kill(process.processIdentifier, SIGKILL)
+                break
+            }
+            usleep(10_000)
+        }
         process.waitUntilExit()
+        let seconds = Date().timeIntervalSince(started)
         try out.close()
         try err.close()
         let outData = try Data(contentsOf: dir.url.appendingPathComponent("out"))
         let errData = try Data(contentsOf: dir.url.appendingPathComponent("err"))
         return Result(
             status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+            stderr: String(decoding: errData, as: UTF8.self), timedOut: timedOut, seconds: seconds)
     }
 }

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+/// Nothing a file holds or is named reaches the terminal raw: control characters from file
+/// names and from names inside models are escaped in text output, and runaway values are cut.
+@Suite struct TerminalSafetyTests {
+    static let clearScreen = "\u{1B}[2J"
+
+    @Test func controlCharactersAreEscapedAndLineBreaksKeptOnlyInReports() {
+        #expect(TerminalText.sanitized("a\u{1B}[2Jb\u{7}\u{9B}c\u{202E}d", keepingLineBreaks: false)
+                == "a\\u{1B}[2Jb\\u{7}\\u{9B}c\\u{202E}d")
+        #expect(TerminalText.sanitized("one\ntwo\tthree\r", keepingLineBreaks: true) == "one\ntwo\tthree\\u{D}")
+        #expect(TerminalText.sanitized("one\ntwo", keepingLineBreaks: false) == "one\\u{A}two")
+        #expect(TerminalText.sanitized("Zürich 总计 ✓", keepingLineBreaks: false) == "Zürich 总计 ✓")
+    }
+
+    @Test func longValuesKeepTheirEndsAndSayWhatWasLeftOut() {
+        let digits = String(repeating: "7", count: 1_000_000)
+        let capped = TerminalText.capped("formatVersion: \(digits) is newer")
+        #expect(capped.count < 700)
+        #expect(capped.hasPrefix("formatVersion: 777"))
+        #expect(capped.hasSuffix("777 is newer"))
+        #expect(capped.contains("…[999488 characters left out]…"))
+        let path = "/" + String(repeating: "folder/", count: 40) + "store.sqlite"
+        #expect(TerminalText.capped("cannot read \(path)") == "cannot read \(path)", "a long but ordinary path is kept")
+        let words = Array(repeating: "word", count: 5000).joined(separator: " ")
+        #expect(TerminalText.capped(words).hasSuffix("…[20903 more characters]"))
+    }
+
+    @Test func errorSummariesAreCappedForTextAndJSON() {
+        let summary = ErrorSummary(message: "x: " + String(repeating: "9", count: 100_000), hint: "try " + String(repeating: "h", count: 10_000), exitStatus: 65)
+        #expect(summary.message.count < 700)
+        #expect((summary.hint?.count ?? 0) < 700)
+    }
+
+    @Test(.enabled(if: CommandRunner.isAvailable, "the storerescue executable is not built"))
+    func fileNamesWithEscapesDoNotReachTheTerminal() throws {
+        let dir = try TemporaryDirectory()
+        let name = dir.path("evil\(Self.clearScreen)\u{7}.sqlite")
+        #expect(FileManager.default.createFile(atPath: name, contents: Data()))
+        for command in [["inspect", name], ["backup", name, "--to", dir.path("b")], ["verify", name], ["catalog", "show", name]] {
+            let result = try CommandRunner.run(command, timeout: 30)
+            #expect(result.status != 0 && result.status != 70, "\(command[0]): \(result.status)")
+            #expect(!result.stderr.contains("\u{1B}") && !result.stderr.contains("\u{7}"), "\(command[0]) printed a raw control character")
+            #expect(result.stderr.contains("evil\\u{1B}[2J\\u{7}.sqlite"), "\(command[0]): \(result.stderr)")
+            // An error is two lines (Error:, Try:); verify's FAILED report lists each problem on its own line.
+            #expect(command[0] == "verify" || result.stderr.split(separator: "\n").count <= 2)
+        }
+    }
+
+    @Test(.enabled(if: CommandRunner.isAvailable, "the storerescue executable is not built"))
+    func entityNamesFromAModelAreEscapedInReports() throws {
+        let dir = try TemporaryDirectory()
+        let catalog = dir.path("catalog.json")
+        let json = """
+            {"formatVersion": 1, "app": "Evil\\u001b[2J", "versions": [{"name": "V1\\u0007", "entities": [
+              {"name": "Item\\u001b]0;pwned\\u0007", "attributes": [{"name": "title", "type": "String"}]}]}]}
+            """
+        try Data(json.utf8).write(to: URL(fileURLWithPath: catalog))
+        let result = try CommandRunner.run(["catalog", "show", catalog], timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!result.stdout.contains("\u{1B}") && !result.stdout.contains("\u{7}"))
+        #expect(result.stdout.contains("Item\\u{1B}]0;pwned\\u{7}"))
+        let asJSON = try CommandRunner.run(["catalog", "show", "--json", catalog], timeout: 30)
+        #expect(!asJSON.stdout.contains("\u{1B}"), "JSON escapes control characters itself")
+        #expect((try asJSON.json()["app"] as? String) == "Evil\u{1B}[2J", "JSON keeps the value exact")
+    }
+
+    @Test(.enabled(if: CommandRunner.isAvailable, "the storerescue executable is not built"))
+    func aMillionDigitFormatVersionGivesAShortMessage() throws {
+        let dir = try TemporaryDirectory()
+        let catalog = dir.path("catalog.json")
+        let digits = String(repeating: "9", count: 1_000_000)
+        try Data("{\"formatVersion\": \(digits), \"app\": \"A\", \"versions\": []}".utf8).write(to: URL(fileURLWithPath: catalog))
+        let text = try CommandRunner.run(["catalog", "show", catalog], timeout: 60)
+        #expect(text.status == 65)
+        #expect(text.stdout.utf8.count + text.stderr.utf8.count < 2000, "\(text.stdout.utf8.count + text.stderr.utf8.count) bytes printed")
+        #expect((text.stdout + text.stderr).contains("characters left out"))
+        let json = try CommandRunner.run(["catalog", "show", "--json", catalog], timeout: 60)
+        #expect(json.status == 65)
+        #expect(json.stdout.utf8.count < 3000)
+        let error = try #require(try json.json()["error"] as? [String: Any])
+        #expect((error["message"] as? String)?.contains("characters left out") == true)
+    }
+}
