@@ -32,6 +32,10 @@ public struct BackupOptions: Sendable {
     public var blockSize: Int
     /// The clock that names and dates the backup (tests pin it).
     public var clock: @Sendable () -> Date
+    /// Keep the uncompressed snapshot (in its private folder) and hand it over in
+    /// `BackupResult.snapshot`: `upgrade` migrates exactly the bytes it backed up and checks,
+    /// before replacing the store, that the store still is that snapshot page for page.
+    public var retainsSnapshot = false
 
     public init(destinationDirectory: String = BackupOptions.defaultDestinationDirectory,
                 compressionLevel: Int = 6,
@@ -67,6 +71,18 @@ public struct BackupResult: Sendable, Equatable {
     public var prunedBackups: [String]
     /// Wall-clock seconds the backup took.
     public var seconds: Double
+    /// The uncompressed snapshot, when `BackupOptions.retainsSnapshot` asked for it.
+    public var snapshot: RetainedSnapshot?
+
+    public init(backupPath: String, manifestPath: String, manifest: BackupManifest, prunedBackups: [String], seconds: Double,
+                snapshot: RetainedSnapshot? = nil) {
+        self.backupPath = backupPath
+        self.manifestPath = manifestPath
+        self.manifest = manifest
+        self.prunedBackups = prunedBackups
+        self.seconds = seconds
+        self.snapshot = snapshot
+    }
 
     /// Snapshot size ÷ compressed size.
     public var compressionRatio: Double {
@@ -87,4 +103,32 @@ public struct BackupProgress: Sendable, Equatable {
     public var fraction: Double {
         totalBytes > 0 ? min(1, Double(completedBytes) / Double(totalBytes)) : 0
     }
+}
+
+/// A backup's uncompressed snapshot, kept in its private folder (locked, swept if a killed run
+/// leaves it) for as long as this value lives; the folder is removed when it is released.
+public final class RetainedSnapshot: @unchecked Sendable, Equatable {
+    /// The snapshot file: a closed, consistent SQLite database (rollback or WAL header, no sidecars).
+    public let path: String
+    /// Its SHA-256, as recorded in the manifest.
+    public let sha256: String
+    public let pageSize: Int
+    public let pageCount: Int
+    private let folder: PrivateTemporaryDirectory
+
+    init(folder: PrivateTemporaryDirectory, path: String, sha256: String, pageSize: Int, pageCount: Int) {
+        self.folder = folder
+        self.path = path
+        self.sha256 = sha256
+        self.pageSize = pageSize
+        self.pageCount = pageCount
+    }
+
+    /// The snapshot's private folder (scratch space on the backup's file system).
+    public var folderPath: String { folder.path }
+
+    /// Removes the snapshot and its folder now.
+    public func remove() { folder.remove() }
+
+    public static func == (lhs: RetainedSnapshot, rhs: RetainedSnapshot) -> Bool { lhs.path == rhs.path }
 }

@@ -67,7 +67,8 @@ public enum BackupRunner {
             throw BackupError.destinationUnusable(path: options.temporaryDirectory ?? folder,
                                                   reason: "cannot create files there: \(reason)")
         }
-        defer { staging.remove() }
+        var retainsStaging = false
+        defer { if !retainsStaging { staging.remove() } }
         let access: StoreSnapshotter.Access = isLive
             ? .live
             : .atRest(try OpenedStore(probe: source.probe, options: StoreOpenOptions(privateCopyParent: staging.path)))
@@ -169,8 +170,13 @@ public enum BackupRunner {
                     path: path, reason: "the backup \(output.destinationPath) was written, but \(reason)")
             }
         }
+        var snapshot: RetainedSnapshot?
+        if options.retainsSnapshot {
+            retainsStaging = true
+            snapshot = RetainedSnapshot(folder: staging, path: snapshotPath, sha256: digest.sha256, pageSize: pageSize, pageCount: pageCount)
+        }
         return BackupResult(backupPath: output.destinationPath, manifestPath: manifestPath, manifest: manifest,
-                            prunedBackups: pruned, seconds: Date().timeIntervalSince(started))
+                            prunedBackups: pruned, seconds: Date().timeIntervalSince(started), snapshot: snapshot)
     }
 
     /// The default store description: `Z_METADATA.Z_UUID` and `NSPersistenceFrameworkVersion`

@@ -60,6 +60,44 @@ public enum BackupVerifier {
                                   problems: problems, integrityCheck: integrity)
     }
 
+    /// Verifies a backup just taken whose snapshot is still on disk (`BackupResult.snapshot`):
+    /// the gzip stream and both SHA-256 sums against the manifest, as `verify` does, but without
+    /// writing a second decompressed copy — the stream's SHA-256 equal to the manifest's proves
+    /// it holds the snapshot's bytes — then `integrity_check` of the snapshot itself.
+    ///
+    /// `upgrade` runs it while it migrates (it reads nothing the migration writes) and publishes
+    /// nothing unless it passes.
+    public static func verify(backup: BackupResult, snapshot: RetainedSnapshot, fullIntegrityCheck: Bool = true,
+                              cancellation: CancellationFlag? = nil) throws -> BackupVerification {
+        let paths = try BackupPaths(backup.backupPath)
+        var problems: [String] = []
+        var manifest: BackupManifest?
+        do {
+            manifest = try BackupManifest.read(from: paths.manifest)
+        } catch {
+            problems.append("\(error)")
+        }
+        if let manifest {
+            problems += consistencyProblems(manifest, paths: paths)
+            if manifest != backup.manifest { problems.append("the manifest \(paths.manifest) changed since the backup was taken") }
+            if manifest.snapshotSHA256 != snapshot.sha256 {
+                problems.append("the manifest's snapshot SHA-256 (\(manifest.snapshotSHA256)) is not the retained snapshot's (\(snapshot.sha256))")
+            }
+        }
+        let outcome = try decompress(paths: paths, manifest: manifest, into: nil, progress: nil, cancellation: cancellation)
+        problems += outcome.problems
+        var integrity: String?
+        if outcome.isComplete && problems.isEmpty {
+            integrity = integrityCheck(path: snapshot.path, isQuick: !fullIntegrityCheck)
+            if integrity != "ok" {
+                let pragma = fullIntegrityCheck ? "integrity_check" : "quick_check"
+                problems.append("the snapshot of \(paths.backup) fails PRAGMA \(pragma): \(integrity ?? "")")
+            }
+        }
+        return BackupVerification(backupPath: paths.backup, manifestPath: paths.manifest, manifest: manifest,
+                                  problems: problems, integrityCheck: integrity)
+    }
+
     private struct OversizeSnapshot: Error {}
 
     struct DecompressionOutcome {
@@ -69,7 +107,7 @@ public enum BackupVerifier {
     }
 
     /// Decompresses the backup into `output`, comparing sizes and both SHA-256 sums with `manifest`.
-    static func decompress(paths: BackupPaths, manifest: BackupManifest?, into output: SafeFileOutput,
+    static func decompress(paths: BackupPaths, manifest: BackupManifest?, into output: SafeFileOutput?,
                            progress: ((BackupProgress) -> Void)?, cancellation: CancellationFlag?) throws -> DecompressionOutcome {
         var problems: [String] = []
         let sink = HashingFileSink(output: output)

@@ -5,7 +5,8 @@ import Foundation
 /// nature) keeps one core busy and SHA-256 plus the write use the other. Holds at most
 /// `capacity` chunks; `push` waits when the writer falls behind.
 final class HashingFileSink: @unchecked Sendable {
-    private let output: SafeFileOutput
+    /// nil: hash only (checking a backup against a snapshot already on disk).
+    private let output: SafeFileOutput?
     private let capacity: Int
     private let condition = NSCondition()
     private var chunks: [[UInt8]] = []
@@ -14,7 +15,7 @@ final class HashingFileSink: @unchecked Sendable {
     private var failure: (any Error)?
     private var hasher = SHA256()
 
-    init(output: SafeFileOutput, capacity: Int = 8) {
+    init(output: SafeFileOutput?, capacity: Int = 8) {
         self.output = output
         self.capacity = capacity
         Thread { [self] in run() }.start()
@@ -73,7 +74,7 @@ final class HashingFileSink: @unchecked Sendable {
             do {
                 try chunk.withUnsafeBytes { bytes in
                     hasher.update(bufferPointer: bytes)
-                    try output.write(bytes)
+                    try output?.write(bytes)
                 }
             } catch {
                 condition.lock()
