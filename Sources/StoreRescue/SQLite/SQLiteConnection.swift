@@ -24,9 +24,10 @@ public final class SQLiteConnection {
         case .immutable, .readOnly: flags |= SQLITE_OPEN_READONLY
         case .readWrite: flags |= SQLITE_OPEN_READWRITE
         case .create: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .memory: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_MEMORY
         }
         if !options.followsSymlinks { flags |= SQLITE_OPEN_NOFOLLOW }
-        let uri = Self.fileURI(path: path, immutable: options.mode == .immutable)
+        let uri = options.mode == .memory ? ":memory:" : Self.fileURI(path: path, immutable: options.mode == .immutable)
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(uri, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
