@@ -82,10 +82,10 @@ final class CoreDataSalvageOutput: SalvageOutput {
     private func route(from source: TableDefinition, into target: StoreLayout.Table) throws -> RowRoute {
         var columns: [String] = []
         var sources: [RowRoute.ValueSource] = []
-        var allowed: [Set<RecordColumn.StorageClass>] = []
+        var allowed: [UInt8] = []
         for column in target.columns {
             columns.append(column.name)
-            allowed.append(Self.allowedClasses(column.type))
+            allowed.append(Self.allowedClasses(column.type).reduce(0) { $0 | $1.bit })
             if target.primaryKey == [column.name] {
                 sources.append(.rowid)
             } else if let index = source.columns.firstIndex(where: { $0.name.uppercased() == column.name.uppercased() }),
@@ -107,7 +107,7 @@ final class CoreDataSalvageOutput: SalvageOutput {
         if target.primaryKey.count != 1 {
             columns.append("rowid")
             sources.append(.rowid)
-            allowed.append([.integer])
+            allowed.append(RecordColumn.StorageClass.integer.bit)
         }
         let rowid = target.primaryKey.count == 1 ? target.primaryKey[0] : "rowid"
         let index = try writer.addTarget(table: target.name, columns: columns, rowidColumn: rowid)

@@ -53,8 +53,11 @@ enum RecordDecoder {
 /// One value of a decoded record: its serial type and where its bytes are in the payload.
 struct RecordColumn: Sendable, Equatable {
     /// The storage class a serial type gives a value.
-    enum StorageClass: Sendable, Equatable {
+    enum StorageClass: UInt8, Sendable, Equatable {
         case null, integer, real, text, blob
+
+        /// This class as one bit of a `StorageClasses` mask.
+        var bit: UInt8 { 1 << rawValue }
     }
 
     var serialType: UInt64

@@ -19,8 +19,9 @@ struct RowRoute: Sendable {
     /// Rules a Core Data row must follow to go in (nil in plain mode, where anything SQLite
     /// accepted before is accepted again).
     struct CoreDataRules: Sendable {
-        /// For each value in `sources`: the storage classes its declared type allows.
-        var allowedClasses: [Set<RecordColumn.StorageClass>]
+        /// For each value in `sources`: the storage classes its declared type allows, as a mask of
+        /// `StorageClass.bit`s (checked for every value of every row).
+        var allowedClasses: [UInt8]
         /// The `Z_ENT` value position in `sources` and the entity numbers allowed there; when the
         /// table holds a single entity, a missing or wrong `Z_ENT` is set to it instead.
         var entityPosition: Int?

@@ -110,7 +110,7 @@ final class SalvageRowWriter {
             guard case .record(let column, _) = source, column < record.count, record[column].isAvailable else { continue }
             let storage = record[column].storageClass
             if offset == rules.entityPosition || offset == rules.optimisticLockPosition { continue }
-            guard rules.allowedClasses[offset].contains(storage) else { return false }
+            guard rules.allowedClasses[offset] & storage.bit != 0 else { return false }
         }
         if let position = rules.entityPosition, rules.soleEntity == nil {
             guard let value = recordInteger(route.sources[position], record: record, payload: payload),

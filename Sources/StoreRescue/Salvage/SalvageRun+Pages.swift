@@ -91,7 +91,6 @@ extension SalvageRun {
     private func leafFits(_ owner: RowOwner, header: BTreePageHeader, page: UInt32) -> Bool {
         guard case .table(let index) = owner, header.cellCount > 0 else { return true }
         let usable = geometry.usableSize
-        let table = tables[index]
         return pageBuffer.withUnsafeBytes { bytes in
             var judged = 0, fitting = 0
             for cellIndex in Set([0, header.cellCount / 2, header.cellCount - 1]) {
@@ -102,7 +101,7 @@ extension SalvageRun {
                 guard RecordDecoder.decode(local, declaredSize: cell.payloadSize, into: &columns) != .malformed else { continue }
                 judged += 1
                 let second = columns.count > 1 && columns[1].isAvailable && columns[1].storageClass == .integer ? columns[1].integer(in: local) : nil
-                if matcher.score(ShapeMatcher.Shape(classes: columns.map(\.storageClass), secondInteger: second), table: table) != nil {
+                if matcher.score(ShapeMatcher.Shape(classes: columns.map(\.storageClass), secondInteger: second), table: index) != nil {
                     fitting += 1
                 }
             }

@@ -76,17 +76,16 @@ extension SalvageRun {
         case (.table(let index), .tree), (.table(let index), .orphan):
             tallies[index].rowsRead += 1
             switch roles[index] {
-            case .write:
+            case .write(let route):
                 // More values than the table has columns (its schema text is damaged): never drop
                 // the extra values — the whole row goes to lost and found (plain mode).
                 guard columns.count <= tables[index].columns.count else {
                     tallies[index].rowsNotFitting += 1
-                    if let route = try output?.lostRoute(columnCount: columns.count) {
-                        _ = try write(route, rowid: rowid, payload: payload, context: .init(pageNumber: page, rootPage: tables[index].rootPage))
+                    if let lostRoute = try output?.lostRoute(columnCount: columns.count) {
+                        _ = try write(lostRoute, rowid: rowid, payload: payload, context: .init(pageNumber: page, rootPage: tables[index].rootPage))
                     }
                     return true
                 }
-                guard case .write(let route) = roles[index] else { return true }
                 let outcome = try write(route, rowid: rowid, payload: payload, context: .init(pageNumber: page, rootPage: tables[index].rootPage))
                 switch outcome {
                 case .inserted: if isPartial { tallies[index].rowsPartial += 1 }

@@ -14,12 +14,15 @@ struct ShapeMatcher {
     }
 
     let tables: [TableDefinition]
+    /// Each table's column affinities, worked out once (they are read for every record judged).
+    private let affinities: [[TableDefinition.Affinity]]
     /// Core Data mode: a value must have a storage class its column's declared type allows
     /// (what Core Data writes); plain mode scores typical classes higher but refuses none.
     let isStrict: Bool
 
     init(tables: [TableDefinition], isStrict: Bool) {
         self.tables = tables
+        affinities = tables.map { $0.columns.map { TableDefinition.affinity(of: $0.declaredType) } }
         self.isStrict = isStrict
     }
 
@@ -29,11 +32,11 @@ struct ShapeMatcher {
     func identify(_ shapes: [Shape], preferred: Int? = nil) -> Int? {
         guard !shapes.isEmpty else { return nil }
         let majority = shapes.count / 2 + 1
-        if let preferred, preferred < tables.count, tally(shapes, table: tables[preferred]).fits >= majority { return preferred }
+        if let preferred, preferred < tables.count, tally(shapes, table: preferred).fits >= majority { return preferred }
         var best: (index: Int, fits: Int, score: Int)?
         var tied = false
         for (index, table) in tables.enumerated() where !table.isWithoutRowid {
-            let result = tally(shapes, table: table)
+            let result = tally(shapes, table: index)
             guard result.fits >= majority else { continue }
             if let current = best {
                 if (result.fits, result.score) > (current.fits, current.score) {
@@ -49,7 +52,7 @@ struct ShapeMatcher {
         return tied ? nil : best?.index
     }
 
-    private func tally(_ shapes: [Shape], table: TableDefinition) -> (fits: Int, score: Int) {
+    private func tally(_ shapes: [Shape], table: Int) -> (fits: Int, score: Int) {
         var fits = 0, score = 0
         for shape in shapes {
             if let value = self.score(shape, table: table) {
@@ -60,18 +63,20 @@ struct ShapeMatcher {
         return (fits, score)
     }
 
-    /// How well one record fits `table`; nil when it cannot be one of its rows.
-    func score(_ shape: Shape, table: TableDefinition) -> Int? {
+    /// How well one record fits the table at `index` in `tables`; nil when it cannot be one of
+    /// its rows.
+    func score(_ shape: Shape, table index: Int) -> Int? {
+        let table = tables[index]
         let count = shape.classes.count
         guard count >= 1, count <= table.columns.count else { return nil }
         var score = count == table.columns.count ? 4 : 0
-        for (index, storage) in shape.classes.enumerated() {
-            if index == table.rowidColumn {
+        for (column, storage) in shape.classes.enumerated() {
+            if column == table.rowidColumn {
                 guard storage == .null else { return nil }
                 score += 3
                 continue
             }
-            let affinity = TableDefinition.affinity(of: table.columns[index].declaredType)
+            let affinity = affinities[index][column]
             switch Self.fit(storage, affinity) {
             case .typical: score += 2
             // BLOB columns hold anything, even in Core Data (history tombstones).
