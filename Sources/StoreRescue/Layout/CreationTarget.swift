@@ -67,6 +67,36 @@ struct CreationTarget {
         }
     }
 
+    /// The private folder (mode 0700) a new store is built in: inside the destination folder, so
+    /// publishing it is a link on the same file system.
+    ///
+    /// - Throws: `StoreCreationError.folderUnusable` when the folder cannot be created there.
+    func makeWorkspace(prefix: String) throws -> PrivateTemporaryDirectory {
+        do {
+            return try PrivateTemporaryDirectory(parent: folder, prefix: prefix)
+        } catch {
+            throw StoreCreationError.folderUnusable(path: path, folder: folder, reason: "is not writable (\(StoreCreator.reason(error)))")
+        }
+    }
+
+    /// Puts the finished `file` at `path` (never replacing anything), runs `published` (a last
+    /// step, or a test's injected fault), and makes the new name durable; if either of those
+    /// fails the link is undone, so the path is left as it was.
+    ///
+    /// - Throws: `StoreCreationError` when something is in the way or the link fails; whatever
+    ///   `published` or the folder's `fsync` throws.
+    func publishDurably(_ file: String, published: () throws -> Void = {}) throws {
+        try checkNothingInTheWay()
+        try publish(file)
+        do {
+            try published()
+            try Self.synchronize(folder, isFolder: true)
+        } catch {
+            unpublish(sameFileAs: file)
+            throw error
+        }
+    }
+
     /// Removes `path` if it is the file `published` (same device and inode): undoing `publish`.
     func unpublish(sameFileAs published: String) {
         var mine = stat(), there = stat()

@@ -78,12 +78,7 @@ public enum StoreCreator {
         let uuid = (options.storeUUID ?? UUID()).uuidString.uppercased()
 
         let target = try CreationTarget(path: path)
-        let workspace: PrivateTemporaryDirectory
-        do {
-            workspace = try PrivateTemporaryDirectory(parent: target.folder, prefix: ".storerescue-create")
-        } catch {
-            throw StoreCreationError.folderUnusable(path: path, folder: target.folder, reason: "is not writable (\(Self.reason(error)))")
-        }
+        let workspace = try target.makeWorkspace(prefix: ".storerescue-create")
         defer { workspace.remove() }
         try faultInjection?(.workspaceCreated)
 
@@ -103,14 +98,11 @@ public enum StoreCreator {
         }
         try faultInjection?(.beforePublishing)
 
-        try target.checkNothingInTheWay()
-        try target.publish(file)
         do {
-            try faultInjection?(.published)
-            try CreationTarget.synchronize(target.folder, isFolder: true)
+            try target.publishDurably(file) { try faultInjection?(.published) }
+        } catch let error as StoreCreationError {
+            throw error
         } catch {
-            target.unpublish(sameFileAs: file)
-            if let error = error as? StoreCreationError { throw error }
             throw StoreCreationError.writeFailed(path: path, reason: Self.reason(error))
         }
         return StoreCreationResult(

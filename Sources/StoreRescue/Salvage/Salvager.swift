@@ -16,8 +16,8 @@ import Foundation
 /// let report = try Salvager.salvage(
 ///     store: "damaged/default.store", into: workspace + "/salvaged.store",
 ///     options: SalvageOptions(catalog: catalog))
-/// for table in report.tables where table.rowsUnreadable > 0 {
-///     print(table.name, table.rowsRecovered, "recovered,", table.rowsUnreadable, "unreadable")
+/// for table in report.tables where table.rows.unreadable > 0 {
+///     print(table.name, table.rows.recovered, "recovered,", table.rows.unreadable, "unreadable")
 /// }
 /// // Without a catalog: a plain SQLite database, as `sqlite3 .recover` writes.
 /// try Salvager.salvage(store: "damaged.db", into: "recovered.db")
@@ -78,9 +78,9 @@ public enum Salvager {
         let run = try SalvageRun(store: store, output: output, options: options, progress: progress, cancellation: cancellation)
         let workspace: PrivateTemporaryDirectory
         do {
-            workspace = try PrivateTemporaryDirectory(parent: target.folder, prefix: ".storerescue-salvage")
-        } catch {
-            throw SalvageError.outputFolderUnusable(path: output, folder: target.folder, reason: "is not writable (\(StoreCreator.reason(error)))")
+            workspace = try target.makeWorkspace(prefix: ".storerescue-salvage")
+        } catch let error as StoreCreationError {
+            throw SalvageError(creation: error)
         }
         defer { workspace.remove() }
         let file = workspace.path("salvaged.sqlite")
@@ -96,16 +96,8 @@ public enum Salvager {
             throw failure(error, output: output)
         }
         do {
-            try target.checkNothingInTheWay()
-            try target.publish(file)
-        } catch let error as StoreCreationError {
-            throw SalvageError(creation: error)
-        }
-        do {
-            try faultInjection?(.published)
-            try CreationTarget.synchronize(target.folder, isFolder: true)
+            try target.publishDurably(file) { try faultInjection?(.published) }
         } catch {
-            target.unpublish(sameFileAs: file)
             throw failure(error, output: output)
         }
         return run.report(summary: summary, seconds: Date().timeIntervalSince(started))
