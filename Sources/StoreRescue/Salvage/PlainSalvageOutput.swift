@@ -66,34 +66,35 @@ final class PlainSalvageOutput: SalvageOutput {
     }
 
     func lostRoute(columnCount: Int) throws -> RowRoute? {
-        if let route = lostRoutes[columnCount] { return route }
-        guard columnCount + 3 <= Self.maximumColumns else { return nil }
-        let name = claim("lost_and_found_\(columnCount)")
-        let values = (0..<columnCount).map { "c\($0)" }
-        try connection.execute(
-            "CREATE TABLE \(name.quotedSQLIdentifier) (rootpgno INTEGER, pgno INTEGER, id INTEGER\(values.map { ", " + $0 }.joined()))")
-        let target = try writer.addTarget(table: name, columns: ["rootpgno", "pgno", "id"] + values, rowidColumn: nil)
-        let route = RowRoute(
-            target: target, sources: [.rootPage, .pageNumber, .rowid] + (0..<columnCount).map { .record(index: $0, fallback: .null) },
-            rules: nil)
-        looseTables.append(name)
-        lostRoutes[columnCount] = route
-        return route
+        try looseRoute("lost_and_found", columnCount: columnCount, leading: [
+            ("rootpgno", "INTEGER", .rootPage), ("pgno", "INTEGER", .pageNumber), ("id", "INTEGER", .rowid),
+        ], cache: &lostRoutes)
     }
 
     func deletedRoute(columnCount: Int) throws -> RowRoute? {
-        if let route = deletedRoutes[columnCount] { return route }
-        guard columnCount + 3 <= Self.maximumColumns else { return nil }
-        let name = claim("deleted_and_found_\(columnCount)")
+        try looseRoute("deleted_and_found", columnCount: columnCount, leading: [
+            ("pgno", "INTEGER", .pageNumber), ("id", "INTEGER", .rowid), ("likely_table", "TEXT", .likelyTable),
+        ], cache: &deletedRoutes)
+    }
+
+    /// The `<base>_<n>` table for rows of `columnCount` values: where each row was found (the
+    /// `leading` columns), then its values in `c0`, `c1`, … without declared types, so every
+    /// value keeps its storage class. Made on first use; nil past SQLite's column limit.
+    private func looseRoute(
+        _ base: String, columnCount: Int, leading: [(name: String, type: String, source: RowRoute.ValueSource)],
+        cache: inout [Int: RowRoute]
+    ) throws -> RowRoute? {
+        if let route = cache[columnCount] { return route }
+        guard columnCount + leading.count <= Self.maximumColumns else { return nil }
+        let name = claim("\(base)_\(columnCount)")
         let values = (0..<columnCount).map { "c\($0)" }
-        try connection.execute(
-            "CREATE TABLE \(name.quotedSQLIdentifier) (pgno INTEGER, id INTEGER, likely_table TEXT\(values.map { ", " + $0 }.joined()))")
-        let target = try writer.addTarget(table: name, columns: ["pgno", "id", "likely_table"] + values, rowidColumn: nil)
+        let definitions = leading.map { "\($0.name) \($0.type)" } + values
+        try connection.execute("CREATE TABLE \(name.quotedSQLIdentifier) (\(definitions.joined(separator: ", ")))")
+        let target = try writer.addTarget(table: name, columns: leading.map(\.name) + values, rowidColumn: nil)
         let route = RowRoute(
-            target: target, sources: [.pageNumber, .rowid, .likelyTable] + (0..<columnCount).map { .record(index: $0, fallback: .null) },
-            rules: nil)
+            target: target, sources: leading.map(\.source) + (0..<columnCount).map { .record(index: $0, fallback: .null) }, rules: nil)
         looseTables.append(name)
-        deletedRoutes[columnCount] = route
+        cache[columnCount] = route
         return route
     }
 
