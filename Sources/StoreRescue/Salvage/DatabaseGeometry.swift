@@ -98,6 +98,14 @@ struct DatabaseGeometry: Sendable, Equatable {
             return geometry
         }
         geometry.reservedBytes = Int(headerBytes[20])
+        // Reserved bytes are never used by b-tree content: pages whose cells reach into them say
+        // the byte is damaged.
+        if geometry.reservedBytes > 0, PageSizeGuesser.contentReaches(into: geometry.pageSize - geometry.reservedBytes,
+                                                                        pageSize: geometry.pageSize, fileSize: fileSize, read: read)
+        {
+            notes.append("the header reserves \(geometry.reservedBytes) bytes per page, but the pages use them; assuming none")
+            geometry.reservedBytes = 0
+        }
         if let encoding = TextEncoding(rawValue: header.textEncoding) {
             geometry.textEncoding = encoding
         } else {

@@ -68,4 +68,25 @@ enum PageSizeGuesser {
         }
         return result
     }
+
+    /// Whether b-tree pages (read at `pageSize`, over the first `region` bytes) have cells or a
+    /// content area at or beyond `usableSize`: a reserved-bytes value the pages contradict.
+    static func contentReaches(into usableSize: Int, pageSize: Int, fileSize: Int64, read: (_ offset: Int64, _ buffer: inout [UInt8]) -> Bool) -> Bool {
+        let length = Int(min(fileSize, region)) / pageSize * pageSize
+        var bytes = [UInt8](repeating: 0, count: length)
+        guard length > 0, read(0, &bytes) else { return false }
+        return bytes.withUnsafeBytes { file in
+            var offset = pageSize
+            while offset + pageSize <= length {
+                let page = UnsafeRawBufferPointer(rebasing: file[offset..<offset + pageSize])
+                if let header = BTreePageHeader(page: page, pageNumber: UInt32(offset / pageSize + 1), usableSize: pageSize), header.cellCount > 0,
+                    (0..<header.cellCount).contains(where: { (header.cellOffset($0, in: page) ?? 0) >= usableSize })
+                {
+                    return true
+                }
+                offset += pageSize
+            }
+            return false
+        }
+    }
 }

@@ -26,24 +26,25 @@ extension SalvageReport {
         out.section("Tables")
         var rows = [["  table", "rows", "partial", "unreadable", "deleted", "duplicates", "dangling", "pages r/d/m", "identified by"]]
         for table in tables {
-            let dangling = table.danglingCleared + table.danglingRowsDropped + table.rowsNotFitting + table.conflictsDropped
+            let counts = table.rows
+            let dangling = counts.danglingCleared + counts.danglingRowsDropped + counts.notFitting + counts.conflictsDropped
             let status: String
             switch table.disposition {
             case "recovered": status = identification(table)
             default: status = "\(table.disposition): \(table.reason ?? "")"
             }
             rows.append([
-                "  " + table.name, "\(table.rowsRecovered)", "\(table.rowsPartial)", "\(table.rowsUnreadable)", "\(table.rowsDeleted)",
-                "\(table.duplicatesResolved)", "\(dangling)", "\(table.pages.read)/\(table.pages.damaged)/\(table.pages.missing)", status,
+                "  " + table.name, "\(counts.recovered)", "\(counts.partial)", "\(counts.unreadable)", "\(counts.deleted)",
+                "\(counts.duplicatesResolved)", "\(dangling)", "\(table.pages.read)/\(table.pages.damaged)/\(table.pages.missing)", status,
             ])
         }
         out.table(rows)
-        out.line("  (dangling: values cleared, join rows dropped, rows not fitting the version or refused by a unique index)")
+        out.line("  (dangling: values cleared, join rows dropped, rows not fitting their table or refused by a unique index)")
         out.section("Totals")
-        out.field("Recovered", "\(totals.rowsRecovered) rows (\(totals.rowsPartial) partial: columns lost to a broken overflow chain are NULL)")
-        out.field("Not recovered", "\(totals.rowsUnreadable) unreadable, \(totals.rowsNotFitting) not fitting the version, "
+        out.field("Recovered", "\(totals.recovered) rows (\(totals.partial) partial: columns lost to a broken overflow chain are NULL)")
+        out.field("Not recovered", "\(totals.unreadable) unreadable, \(totals.notFitting) not fitting their table, "
             + "\(totals.conflictsDropped) refused by a unique index")
-        out.field("Deleted", "\(totals.rowsDeleted) rows on free pages (deleted, recoverable; never mixed into live tables)")
+        out.field("Deleted", "\(totals.deleted) rows on free pages (deleted, recoverable; never mixed into live tables)")
         out.field("Resolved", "\(totals.duplicatesResolved) duplicate copies, \(totals.danglingCleared) dangling values cleared, "
             + "\(totals.danglingRowsDropped) join rows dropped, \(totals.valuesFixed) Z_ENT/Z_OPT values fixed")
         out.field("Lost and found", lostAndFound.tables.isEmpty

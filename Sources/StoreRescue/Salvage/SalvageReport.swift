@@ -94,25 +94,8 @@ public struct SalvageReport: Sendable, Encodable, Equatable {
         @NullEncoded public var reason: String?
         @NullEncoded public var rootPage: Int?
         public var identifiedBy: Identification
-        /// Rows written to the new store (partial ones included), after duplicates and fix-ups.
-        public var rowsRecovered: Int
-        /// Rows written with columns lost to a broken overflow chain (set to NULL).
-        public var rowsPartial: Int
-        /// Cells seen on the table's pages that could not be decoded.
-        public var rowsUnreadable: Int
-        /// Core Data mode: rows whose values do not fit the version's columns (not written).
-        public var rowsNotFitting: Int
-        /// Rows on free pages whose rowid no live row has: deleted, recoverable; never mixed
-        /// into the table (plain mode: written to `deleted_and_found_<n>`).
-        public var rowsDeleted: Int
-        /// Second copies of a rowid already recovered (the copy reachable from the tree wins).
-        public var duplicatesResolved: Int
-        /// Rows refused by a uniqueness constraint of the version's layout.
-        public var conflictsDropped: Int
-        /// To-one values pointing at a row that was not recovered, set to NULL.
-        public var danglingCleared: Int
-        /// Join-table rows whose ends were not recovered, dropped.
-        public var danglingRowsDropped: Int
+        /// What became of the table's rows.
+        public var rows: RowCounts
         public var pages: PageCounts
         /// Core Data mode: rows per entity (`Z_ENT`) of the table.
         public var entities: [EntityCount]
@@ -130,18 +113,39 @@ public struct SalvageReport: Sendable, Encodable, Equatable {
         public var tables: [String]
     }
 
-    public struct Totals: Sendable, Encodable, Equatable {
-        public var rowsRecovered: Int
-        public var rowsPartial: Int
-        public var rowsUnreadable: Int
-        public var rowsNotFitting: Int
-        public var rowsDeleted: Int
-        public var duplicatesResolved: Int
-        public var conflictsDropped: Int
-        public var danglingCleared: Int
-        public var danglingRowsDropped: Int
+    /// What became of a table's rows — or, as `totals`, of every table's and the lost and found's.
+    public struct RowCounts: Sendable, Encodable, Equatable {
+        /// Rows written to the new store (partial ones included), after duplicates and fix-ups.
+        public var recovered = 0
+        /// Rows written with values lost to a broken overflow chain (set to NULL).
+        public var partial = 0
+        /// Cells that could not be decoded.
+        public var unreadable = 0
+        /// Rows whose values do not fit the table's columns (Core Data mode: its declared types or
+        /// `Z_ENT`; both modes: more values than columns), not written to the table.
+        public var notFitting = 0
+        /// Rows on free pages whose rowid no live row has: deleted, recoverable; never mixed into
+        /// live tables (plain mode: written to `deleted_and_found_<n>`).
+        public var deleted = 0
+        /// Later copies of a rowid already recovered (the copy reachable from the tree wins).
+        public var duplicatesResolved = 0
+        /// Rows refused by a unique index of the version's layout.
+        public var conflictsDropped = 0
+        /// To-one values pointing at a row that was not recovered, set to NULL.
+        public var danglingCleared = 0
+        /// Join-table rows with an end that was not recovered, dropped.
+        public var danglingRowsDropped = 0
         /// `Z_ENT` or `Z_OPT` values set to what Core Data expects.
-        public var valuesFixed: Int
+        public var valuesFixed = 0
+
+        public static func + (lhs: RowCounts, rhs: RowCounts) -> RowCounts {
+            RowCounts(
+                recovered: lhs.recovered + rhs.recovered, partial: lhs.partial + rhs.partial, unreadable: lhs.unreadable + rhs.unreadable,
+                notFitting: lhs.notFitting + rhs.notFitting, deleted: lhs.deleted + rhs.deleted,
+                duplicatesResolved: lhs.duplicatesResolved + rhs.duplicatesResolved, conflictsDropped: lhs.conflictsDropped + rhs.conflictsDropped,
+                danglingCleared: lhs.danglingCleared + rhs.danglingCleared, danglingRowsDropped: lhs.danglingRowsDropped + rhs.danglingRowsDropped,
+                valuesFixed: lhs.valuesFixed + rhs.valuesFixed)
+        }
     }
 
     public struct MetadataSummary: Sendable, Encodable, Equatable {
@@ -170,7 +174,7 @@ public struct SalvageReport: Sendable, Encodable, Equatable {
     public var pages: PageSummary
     public var tables: [TableSummary]
     public var lostAndFound: LostAndFound
-    public var totals: Totals
+    public var totals: RowCounts
     @NullEncoded public var metadata: MetadataSummary?
     /// What could not be read as expected, in words.
     public var notes: [String]

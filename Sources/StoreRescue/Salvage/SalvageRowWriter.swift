@@ -36,7 +36,8 @@ final class SalvageRowWriter {
     let connection: SQLiteConnection
     let textEncoding: DatabaseGeometry.TextEncoding
     private var targets: [Target] = []
-    private(set) var valuesFixed = 0
+    /// `Z_ENT`/`Z_OPT` values set, per target.
+    private(set) var valuesFixed: [Int: Int] = [:]
     private static let emptyText: StaticString = ""
 
     init(connection: SQLiteConnection, textEncoding: DatabaseGeometry.TextEncoding) {
@@ -129,13 +130,13 @@ final class SalvageRowWriter {
             recordInteger(route.sources[position], record: record, payload: payload) != sole
         {
             sqlite3_bind_int64(statement, Int32(position + 1), sole)
-            valuesFixed += 1
+            valuesFixed[route.target, default: 0] += 1
         }
         if let position = rules.optimisticLockPosition,
             recordInteger(route.sources[position], record: record, payload: payload) == nil
         {
             sqlite3_bind_int64(statement, Int32(position + 1), 1)
-            valuesFixed += 1
+            valuesFixed[route.target, default: 0] += 1
         }
     }
 

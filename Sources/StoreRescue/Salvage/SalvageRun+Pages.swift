@@ -86,10 +86,11 @@ extension SalvageRun {
         return tally
     }
 
-    /// Whether the records of a leaf reached from `owner`'s root can be that table's rows, judged
-    /// on a few cells (first, middle, last): a pointer damaged into another table's leaf fails.
+    /// Whether the records of a leaf reached from `owner`'s root can be that tree's rows, judged
+    /// on a few cells (first, middle, last): a pointer damaged into another tree's leaf fails, and
+    /// the leaf is left for the sweep instead of being claimed by the wrong tree.
     private func leafFits(_ owner: RowOwner, header: BTreePageHeader, page: UInt32) -> Bool {
-        guard case .table(let index) = owner, header.cellCount > 0 else { return true }
+        guard header.cellCount > 0 else { return true }
         let usable = geometry.usableSize
         return pageBuffer.withUnsafeBytes { bytes in
             var judged = 0, fitting = 0
@@ -101,9 +102,16 @@ extension SalvageRun {
                 guard RecordDecoder.decode(local, declaredSize: cell.payloadSize, into: &columns) != .malformed else { continue }
                 judged += 1
                 let second = columns.count > 1 && columns[1].isAvailable && columns[1].storageClass == .integer ? columns[1].integer(in: local) : nil
-                if matcher.score(ShapeMatcher.Shape(classes: columns.map(\.storageClass), secondInteger: second), table: index) != nil {
-                    fitting += 1
+                let shape = ShapeMatcher.Shape(classes: columns.map(\.storageClass), secondInteger: second)
+                let fits: Bool
+                switch owner {
+                case .table(let index): fits = matcher.score(shape, table: index) != nil
+                case .schema: fits = isSchemaRow(columns, local)
+                case .bookkeeping(let table): fits = bookkeepingMatcher.tables.firstIndex { $0.name == table.rawValue }
+                    .map { bookkeepingMatcher.score(shape, table: $0) != nil } ?? true
+                case .lost: fits = true
                 }
+                if fits { fitting += 1 }
             }
             return judged == 0 || fitting * 2 > judged
         }
@@ -188,7 +196,10 @@ extension SalvageRun {
         if root == 1 { return }  // a schema page: read in pass 1
         let shapes = recordShapes(header: header, page: page).shapes
         let preferred = root.flatMap { root in tables.firstIndex { $0.rootPage == root } }
-        guard let index = matcher.identify(shapes, preferred: preferred) else {
+        // A root page no known table has: the page is another table's — one whose root is not
+        // known (a table known from the layout only), never one whose root is elsewhere.
+        let candidates = root != nil && preferred == nil ? Set(tables.indices.filter { tables[$0].rootPage == nil }) : nil
+        guard let index = matcher.identify(shapes, preferred: preferred, among: candidates) else {
             let complete = try processLeaf(page: page, header: header, owner: .lost(root: root), provenance: .orphan)
             if !complete { pagesDamagedOutsideTables += 1 }
             return

@@ -11,11 +11,12 @@ extension SalvageRun {
             let result = results[table.name.uppercased()]
             var entry = Self.tableSummary(name: table.name, rootPage: table.rootPage, tally: tally, result: result)
             switch roles.indices.contains(index) ? roles[index] : .skip(reason: "not read") {
-            case .write: break
+            case .write(let route):
+                entry.rows.valuesFixed = valuesFixed[route.target] ?? 0
             case .collect(let kind):
                 entry.disposition = "bookkeeping"
                 entry.reason = "rebuilt for the version; its rows were read for the metadata, Z_MAX and the model cache"
-                entry.rowsRecovered = bookkeeping.rowCount(kind)
+                entry.rows.recovered = bookkeeping.rowCount(kind)
             case .skip(let reason):
                 entry.disposition = "skipped"
                 entry.reason = reason
@@ -29,13 +30,8 @@ extension SalvageRun {
             entry.reason = "not in the damaged store's schema; written empty"
             tableSummaries.append(entry)
         }
-        let recovered = tableSummaries.filter { $0.disposition == "recovered" }
-        func sum(_ key: KeyPath<SalvageReport.TableSummary, Int>) -> Int { recovered.reduce(0) { $0 + $1[keyPath: key] } }
-        let totals = SalvageReport.Totals(
-            rowsRecovered: sum(\.rowsRecovered), rowsPartial: sum(\.rowsPartial), rowsUnreadable: sum(\.rowsUnreadable) + lost.unreadable,
-            rowsNotFitting: sum(\.rowsNotFitting), rowsDeleted: sum(\.rowsDeleted) + lost.deleted, duplicatesResolved: sum(\.duplicatesResolved),
-            conflictsDropped: sum(\.conflictsDropped), danglingCleared: sum(\.danglingCleared), danglingRowsDropped: sum(\.danglingRowsDropped),
-            valuesFixed: valuesFixed)
+        let totals = tableSummaries.filter { $0.disposition == "recovered" }.map(\.rows)
+            .reduce(SalvageReport.RowCounts(unreadable: lost.unreadable, deleted: lost.deleted), +)
         let lostAndFound = SalvageReport.LostAndFound(
             rows: lost.rows, rowsUnreadable: lost.unreadable, deletedRows: lost.deleted, tables: looseTableNames)
         return SalvageReport(
@@ -51,10 +47,10 @@ extension SalvageRun {
         SalvageReport.TableSummary(
             name: name, disposition: "recovered", reason: nil, rootPage: rootPage.map(Int.init),
             identifiedBy: .init(schemaTree: tally.bySchema, pointerMap: tally.byPointerMap, recordShape: tally.byShape),
-            rowsRecovered: result?.rows ?? 0, rowsPartial: tally.rowsPartial, rowsUnreadable: tally.rowsUnreadable,
-            rowsNotFitting: tally.rowsNotFitting, rowsDeleted: tally.rowsDeleted, duplicatesResolved: tally.duplicates,
-            conflictsDropped: tally.conflicts, danglingCleared: result?.danglingCleared ?? 0,
-            danglingRowsDropped: result?.danglingRowsDropped ?? 0,
+            rows: SalvageReport.RowCounts(
+                recovered: result?.rows ?? 0, partial: tally.rowsPartial, unreadable: tally.rowsUnreadable, notFitting: tally.rowsNotFitting,
+                deleted: tally.rowsDeleted, duplicatesResolved: tally.duplicates, conflictsDropped: tally.conflicts,
+                danglingCleared: result?.danglingCleared ?? 0, danglingRowsDropped: result?.danglingRowsDropped ?? 0),
             pages: .init(read: tally.pagesRead, damaged: tally.pagesDamaged, missing: tally.pagesMissing),
             entities: result?.entities ?? [])
     }

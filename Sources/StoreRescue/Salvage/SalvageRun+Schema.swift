@@ -34,8 +34,7 @@ extension SalvageRun {
     /// Reads every leaf page for schema rows (claimed as schema pages) and, in Core Data mode,
     /// Core Data's own rows (metadata, model cache: what tells the version).
     private func findSchemaAndBookkeepingPages() throws {
-        let bookkeepingTables = options.catalog == nil ? [] : try Self.bookkeepingDefinitions()
-        let bookkeepingMatcher = ShapeMatcher(tables: bookkeepingTables, isStrict: true)
+        let bookkeepingTables = options.catalog == nil ? [] : bookkeepingMatcher.tables
         for page in UInt32(1)...capacity {
             if page % 64 == 0 { try checkCancellation() }
             guard !treePages.contains(page), !freeTrunks.contains(page), !freeLeaves.contains(page),
@@ -47,7 +46,7 @@ extension SalvageRun {
             if shapes.isSchema {
                 treePages.insert(page)
                 _ = try processLeaf(page: page, header: header, owner: .schema, provenance: .tree)
-            } else if let index = bookkeepingMatcher.identify(shapes.shapes),
+            } else if !bookkeepingTables.isEmpty, let index = bookkeepingMatcher.identify(shapes.shapes),
                 let table = BookkeepingRows.Table(rawValue: bookkeepingTables[index].name)
             {
                 _ = try processLeaf(page: page, header: header, owner: .bookkeeping(table), provenance: .orphan)
@@ -96,10 +95,18 @@ extension SalvageRun {
         let output = try CoreDataSalvageOutput(
             path: file, version: resolution.version, layout: layout, metadata: bookkeeping.storeMetadata,
             historyIsProvisional: !schemaKnown, textEncoding: geometry.textEncoding)
+        // The version's tables the schema does not name (none when it is unreadable, some when
+        // part of it is): known from the layout, their root unknown, so their pages are named by
+        // the shape of their rows.
+        let layoutTables = layout.tables + (layout.persistentHistory?.tables ?? [])
+        let named = Set(tables.map { $0.name.uppercased() })
+        let missing = layoutTables.filter { !named.contains($0.name.uppercased()) }.map { TableDefinition(layoutTable: $0, entityNumbers: nil) }
+            + (try Self.bookkeepingDefinitions()).filter { !named.contains($0.name.uppercased()) }
+        tables += missing
         if !schemaKnown {
-            let layoutTables = layout.tables + (layout.persistentHistory?.tables ?? [])
-            tables = layoutTables.map { TableDefinition(layoutTable: $0, entityNumbers: nil) } + (try Self.bookkeepingDefinitions())
             notes.append("tables identified by the shape of their rows against version \"\(resolution.version.name)\"")
+        } else if !missing.isEmpty, !schemaFromTree {
+            notes.append("tables the damaged schema no longer names, known from version \"\(resolution.version.name)\": \(missing.map(\.name).joined(separator: ", "))")
         }
         for index in tables.indices {
             if let table = (layout.tables + (layout.persistentHistory?.tables ?? [])).first(where: { $0.name.uppercased() == tables[index].name.uppercased() }) {

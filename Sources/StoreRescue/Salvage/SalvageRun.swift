@@ -58,13 +58,15 @@ final class SalvageRun {
     /// Core Data mode: the page counts of the bookkeeping trees, read before the version is known.
     var bookkeepingPages: [Int: TableTally] = [:]
     var matcher = ShapeMatcher(tables: [], isStrict: false)
+    /// Core Data's own tables, as `create` writes them: what their rows look like.
+    lazy var bookkeepingMatcher = ShapeMatcher(tables: (try? Self.bookkeepingDefinitions()) ?? [], isStrict: true)
     var lost = LostTally()
     var bookkeeping = BookkeepingRows()
     var notes: [String] = []
     var output: (any SalvageOutput)?
     var pagesProcessed = 0
-    /// Read from the output before it is closed.
-    var valuesFixed = 0
+    /// Read from the output before it is closed: values fixed per output table (writer target).
+    var valuesFixed: [Int: Int] = [:]
     var looseTableNames: [String] = []
 
     init(store: String, output: String, options: SalvageOptions, progress: ((SalvageProgress) -> Void)?, cancellation: CancellationFlag?) throws {

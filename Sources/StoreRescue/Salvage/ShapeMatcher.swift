@@ -27,15 +27,21 @@ struct ShapeMatcher {
     }
 
     /// The index in `tables` of the table the page's records belong to, or nil.
-    /// - Parameter preferred: a table named by other evidence (the pointer map): taken when most
-    ///   records fit it.
-    func identify(_ shapes: [Shape], preferred: Int? = nil) -> Int? {
+    /// - Parameters:
+    ///   - preferred: the table other evidence names (the pointer map leads to its root): the
+    ///     page is that table's when most records fit it, and no other table's either way — a
+    ///     record that does not fit means the page or the schema is damaged, not that another
+    ///     table's page hangs from this root.
+    ///   - candidates: the tables the page may belong to (nil: all).
+    func identify(_ shapes: [Shape], preferred: Int? = nil, among candidates: Set<Int>? = nil) -> Int? {
         guard !shapes.isEmpty else { return nil }
         let majority = shapes.count / 2 + 1
-        if let preferred, preferred < tables.count, tally(shapes, table: preferred).fits >= majority { return preferred }
+        if let preferred {
+            return preferred < tables.count && tally(shapes, table: preferred).fits >= majority ? preferred : nil
+        }
         var best: (index: Int, fits: Int, score: Int)?
         var tied = false
-        for (index, table) in tables.enumerated() where !table.isWithoutRowid {
+        for (index, table) in tables.enumerated() where !table.isWithoutRowid && candidates?.contains(index) != false {
             let result = tally(shapes, table: index)
             guard result.fits >= majority else { continue }
             if let current = best {
@@ -70,6 +76,7 @@ struct ShapeMatcher {
         let count = shape.classes.count
         guard count >= 1, count <= table.columns.count else { return nil }
         var score = count == table.columns.count ? 4 : 0
+        var atypical = 0, valued = 0
         for (column, storage) in shape.classes.enumerated() {
             if column == table.rowidColumn {
                 guard storage == .null else { return nil }
@@ -78,12 +85,25 @@ struct ShapeMatcher {
             }
             let affinity = affinities[index][column]
             switch Self.fit(storage, affinity) {
-            case .typical: score += 2
-            // BLOB columns hold anything, even in Core Data (history tombstones).
-            case .possible: if isStrict, affinity != .blob { return nil }
+            case .typical:
+                score += 2
+                valued += 1
+            // BLOB columns (and columns with no declared type) expect nothing: they hold anything,
+            // even in Core Data (history tombstones).
+            case .possible:
+                guard affinity != .blob else {
+                    valued += 1
+                    break
+                }
+                if isStrict { return nil }
+                atypical += 1
+                valued += 1
             case .null: score += 1
             }
         }
+        // SQLite accepts any value in any column, but apps mostly store what they declare: a
+        // record whose values are often not what the columns declare is another table's.
+        if atypical * 4 > valued { return nil }
         if let entities = table.entityNumbers {
             guard let entity = shape.secondInteger, entities.contains(entity) else { return nil }
             score += 8

@@ -19,9 +19,10 @@ struct SalvageCommandTests {
         "store", "output", "mode", "version", "versionSource", "schemaSource", "file", "writeAheadLog", "pages", "tables",
         "lostAndFound", "totals", "metadata", "notes", "seconds", "error",
     ]
-    static let tableKeys = [
-        "name", "disposition", "reason", "rootPage", "identifiedBy", "rowsRecovered", "rowsPartial", "rowsUnreadable", "rowsNotFitting",
-        "rowsDeleted", "duplicatesResolved", "conflictsDropped", "danglingCleared", "danglingRowsDropped", "pages", "entities",
+    static let tableKeys = ["name", "disposition", "reason", "rootPage", "identifiedBy", "rows", "pages", "entities"]
+    static let rowCountKeys = [
+        "recovered", "partial", "unreadable", "notFitting", "deleted", "duplicatesResolved", "conflictsDropped", "danglingCleared",
+        "danglingRowsDropped", "valuesFixed",
     ]
 
     static func expectKeys(_ keys: [String], in object: [String: Any]?, null nullKeys: [String] = [], _ label: String) {
@@ -64,10 +65,10 @@ struct SalvageCommandTests {
             Self.expectKeys(Self.tableKeys, in: table, null: ["reason"], "table")
             Self.expectKeys(["schemaTree", "pointerMap", "recordShape"], in: table["identifiedBy"] as? [String: Any], "identifiedBy")
             Self.expectKeys(["read", "damaged", "missing"], in: table["pages"] as? [String: Any], "table pages")
+            Self.expectKeys(Self.rowCountKeys, in: table["rows"] as? [String: Any], "table rows")
         }
         Self.expectKeys(["rows", "rowsUnreadable", "deletedRows", "tables"], in: json["lostAndFound"] as? [String: Any], "lostAndFound")
-        Self.expectKeys(["rowsRecovered", "rowsPartial", "rowsUnreadable", "rowsNotFitting", "rowsDeleted", "duplicatesResolved",
-                         "conflictsDropped", "danglingCleared", "danglingRowsDropped", "valuesFixed"], in: json["totals"] as? [String: Any], "totals")
+        Self.expectKeys(Self.rowCountKeys, in: json["totals"] as? [String: Any], "totals")
     }
 
     @Test func coreDataSalvageJSONCarriesVersionAndMetadata() throws {

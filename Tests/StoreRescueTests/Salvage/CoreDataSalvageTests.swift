@@ -42,7 +42,7 @@ import Testing
         let item = try #require(report.tables.first { $0.name == "ZITEM" })
         #expect(item.entities.map(\.name) == ["Item", "SpecialItem"])
         #expect(item.entities.map(\.rows).reduce(0, +) == 200)
-        #expect(item.rowsRecovered == 200)
+        #expect(item.rows.recovered == 200)
         #expect(report.tables.first { $0.name == "Z_PRIMARYKEY" }?.disposition == "bookkeeping")
         let maxima = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
             .rows("SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { "\($0[0].string ?? "")=\($0[1].int64 ?? -1)" }
@@ -64,12 +64,12 @@ import Testing
         #expect(try connection.scalar("SELECT count(*) FROM ZITEM WHERE ZOWNER IS NOT NULL")?.int64 == 0)
         #expect(try connection.scalar("SELECT count(*) FROM Z_1TAGS")?.int64 == 0)
         let items = try #require(report.tables.first { $0.name == "ZITEM" })
-        #expect(items.danglingCleared == 200)
+        #expect(items.rows.danglingCleared == 200)
         let joins = try #require(report.tables.first { $0.name == "Z_1TAGS" })
-        #expect(joins.danglingRowsDropped > 0)
-        #expect(joins.rowsRecovered == 0)
+        #expect(joins.rows.danglingRowsDropped > 0)
+        #expect(joins.rows.recovered == 0)
         #expect(report.tables.first { $0.name == "ZOWNER" }?.pages.damaged == 1)
-        #expect(report.totals.danglingRowsDropped == joins.danglingRowsDropped)
+        #expect(report.totals.danglingRowsDropped == joins.rows.danglingRowsDropped)
     }
 
     /// Page 1 gone: the schema is gone with it, so pages are named by the pointer map and by
@@ -119,8 +119,8 @@ import Testing
         let (output, report) = try Self.salvage(store, in: directory)
         try Self.expectUsableStore(output)
         let item = try #require(report.tables.first { $0.name == "ZITEM" })
-        #expect(item.rowsNotFitting == 1)
-        #expect(item.rowsRecovered == 199)
+        #expect(item.rows.notFitting == 1)
+        #expect(item.rows.recovered == 199)
         let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
         #expect(try connection.scalar("SELECT count(*) FROM ZITEM WHERE Z_PK = 3")?.int64 == 0)
         #expect(try connection.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Item'")?.int64 == 200, "Z_MAX raised to the largest Z_PK")

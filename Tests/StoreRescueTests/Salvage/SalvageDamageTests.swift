@@ -87,6 +87,13 @@ import Testing
                 let have = Array(values.prefix(stored))
                 #expect(Self.sameAsStored(have, want) || Self.sameAsStored(have, record), "\(label): \(table) \(rowid)", sourceLocation: sourceLocation)
             }
+            // Nor a row of another table (a page given to the wrong table): same rowid, its values.
+            for (rowid, values) in rows where original.rows[table]?[rowid] == nil {
+                let misplaced = original.rows.contains { other, otherRows in
+                    other != table && otherRows[rowid].map { Self.sameAsStored(values, $0) } == true
+                }
+                #expect(!misplaced, "\(label): \(table) \(rowid) is another table's row", sourceLocation: sourceLocation)
+            }
             let deletedRange = (SalvageFixtures.lastLivePerson(rows: original.rowCount) + 1)...Int64(original.rowCount)
             let deleted = rows.keys.filter { table == "people" && deletedRange.contains($0) }
             #expect(deleted.isEmpty, "\(label): deleted people \(deleted.sorted().prefix(5)) in the live table", sourceLocation: sourceLocation)

@@ -94,7 +94,7 @@ import Testing
         #expect(linked?.recoverySuggestion == "pass the real path, or add --follow-symlinks if the link is trusted")
         #expect(setup.outputFolderNames().isEmpty)
         let followed = try Salvager.salvage(store: link, into: setup.output, options: SalvageOptions(followsSymlinks: true))
-        #expect(followed.tables.first { $0.name == "people" }?.rowsRecovered == Int(SalvageFixtures.lastLivePerson()))
+        #expect(followed.tables.first { $0.name == "people" }?.rows.recovered == Int(SalvageFixtures.lastLivePerson()))
     }
 
     @Test func emptyOrForeignInputHasNothingToSalvage() throws {

@@ -23,14 +23,14 @@ import Testing
         #expect(report.schemaSource == "sqlite_schema")
         #expect(report.version == nil)
         #expect(report.metadata == nil)
-        #expect(report.totals.rowsRecovered == original.values.reduce(0) { $0 + $1.count })
-        #expect(report.totals.rowsUnreadable == 0)
+        #expect(report.totals.recovered == original.values.reduce(0) { $0 + $1.count })
+        #expect(report.totals.unreadable == 0)
         #expect(report.pages.damaged == 0)
         #expect(report.pages.missing == 0)
         let people = try #require(report.tables.first { $0.name == "people" })
         #expect(people.identifiedBy.schemaTree > 0 && people.identifiedBy.pointerMap == 0 && people.identifiedBy.recordShape == 0)
-        #expect(people.rowsDeleted > 0, "the deleted rows on free pages are reported")
-        #expect(people.rowsRecovered == original["people"]?.count)
+        #expect(people.rows.deleted > 0, "the deleted rows on free pages are reported")
+        #expect(people.rows.recovered == original["people"]?.count)
         var after = try SalvageFixtures.snapshot(directory.url.path)
         after["out.sqlite"] = nil
         #expect(after == before, "the store was not changed and nothing was created beside it")
@@ -60,7 +60,7 @@ import Testing
         #expect(!deletedIDs.isEmpty)
         #expect(deletedIDs.allSatisfy { $0 > last }, "only rows that were deleted")
         #expect(Set(deletedIDs).count == deletedIDs.count)
-        #expect(report.tables.first { $0.name == "people" }?.rowsDeleted == deletedIDs.count)
+        #expect(report.tables.first { $0.name == "people" }?.rows.deleted == deletedIDs.count)
     }
 
     /// Page 1 gone (header and schema root): the schema is found again on the pages it spills
@@ -98,7 +98,7 @@ import Testing
         for (table, rows) in expected {
             #expect(recovered[table] == rows, "\(sample): table \(table)")
         }
-        #expect(report.totals.rowsUnreadable == 0, "\(sample)")
+        #expect(report.totals.unreadable == 0, "\(sample)")
         #expect(report.pages.damaged == 0, "\(sample)")
         var after = try SalvageFixtures.snapshot(directory.url.path)
         after["out.sqlite"] = nil
