@@ -67,6 +67,18 @@ struct CreationTarget {
         }
     }
 
+    /// The private folder (mode 0700) a new store is built in: inside the destination folder, so
+    /// publishing it is a link on the same file system.
+    ///
+    /// - Throws: `StoreCreationError.folderUnusable` when the folder cannot be created there.
+    func makeWorkspace(prefix: String) throws -> PrivateTemporaryDirectory {
+        do {
+            return try PrivateTemporaryDirectory(parent: folder, prefix: prefix)
+        } catch {
+            throw StoreCreationError.folderUnusable(path: path, folder: folder, reason: "is not writable (\(StoreCreator.reason(error)))")
+        }
+    }
+
     /// The whole publication of a finished file: flushed to disk, checked that nothing appeared
     /// at the path meanwhile, hard-linked into place (never replacing anything), and the folder
     /// flushed so the new name survives a crash. If anything fails once the link exists, the

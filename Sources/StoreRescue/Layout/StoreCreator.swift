@@ -78,12 +78,7 @@ public enum StoreCreator {
         let uuid = (options.storeUUID ?? UUID()).uuidString.uppercased()
 
         let target = try CreationTarget(path: path)
-        let workspace: PrivateTemporaryDirectory
-        do {
-            workspace = try PrivateTemporaryDirectory(parent: target.folder, prefix: ".create")
-        } catch {
-            throw StoreCreationError.folderUnusable(path: path, folder: target.folder, reason: "is not writable (\(Self.reason(error)))")
-        }
+        let workspace = try target.makeWorkspace(prefix: ".create")
         defer { workspace.remove() }
         try faultInjection?(.workspaceCreated)
 

@@ -45,13 +45,14 @@ public final class SQLiteConnection {
         case .immutable, .readOnly: flags |= SQLITE_OPEN_READONLY
         case .readWrite: flags |= SQLITE_OPEN_READWRITE
         case .create: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .memory: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_MEMORY
         }
         if !options.followsSymlinks { flags |= SQLITE_OPEN_NOFOLLOW }
         // SQLITE_OPEN_NOFOLLOW refuses a link anywhere in the path; only the file itself must
         // not be one. Its folder may be reached through links (a symlinked backup folder,
         // /tmp on macOS), so the folder part is resolved first.
-        let opened = options.followsSymlinks ? path : Self.resolvingFolder(of: path)
-        let uri = Self.fileURI(path: opened, immutable: options.mode == .immutable)
+        let opened = options.followsSymlinks || options.mode == .memory ? path : Self.resolvingFolder(of: path)
+        let uri = options.mode == .memory ? ":memory:" : Self.fileURI(path: opened, immutable: options.mode == .immutable)
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(uri, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {

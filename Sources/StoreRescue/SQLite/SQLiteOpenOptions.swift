@@ -11,6 +11,9 @@ public struct SQLiteOpenOptions: Sendable, Equatable {
         case readWrite
         /// `SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE`.
         case create
+        /// A private in-memory database (the path is ignored): a scratch space for SQLite's own
+        /// parser, e.g. to read the columns of a `CREATE TABLE` recovered from a damaged file.
+        case memory
     }
 
     public var mode: Mode = .immutable

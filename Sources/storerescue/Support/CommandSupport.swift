@@ -114,6 +114,20 @@ enum CommandOutput {
     }
 }
 
+/// A step of a long command, as the progress bar shows it.
+protocol ProgressReporting {
+    var phaseLabel: String { get }
+    var fraction: Double { get }
+}
+
+extension BackupProgress: ProgressReporting {
+    var phaseLabel: String { phase.rawValue }
+}
+
+extension SalvageProgress: ProgressReporting {
+    var phaseLabel: String { phase.rawValue }
+}
+
 /// A one-line progress bar on stderr, only when stderr is a terminal (never in a pipe or a log).
 final class ProgressBar {
     private var lastDrawn = -1
@@ -124,15 +138,15 @@ final class ProgressBar {
         !json && isatty(STDERR_FILENO) == 1 ? ProgressBar() : nil
     }
 
-    func update(_ progress: BackupProgress) {
+    func update(_ progress: some ProgressReporting) {
         let percent = Int(progress.fraction * 100)
-        guard percent != lastDrawn || progress.phase.rawValue != lastPhase else { return }
+        guard percent != lastDrawn || progress.phaseLabel != lastPhase else { return }
         lastDrawn = percent
-        lastPhase = progress.phase.rawValue
+        lastPhase = progress.phaseLabel
         let width = 30
         let filled = width * percent / 100
         let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
-        let label = progress.phase.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
+        let label = progress.phaseLabel.padding(toLength: 10, withPad: " ", startingAt: 0)
         FileHandle.standardError.write(Data("\r\(label) [\(bar)] \(percent)%".utf8))
     }
 
@@ -237,8 +251,8 @@ extension CommandOutput {
     /// Runs a long job with a progress bar on a terminal (none on a pipe or with `--json`) and
     /// Ctrl-C wired to its cancellation flag. The bar is erased before anything else is printed;
     /// a failure is printed as the command's error and comes back as its exit code.
-    static func withProgress<Result>(
-        json: Bool, _ work: (_ progress: ((BackupProgress) -> Void)?, _ cancellation: CancellationFlag) throws -> Result
+    static func withProgress<Result, Progress: ProgressReporting>(
+        json: Bool, _ work: (_ progress: ((Progress) -> Void)?, _ cancellation: CancellationFlag) throws -> Result
     ) throws -> Result {
         let cancellation = InterruptHandling.cancellation
         let bar = ProgressBar.make(json: json)

@@ -1,0 +1,113 @@
+import Foundation
+
+/// The rows of Core Data's own tables found in a damaged store: they are not copied (the new
+/// store's are written for its version) but say what the store was — its UUID and metadata, the
+/// last primary key handed out per entity, its model cache.
+struct BookkeepingRows {
+    enum Table: String {
+        case primaryKey = "Z_PRIMARYKEY"
+        case metadata = "Z_METADATA"
+        case modelCache = "Z_MODELCACHE"
+    }
+
+    struct PrimaryKeyRow: Equatable {
+        var ent: Int64
+        var name: String
+        var superEnt: Int64
+        var max: Int64
+    }
+
+    /// By rowid: a row found twice (tree and orphan page) is kept once.
+    private(set) var metadata: [Int64: (uuid: String?, plist: Data?)] = [:]
+    private(set) var primaryKeys: [Int64: PrimaryKeyRow] = [:]
+    private(set) var modelCaches: [Int64: Data] = [:]
+    /// More rows than a store has are damage: collection stops there (bounds memory). Blobs kept
+    /// (plists, model caches) stay under the model cache's own bound all together.
+    static let maximumRows = 100_000
+    static let maximumBlobBytes = Int(ModelFileLoader.maximumModelCacheBytes)
+    private var blobBytes = 0
+
+    /// Adds one row of `table`; values are taken only when their storage class is the expected one.
+    mutating func add(
+        _ table: Table, rowid: Int64, record: [RecordColumn], payload: UnsafeRawBufferPointer, encoding: DatabaseGeometry.TextEncoding
+    ) {
+        func text(_ index: Int) -> String? {
+            guard index < record.count, record[index].isAvailable, record[index].storageClass == .text else { return nil }
+            return encoding.string(from: record[index].bytes(in: payload))
+        }
+        func blob(_ index: Int) -> Data? {
+            guard index < record.count, record[index].isAvailable, record[index].storageClass == .blob else { return nil }
+            return Data(record[index].bytes(in: payload))
+        }
+        func integer(_ index: Int) -> Int64? {
+            guard index < record.count, record[index].isAvailable, record[index].storageClass == .integer else { return nil }
+            return record[index].integer(in: payload)
+        }
+        switch table {
+        case .metadata:
+            guard metadata.count < 16, metadata[rowid] == nil else { return }
+            let plist = blob(2)
+            guard blobBytes + (plist?.count ?? 0) <= Self.maximumBlobBytes else { return }
+            blobBytes += plist?.count ?? 0
+            metadata[rowid] = (text(1), plist)
+        case .primaryKey:
+            guard primaryKeys.count < Self.maximumRows, primaryKeys[rowid] == nil, let name = text(1) else { return }
+            primaryKeys[rowid] = PrimaryKeyRow(ent: rowid, name: name, superEnt: integer(2) ?? 0, max: integer(3) ?? 0)
+        case .modelCache:
+            guard modelCaches.count < 4, modelCaches[rowid] == nil, let content = blob(0),
+                blobBytes + content.count <= Self.maximumBlobBytes
+            else { return }
+            blobBytes += content.count
+            modelCaches[rowid] = content
+        }
+    }
+
+    /// The metadata row Core Data reads (`Z_VERSION` 1, else the lowest), decoded; nil when none
+    /// was recovered or its plist does not decode to a dictionary.
+    var storeMetadata: StoreMetadata? {
+        // Z_VERSION 1 first (the row Core Data reads), then the others in order.
+        for key in metadata.keys.sorted(by: { ($0 == 1 ? 0 : 1, $0) < ($1 == 1 ? 0 : 1, $1) }) {
+            guard let row = metadata[key], let plist = row.plist, plist.count <= StoreMetadata.maximumPlistBytes,
+                let value = try? BinaryPropertyListDecoder.decode(plist), let dictionary = value.dictionary
+            else { continue }
+            return StoreMetadata(uuid: row.uuid, rowVersion: key, plist: dictionary)
+        }
+        return nil
+    }
+
+    /// The entity hashes of the first model cache that decodes.
+    var modelCacheHashes: [String: Data]? {
+        for key in modelCaches.keys.sorted() {
+            guard let blob = modelCaches[key],
+                let model = try? ModelArchiveDecoder.decodeModelCache(
+                    compressed: blob, maximumInflatedBytes: ModelFileLoader.maximumInflatedModelBytes)
+            else { continue }
+            return EntityVersionHasher.versionHashes(for: model)
+        }
+        return nil
+    }
+
+    /// The first recovered model cache whose model has exactly `hashes`.
+    func modelCache(matching hashes: [String: Data]) -> Data? {
+        for key in modelCaches.keys.sorted() {
+            guard let blob = modelCaches[key],
+                let model = try? ModelArchiveDecoder.decodeModelCache(
+                    compressed: blob, maximumInflatedBytes: ModelFileLoader.maximumInflatedModelBytes),
+                EntityVersionHasher.versionHashes(for: model) == hashes
+            else { continue }
+            return blob
+        }
+        return nil
+    }
+}
+
+extension BookkeepingRows {
+    /// Distinct rows read from `table`.
+    func rowCount(_ table: Table) -> Int {
+        switch table {
+        case .metadata: return metadata.count
+        case .primaryKey: return primaryKeys.count
+        case .modelCache: return modelCaches.count
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import SRSQLite
+
+/// After the last row: fix-ups, deferred indexes, `Z_MAX`, history tables, the model cache, counts,
+/// the store back in WAL mode and checked.
+extension CoreDataSalvageOutput {
+    func finish(bookkeeping: BookkeepingRows) throws -> SalvageOutputSummary {
+        writer.finishInserting()
+        var results: [String: SalvageOutputSummary.TableResult] = [:]
+        var notes: [String] = []
+        let references = try LayoutReferences(model: version.model, layout: layout)
+        for end in references.joinEnds {
+            try connection.execute("""
+                DELETE FROM \(end.table.quotedSQLIdentifier) WHERE \(end.column.quotedSQLIdentifier) IS NULL OR NOT EXISTS (\
+                SELECT 1 FROM \(end.targetTable.quotedSQLIdentifier) AS t WHERE t.Z_PK = \(end.table.quotedSQLIdentifier).\(end.column.quotedSQLIdentifier) \
+                AND t.Z_ENT IN (\(end.targetEntities.map(String.init).joined(separator: ","))))
+                """)
+            results[end.table, default: .init(rows: 0)].danglingRowsDropped += Int(sqlite3Changes)
+        }
+        for reference in references.toOne {
+            let cleared = ([reference.column] + reference.companions).map { "\($0.quotedSQLIdentifier) = NULL" }.joined(separator: ", ")
+            try connection.execute("""
+                UPDATE \(reference.table.quotedSQLIdentifier) SET \(cleared) WHERE \(reference.column.quotedSQLIdentifier) IS NOT NULL \
+                AND NOT EXISTS (SELECT 1 FROM \(reference.targetTable.quotedSQLIdentifier) AS t \
+                WHERE t.Z_PK = \(reference.table.quotedSQLIdentifier).\(reference.column.quotedSQLIdentifier) \
+                AND t.Z_ENT IN (\(reference.targetEntities.map(String.init).joined(separator: ","))))
+                """)
+            results[reference.table, default: .init(rows: 0)].danglingCleared += Int(sqlite3Changes)
+        }
+        for statement in deferredIndexes { try connection.execute(statement) }
+        try updatePrimaryKeyMaxima(bookkeeping: bookkeeping)
+        let includesHistory = try settleHistory(bookkeeping: bookkeeping, notes: &notes)
+        let modelCache = bookkeeping.modelCache(matching: version.versionHashes)
+        if let modelCache {
+            let insert = try connection.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)")
+            try insert.bind([.blob(modelCache)])
+            _ = try insert.step()
+        }
+        // Pages freed by the dropped indexes (and history tables) go back to the file system.
+        try connection.execute("COMMIT; PRAGMA incremental_vacuum")
+
+        let names = Dictionary(layout.entityNumbers.map { ($0.ent, $0.name) }, uniquingKeysWith: { first, _ in first })
+        for table in allTables where includesHistory || layout.persistentHistory?.tables.contains(table) != true {
+            let quoted = table.name.quotedSQLIdentifier
+            var result = results[table.name] ?? .init(rows: 0)
+            result.rows = Int(try connection.scalar("SELECT count(*) FROM \(quoted)")?.int64 ?? 0)
+            if table.rootEntity != nil {
+                result.entities = try connection.rows("SELECT Z_ENT, count(*) FROM \(quoted) GROUP BY Z_ENT ORDER BY Z_ENT").map { row in
+                    let ent = Int(row[0].int64 ?? 0)
+                    return SalvageReport.EntityCount(name: names[ent] ?? "?", ent: ent, rows: Int(row[1].int64 ?? 0))
+                }
+            }
+            results[table.name] = result
+        }
+        guard try connection.scalar("PRAGMA journal_mode = WAL")?.string?.lowercased() == "wal" else {
+            throw SalvageError.verificationFailed(path: connection.path, reason: "SQLite would not switch the new store back to WAL mode")
+        }
+        let check = try connection.rows("PRAGMA quick_check(10)").compactMap { $0.first?.string }
+        guard check == ["ok"] else {
+            throw SalvageError.verificationFailed(path: connection.path, reason: "quick_check: \(check.joined(separator: "; "))")
+        }
+        _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+        if !metadataRecovered { notes.append("no readable Z_METADATA row: the store was stamped fresh for \"\(version.name)\" with a new UUID") }
+        let metadata = SalvageReport.MetadataSummary(
+            source: metadataRecovered ? "recovered" : "stamped", uuid: creation.uuid, frameworkVersion: creation.frameworkVersion,
+            modelCache: modelCache == nil ? "empty" : "recovered", includesPersistentHistory: includesHistory)
+        return SalvageOutputSummary(tables: results, metadata: metadata, notes: notes)
+    }
+
+    private var sqlite3Changes: Int32 { sqlite3_changes(connection.handle) }
+
+    /// `Z_MAX` of each root entity: at least the largest `Z_PK` recovered in its table and the
+    /// damaged store's own `Z_MAX`, so Core Data never hands out a key already used.
+    private func updatePrimaryKeyMaxima(bookkeeping: BookkeepingRows) throws {
+        let recovered = Dictionary(bookkeeping.primaryKeys.values.map { ($0.name, $0.max) }, uniquingKeysWith: { first, second in max(first, second) })
+        let update = try connection.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?")
+        for entity in layout.entityNumbers where entity.superEnt == 0 {
+            let table = NumberedModel.tableName(ofRoot: entity.name).quotedSQLIdentifier
+            let largest = try connection.scalar("SELECT max(Z_PK) FROM \(table)")?.int64 ?? 0
+            update.reset()
+            try update.bind([.integer(max(largest, recovered[entity.name] ?? 0, 0)), .integer(Int64(entity.ent))])
+            _ = try update.step()
+        }
+    }
+
+    /// Keeps the history tables (with their `Z_PRIMARYKEY` rows once they hold rows) when the
+    /// store had them; drops provisional ones nothing shows the store had. Returns whether the
+    /// store keeps them.
+    private func settleHistory(bookkeeping: BookkeepingRows, notes: inout [String]) throws -> Bool {
+        guard let history = layout.persistentHistory else { return false }
+        let recovered = Dictionary(bookkeeping.primaryKeys.values.filter { $0.ent >= 16000 }.map { ($0.ent, $0.max) },
+                                   uniquingKeysWith: { first, second in max(first, second) })
+        // Entity number → largest Z_PK, for the history tables that hold rows.
+        var largest: [Int64: Int64] = [:]
+        for (table, entity) in zip(history.tables, history.entityNumbers) {
+            if let value = try connection.scalar("SELECT max(Z_PK) FROM \(table.name.quotedSQLIdentifier)")?.int64 {
+                largest[Int64(entity.ent)] = value
+            }
+        }
+        if historyIsProvisional, recovered.isEmpty, largest.isEmpty {
+            for table in history.tables { try connection.execute("DROP TABLE \(table.name.quotedSQLIdentifier)") }
+            notes.append("the damaged schema was unreadable and no history row was found: the store is written without history tables")
+            return false
+        }
+        let insert = try connection.prepare("INSERT OR REPLACE INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, ?)")
+        for entity in history.entityNumbers {
+            let ent = Int64(entity.ent)
+            guard recovered[ent] != nil || largest[ent] != nil else { continue }
+            insert.reset()
+            try insert.bind([.integer(ent), .text(entity.name), .integer(max(recovered[ent] ?? 0, largest[ent] ?? 0))])
+            _ = try insert.step()
+        }
+        return true
+    }
+}

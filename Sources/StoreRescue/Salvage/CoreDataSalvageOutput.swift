@@ -1,0 +1,151 @@
+import Foundation
+
+/// A Core Data store of one catalog version holding what was recovered, ready for `upgrade`.
+///
+/// The empty store is made by `StoreCreator` — the layout, bookkeeping rows and metadata `create`
+/// writes — then filled: each recovered table's rows go into the version's table of the same
+/// name, column by column name, `Z_PK` from the rowid; a row goes in only if every value's
+/// storage class fits its column's declared type and its `Z_ENT` names an entity of the table.
+/// Then the fix-ups Core Data relies on: dangling to-one values cleared, join rows with a missing
+/// end dropped, `Z_MAX` at least the largest `Z_PK` of each hierarchy, the store's own model cache
+/// kept when it is this version's.
+///
+/// Speed: the non-unique indexes `create` made are dropped while rows go in and recreated after,
+/// with the same statements, in the same order (an index built once over sorted keys is cheaper
+/// than one kept up to date row by row); unique indexes stay, so a row that breaks one is
+/// refused as it arrives.
+///
+/// Metadata: the damaged store's UUID, framework version and app-defined keys are kept when its
+/// `Z_METADATA` row was recovered; otherwise the store is stamped fresh (new UUID) and the report
+/// says so.
+final class CoreDataSalvageOutput: SalvageOutput {
+    let writer: SalvageRowWriter
+    let version: CatalogVersion
+    let layout: StoreLayout
+    let connection: SQLiteConnection
+    let creation: StoreCreationResult
+    let metadataRecovered: Bool
+    /// History tables were added because the store's schema could not be read: they are dropped
+    /// again if nothing in the store shows it had them.
+    let historyIsProvisional: Bool
+    let looseTables: [String] = []
+    /// `CREATE INDEX` statements dropped while loading, in creation order.
+    let deferredIndexes: [String]
+
+    private static let bookkeeping: [String: BookkeepingRows.Table] = [
+        "Z_PRIMARYKEY": .primaryKey, "Z_METADATA": .metadata, "Z_MODELCACHE": .modelCache,
+    ]
+
+    /// - Parameters:
+    ///   - layout: the version's layout, built with history tables when `includesHistory`.
+    init(
+        path: String, version: CatalogVersion, layout: StoreLayout, metadata: StoreMetadata?, historyIsProvisional: Bool,
+        textEncoding: DatabaseGeometry.TextEncoding
+    ) throws {
+        self.version = version
+        self.layout = layout
+        self.historyIsProvisional = historyIsProvisional
+        var options = StoreCreationOptions(includesPersistentHistory: layout.persistentHistory != nil)
+        if let metadata {
+            options.storeUUID = metadata.uuid.flatMap(UUID.init(uuidString:))
+            if let framework = metadata.frameworkVersion, (1...99_999).contains(framework) { options.frameworkVersion = Int(framework) }
+            if let maximum = metadata.maximumFrameworkVersion, (1...99_999).contains(maximum) { options.maximumFrameworkVersion = Int(maximum) }
+            options.additionalMetadata = metadata.plist
+        }
+        metadataRecovered = metadata != nil && options.storeUUID != nil
+        creation = try StoreCreator.create(model: version.model, versionIdentifiers: version.versionIdentifiers, at: path, options: options)
+        connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readWrite))
+        // A private file under construction: a crash discards it anyway, so no journal while
+        // loading; WAL mode (Core Data's) is restored in `finish`.
+        _ = try connection.scalar("PRAGMA journal_mode = OFF")
+        try connection.execute("PRAGMA synchronous = OFF; PRAGMA cache_size = -8192; BEGIN")
+        let indexes = try connection.rows(
+            "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%' ORDER BY rowid")
+        for index in indexes {
+            if let name = index[0].string { try connection.execute("DROP INDEX \(name.quotedSQLIdentifier)") }
+        }
+        deferredIndexes = indexes.compactMap { $0[1].string }
+        writer = SalvageRowWriter(connection: connection, textEncoding: textEncoding)
+    }
+
+    var allTables: [StoreLayout.Table] { layout.tables + (layout.persistentHistory?.tables ?? []) }
+
+    func role(for table: TableDefinition) throws -> TableRole {
+        if let kind = Self.bookkeeping[table.name.uppercased()] { return .collect(kind) }
+        guard let target = allTables.first(where: { $0.name.uppercased() == table.name.uppercased() }) else {
+            return .skip(reason: "not a table of version \"\(version.name)\"")
+        }
+        return .write(try route(from: table, into: target))
+    }
+
+    /// Values by column name; `Z_PK` from the rowid; what the source lacks is NULL.
+    private func route(from source: TableDefinition, into target: StoreLayout.Table) throws -> RowRoute {
+        var columns: [String] = []
+        var sources: [RowRoute.ValueSource] = []
+        var allowed: [UInt8] = []
+        for column in target.columns {
+            columns.append(column.name)
+            allowed.append(Self.allowedClasses(column.type).reduce(0) { $0 | $1.bit })
+            if target.primaryKey == [column.name] {
+                sources.append(.rowid)
+            } else if let index = source.columns.firstIndex(where: { $0.name.uppercased() == column.name.uppercased() }),
+                index != source.rowidColumn
+            {
+                sources.append(.record(index: index, fallback: source.columns[index].defaultValue))
+            } else {
+                sources.append(.constant(.null))
+            }
+        }
+        let entities = entityNumbers(of: target) ?? []
+        let rules = RowRoute.CoreDataRules(
+            allowedClasses: allowed, entityPosition: entities.isEmpty ? nil : columns.firstIndex(of: "Z_ENT"),
+            entityNumbers: entities, soleEntity: entities.count == 1 ? entities.first : nil,
+            // History tables keep Z_OPT NULL (every sample): only entity tables get it fixed.
+            optimisticLockPosition: target.rootEntity == nil ? nil : columns.firstIndex(of: "Z_OPT"))
+        // Join tables have no rowid column of their own: the rowid is kept anyway, so a copy of a
+        // row found twice is known as such, and the rows are the damaged store's exactly.
+        if target.primaryKey.count != 1 {
+            columns.append("rowid")
+            sources.append(.rowid)
+            allowed.append(RecordColumn.StorageClass.integer.bit)
+        }
+        let rowid = target.primaryKey.count == 1 ? target.primaryKey[0] : "rowid"
+        let index = try writer.addTarget(table: target.name, columns: columns, rowidColumn: rowid)
+        return RowRoute(target: index, sources: sources, rules: rules)
+    }
+
+    /// `Z_ENT` values a table's rows may hold: its hierarchy's entities, or the history entity.
+    func entityNumbers(of table: StoreLayout.Table) -> Set<Int64>? {
+        if let root = table.rootEntity {
+            let numbers = Dictionary(layout.entityNumbers.map { ($0.ent, $0) }, uniquingKeysWith: { first, _ in first })
+            func rootName(_ entry: StoreLayout.EntityNumber) -> String {
+                var current = entry
+                for _ in 0..<numbers.count {
+                    guard current.superEnt != 0, let parent = numbers[current.superEnt] else { break }
+                    current = parent
+                }
+                return current.name
+            }
+            return Set(layout.entityNumbers.filter { rootName($0) == root }.map { Int64($0.ent) })
+        }
+        let history = layout.persistentHistory?.entityNumbers ?? []
+        let names = ["ACHANGE": "CHANGE", "ATRANSACTION": "TRANSACTION", "ATRANSACTIONSTRING": "TRANSACTIONSTRING"]
+        return names[table.name].flatMap { name in history.first { $0.name == name } }.map { [Int64($0.ent)] }
+    }
+
+    /// What Core Data stores in a column of each declared type. `BLOB` columns take anything:
+    /// history tombstones (`ACHANGE.ZTOMBSTONE<n>`) keep deleted values of every type
+    /// (RMAdminStore: text and integers).
+    static func allowedClasses(_ declaredType: String) -> Set<RecordColumn.StorageClass> {
+        switch declaredType.uppercased() {
+        case "INTEGER": return [.null, .integer]
+        case "FLOAT", "TIMESTAMP": return [.null, .integer, .real]
+        case "DECIMAL": return [.null, .integer, .real, .text]
+        case "VARCHAR": return [.null, .text]
+        default: return [.null, .integer, .real, .text, .blob]
+        }
+    }
+
+    func lostRoute(columnCount: Int) throws -> RowRoute? { nil }
+    func deletedRoute(columnCount: Int) throws -> RowRoute? { nil }
+}

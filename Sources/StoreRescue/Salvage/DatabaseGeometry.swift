@@ -1,0 +1,125 @@
+/// How the pages of a damaged database are laid out: page size, reserved bytes, text encoding,
+/// page count, and where the freelist starts — each taken from the header when it can be
+/// trusted, otherwise from the `-wal` header or worked out from the pages themselves.
+struct DatabaseGeometry: Sendable, Equatable {
+    enum PageSizeSource: String, Sendable, Codable {
+        /// Bytes 16–17 of a header whose magic and fields are valid.
+        case header
+        /// The `-wal` header (the main file's header was unreadable).
+        case writeAheadLog
+        /// Guessed from which page size makes the file's pages parse (`PageSizeGuesser`).
+        case guessed
+    }
+
+    enum TextEncoding: UInt32, Sendable, Codable {
+        case utf8 = 1, utf16le = 2, utf16be = 3
+
+        var name: String {
+            switch self {
+            case .utf8: return "UTF-8"
+            case .utf16le: return "UTF-16le"
+            case .utf16be: return "UTF-16be"
+            }
+        }
+
+        /// Text stored in this encoding, decoded (invalid sequences replaced).
+        func string(from bytes: UnsafeRawBufferPointer) -> String {
+            switch self {
+            case .utf8: return String(decoding: bytes, as: UTF8.self)
+            case .utf16le, .utf16be:
+                let units = stride(from: 0, to: bytes.count - 1, by: 2).map { index -> UInt16 in
+                    let pair = UInt16(bytes[index]) | UInt16(bytes[index + 1]) << 8
+                    return self == .utf16le ? pair : pair.byteSwapped
+                }
+                return String(decoding: units, as: UTF16.self)
+            }
+        }
+    }
+
+    var pageSize: Int
+    var reservedBytes: Int
+    var textEncoding: TextEncoding
+    var pageSizeSource: PageSizeSource
+    /// True when the 100-byte header was valid and used.
+    var isHeaderTrusted: Bool
+    /// From a trusted header: the first freelist trunk page and the number of free pages.
+    var firstFreelistTrunk: UInt32?
+    var freelistPageCount: UInt32?
+    /// From a trusted header, when its version-valid-for number says it is current.
+    var headerPageCount: UInt32?
+    /// From a trusted header: whether pointer-map pages exist (auto-vacuum); nil when unknown.
+    var isAutoVacuum: Bool?
+    /// What could not be taken from the header, for the report.
+    var notes: [String]
+    /// The header was unusable and no page parses as a b-tree page at any page size: the file
+    /// holds nothing SQLite wrote (unless the WAL does).
+    var hasNoRecognisablePage = false
+
+    var usableSize: Int { pageSize - reservedBytes }
+
+    /// Works out the geometry from the first 100 bytes of the main file, its size, the page size a
+    /// valid `-wal` declares, and a way to read any bytes of the main file.
+    static func determine(
+        headerBytes: [UInt8], fileSize: Int64, walPageSize: Int?, read: (_ offset: Int64, _ buffer: inout [UInt8]) -> Bool
+    ) -> DatabaseGeometry {
+        var notes: [String] = []
+        let header = SQLiteFileHeader(bytes: headerBytes)
+        var geometry = DatabaseGeometry(
+            pageSize: 4096, reservedBytes: 0, textEncoding: .utf8, pageSizeSource: .guessed, isHeaderTrusted: false,
+            firstFreelistTrunk: nil, freelistPageCount: nil, headerPageCount: nil, isAutoVacuum: nil, notes: [])
+        if let header, header.hasValidPageSize, headerBytes.count >= 100,
+            header.pageSize - Int(headerBytes[20]) >= 480, headerBytes[21] == 64, headerBytes[22] == 32, headerBytes[23] == 32
+        {
+            geometry.pageSize = header.pageSize
+            geometry.pageSizeSource = .header
+            geometry.isHeaderTrusted = true
+            // A header can be valid yet wrong (a replaced byte that still spells a power of two):
+            // the pages overrule it only when they clearly say another size.
+            if let other = PageSizeGuesser.contradicts(headerPageSize: header.pageSize, fileSize: fileSize, read: read) {
+                notes.append("the header's page size \(header.pageSize) does not fit the pages; using \(other), which does")
+                geometry.pageSize = other
+                geometry.pageSizeSource = .guessed
+                geometry.isHeaderTrusted = false
+            }
+        } else if let walPageSize {
+            notes.append("the database header is unreadable; the page size (\(walPageSize)) comes from the -wal header")
+            geometry.pageSize = walPageSize
+            geometry.pageSizeSource = .writeAheadLog
+        } else if let guess = PageSizeGuesser.guess(fileSize: fileSize, read: read) {
+            notes.append("the database header is unreadable; page size \(guess) guessed from the pages")
+            geometry.pageSize = guess
+        } else {
+            notes.append("the database header is unreadable and no page parses at any page size; assuming 4096")
+            geometry.hasNoRecognisablePage = true
+        }
+        guard geometry.isHeaderTrusted, let header else {
+            if geometry.pageSizeSource != .header { notes.append("text assumed UTF-8, no reserved bytes (Core Data's settings)") }
+            geometry.notes = notes
+            return geometry
+        }
+        geometry.reservedBytes = Int(headerBytes[20])
+        // Reserved bytes are never used by b-tree content: pages whose cells reach into them say
+        // the byte is damaged.
+        if geometry.reservedBytes > 0, PageSizeGuesser.contentReaches(into: geometry.pageSize - geometry.reservedBytes,
+                                                                        pageSize: geometry.pageSize, fileSize: fileSize, read: read)
+        {
+            notes.append("the header reserves \(geometry.reservedBytes) bytes per page, but the pages use them; assuming none")
+            geometry.reservedBytes = 0
+        }
+        if let encoding = TextEncoding(rawValue: header.textEncoding) {
+            geometry.textEncoding = encoding
+        } else {
+            notes.append("the header names text encoding \(header.textEncoding), which does not exist; assuming UTF-8")
+        }
+        let bytes = headerBytes
+        func u32(_ offset: Int) -> UInt32 {
+            UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
+        }
+        geometry.firstFreelistTrunk = u32(32)
+        geometry.freelistPageCount = u32(36)
+        geometry.headerPageCount = header.headerPageCount
+        geometry.isAutoVacuum = header.largestRootPage != 0
+        geometry.notes = notes
+        return geometry
+    }
+}

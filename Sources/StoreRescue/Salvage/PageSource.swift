@@ -1,0 +1,173 @@
+import Foundation
+
+/// The pages of a store as SQLite would see them — the main file with the committed frames of its
+/// `-wal` laid over it — read one at a time with `pread` into the caller's buffer.
+///
+/// Opens the main file and the `-wal` read-only, without following symbolic links and without
+/// creating, locking or changing anything (no SQLite connection is involved, so no `-shm` appears).
+/// Nothing is mapped or held: memory stays the same whatever the store's size.
+final class PageSource {
+    let path: String
+    let geometry: DatabaseGeometry
+    let fileSize: Int64
+    /// The committed WAL content laid over the main file, when a valid `-wal` exists.
+    let writeAheadLog: WriteAheadLog?
+    /// Why a `-wal` next to the store was not used (nil when there is none, or it was used).
+    let writeAheadLogIssue: String?
+    /// The database size in pages: the last WAL commit's, else the header's, else the file's.
+    let pageCount: UInt32
+    /// Pages that can be read: the whole pages of the main file plus pages the WAL adds. Pages
+    /// numbered above this are missing.
+    let availablePages: UInt32
+
+    private let mainDescriptor: Int32
+    private let walDescriptor: Int32
+    /// Read-ahead: consecutive pages of the main file read with one `pread` (pages are mostly
+    /// read in file order). A fixed 128 KiB, whatever the store's size.
+    private var window: [UInt8] = []
+    private var windowStart: Int64 = -1
+    private static let windowBytes = 128 << 10
+
+    /// Opens `path` (and `path-wal`).
+    ///
+    /// - Parameter followsSymlinks: open the store through a symbolic link at `path` (the `-wal`
+    ///   never is).
+    /// - Throws: `StoreAccessError.rejected` when the path is missing, a directory, a refused
+    ///   symbolic link, not a regular file, unreadable, or empty with no WAL content.
+    init(path: String, followsSymlinks: Bool = false) throws {
+        self.path = path
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followsSymlinks ? 0 : O_NOFOLLOW))
+        guard descriptor >= 0 else {
+            let code = errno
+            switch code {
+            case ENOENT, ENOTDIR: throw StoreAccessError.rejected(path: path, kind: .missing, reason: "no such file")
+            case ELOOP: throw StoreAccessError.rejected(path: path, kind: .symlink, reason: "is a symbolic link; refusing to follow it")
+            default: throw StoreAccessError.rejected(path: path, kind: .unreadable, reason: String(cString: strerror(code)))
+            }
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw StoreAccessError.rejected(path: path, kind: .unreadable, reason: reason)
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR:
+            close(descriptor)
+            throw StoreAccessError.rejected(path: path, kind: .directory, reason: "is a directory, not a store file")
+        default:
+            close(descriptor)
+            throw StoreAccessError.rejected(path: path, kind: .notRegularFile, reason: "is not a regular file (FIFO, socket or device)")
+        }
+        mainDescriptor = descriptor
+        fileSize = Int64(info.st_size)
+
+        let (walDescriptor, log, issue) = Self.openWriteAheadLog(path: path + "-wal")
+        var headerBytes = [UInt8](repeating: 0, count: 100)
+        let headerRead = FileReading.read(descriptor, into: &headerBytes, at: 0)
+        if headerRead < 100 { headerBytes = Array(headerBytes.prefix(max(0, headerRead))) }
+        let size = fileSize
+        var geometry = DatabaseGeometry.determine(headerBytes: headerBytes, fileSize: size, walPageSize: log?.pageSize) { offset, buffer in
+            offset + Int64(buffer.count) <= size && FileReading.read(descriptor, into: &buffer, at: offset) == buffer.count
+        }
+        var usedLog = log
+        var walIssue = issue
+        if let log, log.pageSize != geometry.pageSize {
+            walIssue = "its page size (\(log.pageSize)) differs from the database's (\(geometry.pageSize))"
+            usedLog = nil
+        } else if let log, log.committedFrames == 0 {
+            walIssue = log.validFrames == 0 ? "it holds no frame whose checksum holds" : "it holds no committed transaction"
+            usedLog = nil
+        }
+        if usedLog == nil, walDescriptor >= 0 { close(walDescriptor) }
+        self.walDescriptor = usedLog == nil ? -1 : walDescriptor
+        writeAheadLog = usedLog
+        writeAheadLogIssue = walIssue
+        if let walIssue { geometry.notes.append("the -wal was not used: \(walIssue)") }
+        self.geometry = geometry
+
+        let filePages = UInt32(clamping: size / Int64(geometry.pageSize))
+        let partialPages: UInt32 = size % Int64(geometry.pageSize) == 0 ? 0 : 1
+        var count = max(filePages + partialPages, geometry.headerPageCount ?? 0)
+        var available = filePages
+        if let usedLog, let committed = usedLog.committedPageCount {
+            count = committed
+            // A WAL can only add as many pages as it has frames: a larger claim is not believed.
+            let walPages = usedLog.frames.keys.filter { $0 <= committed }.max() ?? 0
+            available = min(max(filePages, walPages), filePages + UInt32(clamping: usedLog.frames.count))
+            available = min(available, committed)
+        }
+        pageCount = count
+        availablePages = min(available, count)
+        guard fileSize > 0 || usedLog != nil else {
+            // Fully initialised: deinit closes the descriptors.
+            throw StoreAccessError.rejected(path: path, kind: .empty, reason: "is empty (0 bytes) and has no -wal content")
+        }
+    }
+
+    deinit {
+        close(mainDescriptor)
+        if walDescriptor >= 0 { close(walDescriptor) }
+    }
+
+    /// Opens the `-wal` beside the store when it is a regular file, and reads its committed frames.
+    private static func openWriteAheadLog(path: String) -> (Int32, WriteAheadLog?, String?) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return (-1, nil, nil) }
+        guard info.st_mode & S_IFMT == S_IFREG else { return (-1, nil, "it is not a regular file") }
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return (-1, nil, "it cannot be opened: \(String(cString: strerror(errno)))") }
+        guard info.st_size > Int64(WriteAheadLog.headerSize) else {
+            close(descriptor)
+            return (-1, nil, nil)  // empty: SQLite has nothing to apply either
+        }
+        guard let log = WriteAheadLog.read(descriptor: descriptor, size: Int64(info.st_size)) else {
+            close(descriptor)
+            return (-1, nil, "its header is not a valid WAL header")
+        }
+        return (descriptor, log, nil)
+    }
+
+    /// True when page `page` comes from the WAL rather than the main file.
+    func isFromWriteAheadLog(_ page: UInt32) -> Bool {
+        writeAheadLog?.frames[page] != nil
+    }
+
+    /// Reads page `page` into `buffer` (resized to the page size). False when the page is missing:
+    /// numbered 0 or above `availablePages`, cut short by the end of the file, or unreadable.
+    func read(_ page: UInt32, into buffer: inout [UInt8]) -> Bool {
+        let size = geometry.pageSize
+        if buffer.count != size { buffer = [UInt8](repeating: 0, count: size) }
+        guard page >= 1, page <= availablePages else { return false }
+        if let log = writeAheadLog, let offset = log.frames[page] {
+            return FileReading.read(walDescriptor, into: &buffer, at: offset) == size
+        }
+        let offset = Int64(page - 1) * Int64(size)
+        guard offset + Int64(size) <= fileSize else { return false }
+        if windowStart < 0 || offset < windowStart || offset + Int64(size) > windowStart + Int64(window.count) {
+            guard fillWindow(at: offset) else { return FileReading.read(mainDescriptor, into: &buffer, at: offset) == size }
+        }
+        let start = Int(offset - windowStart)
+        buffer.withUnsafeMutableBytes { target in
+            window.withUnsafeBytes { source in
+                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[start..<start + size]))
+            }
+        }
+        return true
+    }
+
+    /// Reads the window of whole pages that starts at `offset` (fewer at the end of the file).
+    private func fillWindow(at offset: Int64) -> Bool {
+        let pages = max(1, Self.windowBytes / geometry.pageSize)
+        let length = min(Int64(pages * geometry.pageSize), (fileSize - offset) / Int64(geometry.pageSize) * Int64(geometry.pageSize))
+        guard length > 0 else { return false }
+        if window.count != Int(length) { window = [UInt8](repeating: 0, count: Int(length)) }
+        guard FileReading.read(mainDescriptor, into: &window, at: offset) == window.count else {
+            windowStart = -1
+            return false
+        }
+        windowStart = offset
+        return true
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+
+/// A plain SQLite database holding what was recovered, as `sqlite3 .recover` writes one: each
+/// recovered table under its own name with its columns and declared types (the rowid kept, in
+/// its `INTEGER PRIMARY KEY` column when it has one), live rows of no known table in
+/// `lost_and_found_<n>` and rows from free pages in `deleted_and_found_<n>` (n: column count).
+///
+/// Constraints and indexes are not recreated: a salvaged row must never be refused for breaking
+/// a rule the damage made it break; the original statements stay readable in the report's
+/// source. Page size and text encoding are the damaged file's, so text keeps its bytes.
+final class PlainSalvageOutput: SalvageOutput {
+    let writer: SalvageRowWriter
+    private let connection: SQLiteConnection
+    private var takenNames: Set<String> = []
+    private var lostRoutes: [Int: RowRoute] = [:]
+    private var deletedRoutes: [Int: RowRoute] = [:]
+    private(set) var looseTables: [String] = []
+    private var writtenTables: [String] = []
+    /// SQLite's limit on columns per table (`SQLITE_MAX_COLUMN`).
+    private static let maximumColumns = 2000
+
+    /// Creates the database at `path` (which must not exist; it is in a private folder).
+    init(path: String, geometry: DatabaseGeometry) throws {
+        connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .create))
+        try connection.execute("PRAGMA page_size = \(geometry.pageSize)")
+        try connection.execute("PRAGMA encoding = '\(geometry.textEncoding.name)'")
+        // A private file under construction: a crash discards it anyway, so no journal.
+        try connection.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -8192")
+        try connection.execute("BEGIN")
+        writer = SalvageRowWriter(connection: connection, textEncoding: geometry.textEncoding)
+    }
+
+    func role(for table: TableDefinition) throws -> TableRole {
+        if table.name.lowercased().hasPrefix("sqlite_") {
+            return .skip(reason: "SQLite's own table (rebuilt by SQLite, not copied)")
+        }
+        if table.isWithoutRowid {
+            return .skip(reason: "a WITHOUT ROWID table: its rows live in index pages, which salvage does not read")
+        }
+        // Every role is assigned before the first lost-and-found table is named, so those never
+        // take a recovered table's name.
+        guard takenNames.insert(table.name.uppercased()).inserted else {
+            return .skip(reason: "a second table of the same name in the damaged schema")
+        }
+        writtenTables.append(table.name)
+        var definitions: [String] = []
+        var columns: [String] = []
+        var sources: [RowRoute.ValueSource] = []
+        for (index, column) in table.columns.enumerated() {
+            // Quoted: a declared type read from a damaged schema can be any text (`TEXT NOTNULL`);
+            // SQLite takes a quoted type name as the same type, with the same affinity.
+            let type = column.declaredType.isEmpty ? "" : " " + column.declaredType.quotedSQLIdentifier
+            definitions.append(column.name.quotedSQLIdentifier + type + (index == table.rowidColumn ? " PRIMARY KEY" : ""))
+            columns.append(column.name)
+            sources.append(index == table.rowidColumn ? .rowid : .record(index: index, fallback: column.defaultValue))
+        }
+        var rowidName = table.rowidColumn.map { table.columns[$0].name }
+        if rowidName == nil, let free = ["rowid", "_rowid_", "oid"].first(where: { name in !columns.contains { $0.lowercased() == name } }) {
+            columns.insert(free, at: 0)
+            sources.insert(.rowid, at: 0)
+            rowidName = free
+        }
+        try connection.execute("CREATE TABLE \(table.name.quotedSQLIdentifier) (\(definitions.joined(separator: ", ")))")
+        let target = try writer.addTarget(table: table.name, columns: columns, rowidColumn: rowidName)
+        return .write(RowRoute(target: target, sources: sources, rules: nil))
+    }
+
+    func lostRoute(columnCount: Int) throws -> RowRoute? {
+        try looseRoute("lost_and_found", columnCount: columnCount, leading: [
+            ("rootpgno", "INTEGER", .rootPage), ("pgno", "INTEGER", .pageNumber), ("id", "INTEGER", .rowid),
+        ], cache: &lostRoutes)
+    }
+
+    func deletedRoute(columnCount: Int) throws -> RowRoute? {
+        try looseRoute("deleted_and_found", columnCount: columnCount, leading: [
+            ("pgno", "INTEGER", .pageNumber), ("id", "INTEGER", .rowid), ("likely_table", "TEXT", .likelyTable),
+        ], cache: &deletedRoutes)
+    }
+
+    /// The `<base>_<n>` table for rows of `columnCount` values: where each row was found (the
+    /// `leading` columns), then its values in `c0`, `c1`, … without declared types, so every
+    /// value keeps its storage class. Made on first use; nil past SQLite's column limit.
+    private func looseRoute(
+        _ base: String, columnCount: Int, leading: [(name: String, type: String, source: RowRoute.ValueSource)],
+        cache: inout [Int: RowRoute]
+    ) throws -> RowRoute? {
+        if let route = cache[columnCount] { return route }
+        guard columnCount + leading.count <= Self.maximumColumns else { return nil }
+        let name = claim("\(base)_\(columnCount)")
+        let values = (0..<columnCount).map { "c\($0)" }
+        let definitions = leading.map { "\($0.name) \($0.type)" } + values
+        try connection.execute("CREATE TABLE \(name.quotedSQLIdentifier) (\(definitions.joined(separator: ", ")))")
+        let target = try writer.addTarget(table: name, columns: leading.map(\.name) + values, rowidColumn: nil)
+        let route = RowRoute(
+            target: target, sources: leading.map(\.source) + (0..<columnCount).map { .record(index: $0, fallback: .null) }, rules: nil)
+        looseTables.append(name)
+        cache[columnCount] = route
+        return route
+    }
+
+    func finish(bookkeeping: BookkeepingRows) throws -> SalvageOutputSummary {
+        writer.finishInserting()
+        try connection.execute("COMMIT")
+        var tables: [String: SalvageOutputSummary.TableResult] = [:]
+        for name in writtenTables + looseTables {
+            let count = try connection.scalar("SELECT count(*) FROM \(name.quotedSQLIdentifier)")?.int64 ?? 0
+            tables[name] = SalvageOutputSummary.TableResult(rows: Int(count))
+        }
+        _ = try connection.scalar("PRAGMA journal_mode = DELETE")
+        let check = try connection.rows("PRAGMA quick_check(10)").compactMap { $0.first?.string }
+        guard check == ["ok"] else {
+            throw SalvageError.verificationFailed(path: connection.path, reason: "quick_check: \(check.joined(separator: "; "))")
+        }
+        return SalvageOutputSummary(tables: tables, metadata: nil, notes: [])
+    }
+
+    /// `base`, or `base_1`, `base_2`, … when the damaged schema already has a table of that name.
+    private func claim(_ base: String) -> String {
+        var name = base
+        var suffix = 0
+        while !takenNames.insert(name.uppercased()).inserted {
+            suffix += 1
+            name = "\(base)_\(suffix)"
+        }
+        return name
+    }
+}

@@ -1,0 +1,85 @@
+/// Why a salvage did not produce a new store. Whatever the case, nothing was left at the output
+/// path and the damaged store was not changed.
+public enum SalvageError: OperatorFacingError, Equatable, Sendable {
+    /// No page of the input reads as SQLite: there is nothing to recover.
+    case nothingToSalvage(path: String, reason: String)
+    /// The output path is the store itself or one of its sidecars.
+    case outputIsInput(output: String, store: String)
+    /// Something exists at the output path, or a `-wal`/`-shm`/`-journal` of it.
+    case outputExists(path: String, existing: String)
+    /// A symbolic link is at the output path: never followed nor replaced.
+    case outputIsSymlink(path: String)
+    /// The output's folder is missing, not a folder, or not writable.
+    case outputFolderUnusable(path: String, folder: String, reason: String)
+    /// Writing the new store failed part way (disk full, file-size limit, I/O error).
+    case writeFailed(path: String, reason: String)
+    /// `--version` names no version of the catalog.
+    case unknownVersion(catalog: String, version: String, available: [String])
+    /// Nothing that survived names the store's version (and the catalog has several).
+    case versionUndetermined(path: String, reason: String, available: [String])
+    /// The surviving evidence fits several versions equally.
+    case ambiguousVersion(path: String, versions: [String])
+    /// The new store did not pass its own check; it was removed. A bug in this tool.
+    case verificationFailed(path: String, reason: String)
+    /// Interrupted (SIGINT, SIGTERM): partial files were removed.
+    case interrupted
+
+    public var description: String {
+        switch self {
+        case .nothingToSalvage(let path, let reason): return "\(path): nothing to salvage: \(reason)"
+        case .outputIsInput(let output, let store): return "\(output) is \(store) or one of its sidecars; refusing to write over the damaged store"
+        case .outputExists(let path, let existing):
+            return existing == path ? "\(path) already exists; refusing to overwrite it" : "\(existing) exists; refusing to create \(path) next to another store's sidecar"
+        case .outputIsSymlink(let path): return "\(path) is a symbolic link; refusing to create a store through it"
+        case .outputFolderUnusable(let path, let folder, let reason): return "cannot create \(path): folder \(folder) \(reason)"
+        case .writeFailed(let path, let reason): return "writing \(path) failed: \(reason); nothing was left at \(path)"
+        case .unknownVersion(let catalog, let version, _): return "catalog \(catalog) has no version \"\(version)\""
+        case .versionUndetermined(let path, let reason, _): return "\(path): cannot tell which version wrote it: \(reason)"
+        case .ambiguousVersion(let path, let versions):
+            return "\(path): the surviving metadata fits several versions equally: \(versions.map { "\"\($0)\"" }.joined(separator: ", "))"
+        case .verificationFailed(let path, let reason): return "the store written for \(path) failed its own check: \(reason); it was removed"
+        case .interrupted: return "interrupted; partial files were removed and the store was left untouched"
+        }
+    }
+
+    public var recoverySuggestion: String? {
+        switch self {
+        case .nothingToSalvage: return "check that this is the store file (or a copy of it); a file with no SQLite page in it holds no rows to recover"
+        case .outputIsInput: return "write the salvaged store to a new path, e.g. in another folder"
+        case .outputExists: return "choose a new path; salvage never replaces a file: move the existing one away first if it is no longer needed"
+        case .outputIsSymlink: return "pass the real path of a file that does not exist yet"
+        case .outputFolderUnusable: return "create the folder first, or choose a folder you can write to"
+        case .writeFailed: return "free disk space or raise the file-size limit (ulimit -f), then run the command again"
+        case .unknownVersion(_, _, let available), .versionUndetermined(_, _, let available):
+            return available.isEmpty
+                ? "the catalog lists no versions; salvage without --catalog to get a plain database"
+                : "pass --version with one of: \(available.map { "\"\($0)\"" }.joined(separator: ", ")), or salvage without --catalog"
+        case .ambiguousVersion: return "pass --version NAME to say which one the app wrote"
+        case .verificationFailed: return "please report this with the command line; salvage without --catalog still writes a plain database"
+        case .interrupted: return "run the command again when it can finish"
+        }
+    }
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .nothingToSalvage, .versionUndetermined, .ambiguousVersion: return .notAStore
+        case .outputIsInput, .outputExists, .outputIsSymlink, .outputFolderUnusable: return .cannotCreateOutput
+        case .writeFailed: return .ioError
+        case .unknownVersion: return .usage
+        case .verificationFailed: return .internalError
+        case .interrupted: return .temporaryFailure
+        }
+    }
+
+    /// The salvage form of a refusal `create` would give for the same output path.
+    init(creation error: StoreCreationError) {
+        switch error {
+        case .targetExists(let path): self = .outputExists(path: path, existing: path)
+        case .sidecarExists(let path, let sidecar): self = .outputExists(path: path, existing: sidecar)
+        case .targetIsSymlink(let path): self = .outputIsSymlink(path: path)
+        case .folderUnusable(let path, let folder, let reason): self = .outputFolderUnusable(path: path, folder: folder, reason: reason)
+        case .writeFailed(let path, let reason): self = .writeFailed(path: path, reason: reason)
+        case .verificationFailed(let path, let reason): self = .verificationFailed(path: path, reason: reason)
+        }
+    }
+}

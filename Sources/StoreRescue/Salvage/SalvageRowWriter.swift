@@ -1,0 +1,199 @@
+import Foundation
+import SRSQLite
+
+/// Writes recovered rows into the new database: one prepared `INSERT OR IGNORE` per output table,
+/// values bound straight from the page (or overflow) buffer they were decoded from, with their
+/// storage class and bytes — text passed in the damaged file's own encoding, converted by SQLite
+/// only if the new database's differs.
+///
+/// `OR IGNORE` makes the first copy of a rowid win, so rows reachable from the tree are inserted
+/// first, orphans next; a later copy is reported as a duplicate (same rowid) or a conflict
+/// (another row holds the same unique key).
+final class SalvageRowWriter {
+    enum Outcome: Equatable {
+        case inserted
+        /// The output table already holds this rowid.
+        case duplicate
+        /// A uniqueness constraint of the output table refused it.
+        case conflict
+        /// A value's storage class does not fit the output column (Core Data mode).
+        case notFitting
+    }
+
+    /// Where a row was found, for the `.pageNumber`, `.rootPage`, `.likelyTable` sources.
+    struct Context {
+        var pageNumber: UInt32
+        var rootPage: UInt32? = nil
+        var likelyTable: String? = nil
+    }
+
+    private struct Target {
+        var name: String
+        var insert: SQLiteStatement
+        var exists: SQLiteStatement?
+    }
+
+    let connection: SQLiteConnection
+    let textEncoding: DatabaseGeometry.TextEncoding
+    private var targets: [Target] = []
+    /// `Z_ENT`/`Z_OPT` values set, per target.
+    private(set) var valuesFixed: [Int: Int] = [:]
+    private static let emptyText: StaticString = ""
+
+    init(connection: SQLiteConnection, textEncoding: DatabaseGeometry.TextEncoding) {
+        self.connection = connection
+        self.textEncoding = textEncoding
+    }
+
+    /// Prepares inserts into `table` for `columns` (names, bound in this order); `rowidColumn` is
+    /// the column (or `rowid` alias) holding the rowid, used to tell duplicates from conflicts.
+    func addTarget(table: String, columns: [String], rowidColumn: String?) throws -> Int {
+        let names = columns.map(\.quotedSQLIdentifier).joined(separator: ", ")
+        let parameters = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        let insert = try connection.prepare("INSERT OR IGNORE INTO \(table.quotedSQLIdentifier) (\(names)) VALUES (\(parameters))")
+        let exists = try rowidColumn.map {
+            try connection.prepare("SELECT 1 FROM \(table.quotedSQLIdentifier) WHERE \($0.quotedSQLIdentifier) = ?")
+        }
+        targets.append(Target(name: table, insert: insert, exists: exists))
+        return targets.count - 1
+    }
+
+    /// True when the target's table holds a row with this rowid.
+    func contains(rowid: Int64, target: Int) throws -> Bool {
+        guard let exists = targets[target].exists else { return false }
+        sqlite3_bind_int64(exists.handle, 1, rowid)
+        defer { exists.reset() }
+        return try exists.step()
+    }
+
+    /// Finalizes every prepared statement: the database can then change journal mode and close.
+    func finishInserting() {
+        targets.removeAll()
+    }
+
+    /// Inserts one row of `record` (decoded from `payload`) as `route` says.
+    func insert(
+        route: RowRoute, rowid: Int64, record: [RecordColumn], payload: UnsafeRawBufferPointer, context: Context
+    ) throws -> Outcome {
+        if let rules = route.rules, !fits(route: route, rules: rules, record: record, payload: payload) { return .notFitting }
+        let target = targets[route.target]
+        let statement = target.insert.handle
+        sqlite3_reset(statement)
+        for (offset, source) in route.sources.enumerated() {
+            let index = Int32(offset + 1)
+            switch source {
+            case .rowid: sqlite3_bind_int64(statement, index, rowid)
+            case .pageNumber: sqlite3_bind_int64(statement, index, Int64(context.pageNumber))
+            case .rootPage:
+                if let root = context.rootPage { sqlite3_bind_int64(statement, index, Int64(root)) } else { sqlite3_bind_null(statement, index) }
+            case .likelyTable: bind(context.likelyTable.map(SQLiteValue.text) ?? .null, to: statement, at: index)
+            case .constant(let value): bind(value, to: statement, at: index)
+            case .record(let column, let fallback):
+                if column < record.count {
+                    bind(record[column], payload: payload, to: statement, at: index)
+                } else {
+                    bind(fallback, to: statement, at: index)
+                }
+            }
+        }
+        if let rules = route.rules { applyFixes(route, rules, record: record, payload: payload, statement: statement) }
+        let rc = sqlite3_step(statement)
+        sqlite3_clear_bindings(statement)
+        guard rc == SQLITE_DONE else { throw connection.lastError(rc, sql: target.insert.sql) }
+        if sqlite3_changes(connection.handle) > 0 { return .inserted }
+        return try contains(rowid: rowid, target: route.target) ? .duplicate : .conflict
+    }
+
+    /// Core Data mode: every value's storage class must be one its column's declared type allows;
+    /// `Z_ENT` must name an entity of the table (unless the table holds one entity only).
+    private func fits(route: RowRoute, rules: RowRoute.CoreDataRules, record: [RecordColumn], payload: UnsafeRawBufferPointer) -> Bool {
+        for (offset, source) in route.sources.enumerated() {
+            guard case .record(let column, _) = source, column < record.count, record[column].isAvailable else { continue }
+            let storage = record[column].storageClass
+            if offset == rules.entityPosition || offset == rules.optimisticLockPosition { continue }
+            guard rules.allowedClasses[offset] & storage.bit != 0 else { return false }
+        }
+        if let position = rules.entityPosition, rules.soleEntity == nil {
+            guard let value = recordInteger(route.sources[position], record: record, payload: payload),
+                rules.entityNumbers.contains(value)
+            else { return false }
+        }
+        return true
+    }
+
+    /// Sets a sole-entity table's `Z_ENT` and a non-integer `Z_OPT` to what Core Data expects.
+    private func applyFixes(
+        _ route: RowRoute, _ rules: RowRoute.CoreDataRules, record: [RecordColumn], payload: UnsafeRawBufferPointer,
+        statement: OpaquePointer
+    ) {
+        if let position = rules.entityPosition, let sole = rules.soleEntity,
+            recordInteger(route.sources[position], record: record, payload: payload) != sole
+        {
+            sqlite3_bind_int64(statement, Int32(position + 1), sole)
+            valuesFixed[route.target, default: 0] += 1
+        }
+        if let position = rules.optimisticLockPosition,
+            recordInteger(route.sources[position], record: record, payload: payload) == nil
+        {
+            sqlite3_bind_int64(statement, Int32(position + 1), 1)
+            valuesFixed[route.target, default: 0] += 1
+        }
+    }
+
+    private func recordInteger(_ source: RowRoute.ValueSource, record: [RecordColumn], payload: UnsafeRawBufferPointer) -> Int64? {
+        guard case .record(let column, _) = source, column < record.count, record[column].isAvailable,
+            record[column].storageClass == .integer
+        else { return nil }
+        return record[column].integer(in: payload)
+    }
+
+    private func bind(_ column: RecordColumn, payload: UnsafeRawBufferPointer, to statement: OpaquePointer, at index: Int32) {
+        guard column.isAvailable else {
+            sqlite3_bind_null(statement, index)
+            return
+        }
+        switch column.storageClass {
+        case .null: sqlite3_bind_null(statement, index)
+        case .integer: sqlite3_bind_int64(statement, index, column.integer(in: payload))
+        case .real: sqlite3_bind_double(statement, index, column.real(in: payload))
+        case .text:
+            let bytes = column.bytes(in: payload)
+            if let base = bytes.baseAddress, bytes.count > 0 {
+                // SQLITE_STATIC (nil): the buffer outlives the step that reads it.
+                sqlite3_bind_text64(statement, index, base.assumingMemoryBound(to: CChar.self), UInt64(bytes.count), nil, sqliteEncoding)
+            } else {
+                Self.emptyText.withUTF8Buffer { empty in
+                    _ = empty.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(statement, index, $0.baseAddress, 0, nil) }
+                }
+            }
+        case .blob:
+            let bytes = column.bytes(in: payload)
+            if let base = bytes.baseAddress, bytes.count > 0 {
+                sqlite3_bind_blob64(statement, index, base, UInt64(bytes.count), nil)
+            } else {
+                sqlite3_bind_zeroblob(statement, index, 0)
+            }
+        }
+    }
+
+    private func bind(_ value: SQLiteValue, to statement: OpaquePointer, at index: Int32) {
+        switch value {
+        case .null: sqlite3_bind_null(statement, index)
+        case .integer(let v): sqlite3_bind_int64(statement, index, v)
+        case .real(let v): sqlite3_bind_double(statement, index, v)
+        case .text(let v): _ = v.withCString { srsqlite_bind_text_transient(statement, index, $0, Int32(strlen($0))) }
+        case .blob(let v):
+            _ = v.withUnsafeBytes { buffer in
+                srsqlite_bind_blob_transient(statement, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count))
+            }
+        }
+    }
+
+    private var sqliteEncoding: UInt8 {
+        switch textEncoding {
+        case .utf8: return UInt8(SQLITE_UTF8)
+        case .utf16le: return UInt8(SQLITE_UTF16LE)
+        case .utf16be: return UInt8(SQLITE_UTF16BE)
+        }
+    }
+}

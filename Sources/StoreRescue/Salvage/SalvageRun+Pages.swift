@@ -1,0 +1,232 @@
+import Foundation
+
+/// Passes 2–4: table trees from their roots, then every page no tree reached, then free pages.
+extension SalvageRun {
+    /// Walks each table's b-tree (roots named in the schema), in schema order.
+    func walkTrees() throws {
+        for index in tables.indices {
+            guard let root = tables[index].rootPage, walkedRoots.insert(root).inserted else { continue }
+            // A skipped table's tree is walked too: its pages (and overflow chains) are claimed, so
+            // they are not taken for another table's orphans. A WITHOUT ROWID table has no table tree.
+            guard !tables[index].isWithoutRowid else { continue }
+            tallies[index].addPages(try walkTree(root: root, owner: .table(index)))
+        }
+    }
+
+    /// Walks the table b-tree rooted at `root` depth-first, left to right (rows arrive in rowid
+    /// order). A child is followed only when its number is in range, it is not already claimed
+    /// (cycles, pages shared by two trees), it is a table page, and — for leaves — every rowid
+    /// lies between the keys of the interior cells above it. What fails is left for the sweep.
+    /// - Returns: the tree's page counts (rows are counted as they are delivered).
+    func walkTree(root: UInt32, owner: RowOwner) throws -> TableTally {
+        var tally = TableTally()
+        var stack: [(page: UInt32, lower: Int64?, upper: Int64?, depth: Int)] = [(root, nil, nil, 0)]
+        let usable = geometry.usableSize
+        while let item = stack.popLast() {
+            if pagesProcessed % 64 == 0 {
+                try checkCancellation()
+                reportProgress()
+            }
+            guard item.page >= 1, item.page <= source.pageCount, item.depth < 64 else {
+                tally.pagesDamaged += 1
+                continue
+            }
+            guard item.page <= capacity else {
+                tally.pagesMissing += 1
+                continue
+            }
+            guard !treePages.contains(item.page), !overflowPages.contains(item.page) else {
+                tally.pagesDamaged += 1
+                continue
+            }
+            guard source.read(item.page, into: &pageBuffer) else {
+                tally.pagesMissing += 1
+                pageKinds.readFailures += 1
+                continue
+            }
+            pagesProcessed += 1
+            let header = pageBuffer.withUnsafeBytes { BTreePageHeader(page: $0, pageNumber: item.page, usableSize: usable) }
+            guard let header, header.kind.isTable else {
+                tally.pagesDamaged += 1
+                continue
+            }
+            if header.kind == .tableInterior {
+                let children = pageBuffer.withUnsafeBytes { Self.children(of: header, in: $0, lower: item.lower, upper: item.upper) }
+                treePages.insert(item.page)
+                pageKinds.tableInterior += 1
+                tally.pagesRead += 1
+                if children.damaged { tally.pagesDamaged += 1 }
+                for child in children.list.reversed() {
+                    stack.append((child.page, child.lower, child.upper, item.depth + 1))
+                }
+                continue
+            }
+            let inBounds = pageBuffer.withUnsafeBytes { bytes in
+                (0..<header.cellCount).allSatisfy { index in
+                    guard let offset = header.cellOffset(index, in: bytes), let cell = TableCell.leaf(in: bytes, at: offset, usableSize: usable) else {
+                        return true  // an unreadable cell is counted when the page is read
+                    }
+                    return (item.lower.map { cell.rowid > $0 } ?? true) && (item.upper.map { cell.rowid <= $0 } ?? true)
+                }
+            }
+            // Not this tree's leaf (a damaged pointer or root page number): the sweep decides.
+            guard inBounds, leafFits(owner, header: header, page: item.page) else {
+                tally.pagesDamaged += 1
+                continue
+            }
+            treePages.insert(item.page)
+            pageKinds.tableLeaf += 1
+            tally.bySchema += 1
+            if try processLeaf(page: item.page, header: header, owner: owner, provenance: .tree) {
+                tally.pagesRead += 1
+            } else {
+                tally.pagesDamaged += 1
+            }
+        }
+        return tally
+    }
+
+    /// Whether the records of a leaf reached from `owner`'s root can be that tree's rows, judged
+    /// on a few cells (first, middle, last): a pointer damaged into another tree's leaf fails, and
+    /// the leaf is left for the sweep instead of being claimed by the wrong tree.
+    private func leafFits(_ owner: RowOwner, header: BTreePageHeader, page: UInt32) -> Bool {
+        guard header.cellCount > 0 else { return true }
+        let usable = geometry.usableSize
+        return pageBuffer.withUnsafeBytes { bytes in
+            var judged = 0, fitting = 0
+            for cellIndex in Set([0, header.cellCount / 2, header.cellCount - 1]) {
+                guard let offset = header.cellOffset(cellIndex, in: bytes), let cell = TableCell.leaf(in: bytes, at: offset, usableSize: usable) else {
+                    continue
+                }
+                let local = UnsafeRawBufferPointer(rebasing: bytes[cell.localStart..<cell.localStart + cell.localSize])
+                guard RecordDecoder.decode(local, declaredSize: cell.payloadSize, into: &columns) != .malformed else { continue }
+                judged += 1
+                let second = columns.count > 1 && columns[1].isAvailable && columns[1].storageClass == .integer ? columns[1].integer(in: local) : nil
+                let shape = ShapeMatcher.Shape(classes: columns.map(\.storageClass), secondInteger: second)
+                let fits: Bool
+                switch owner {
+                case .table(let index): fits = matcher.score(shape, table: index) != nil
+                case .schema: fits = isSchemaRow(columns, local)
+                case .bookkeeping(let table): fits = bookkeepingMatcher.tables.firstIndex { $0.name == table.rawValue }
+                    .map { bookkeepingMatcher.score(shape, table: $0) != nil } ?? true
+                case .lost: fits = true
+                }
+                if fits { fitting += 1 }
+            }
+            return judged == 0 || fitting * 2 > judged
+        }
+    }
+
+    /// The children of an interior page with the rowid bounds each subtree must keep: child i
+    /// holds keys in (key[i-1], key[i]], the right child keys above the last. Keys out of order
+    /// or out of the page's own bounds make the bounds unusable: children then inherit the
+    /// page's.
+    static func children(
+        of header: BTreePageHeader, in page: UnsafeRawBufferPointer, lower: Int64?, upper: Int64?
+    ) -> (list: [(page: UInt32, lower: Int64?, upper: Int64?)], damaged: Bool) {
+        var cells: [(child: UInt32, key: Int64)] = []
+        var damaged = false
+        for index in 0..<header.cellCount {
+            guard let offset = header.cellOffset(index, in: page),
+                let cell = TableCell.interior(in: page, at: offset, usableSize: header.usableSize)
+            else {
+                damaged = true
+                continue
+            }
+            cells.append((cell.leftChild, cell.key))
+        }
+        let keys = cells.map(\.key)
+        let ordered = zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }
+            && (keys.first.map { key in lower.map { key > $0 } ?? true } ?? true)
+            && (keys.last.map { key in upper.map { key <= $0 } ?? true } ?? true)
+        if !ordered { damaged = true }
+        var list: [(page: UInt32, lower: Int64?, upper: Int64?)] = []
+        var previous = lower
+        for cell in cells {
+            list.append(ordered ? (cell.child, previous, cell.key) : (cell.child, lower, upper))
+            previous = cell.key
+        }
+        list.append(ordered ? (header.rightChild, previous, upper) : (header.rightChild, lower, upper))
+        return (list, damaged)
+    }
+
+    /// Pass 3: every page no tree claimed, in file order. Table leaves are orphans: rows still
+    /// recovered, their table named by the pointer map or their shape.
+    func sweepUnclaimedPages() throws {
+        for page in UInt32(1)...capacity {
+            if page % 64 == 0 {
+                try checkCancellation()
+                reportProgress()
+            }
+            guard !treePages.contains(page), !overflowPages.contains(page), !freeTrunks.contains(page), !freeLeaves.contains(page) else {
+                continue
+            }
+            if pointerMap?.isMapPage(page) == true || page == pointerMap?.lockBytePage { continue }
+            guard source.read(page, into: &pageBuffer) else {
+                pageKinds.readFailures += 1
+                continue
+            }
+            pagesProcessed += 1
+            let header = pageBuffer.withUnsafeBytes { bytes -> BTreePageHeader? in
+                BTreePageHeader(page: bytes, pageNumber: page, usableSize: geometry.usableSize)
+            }
+            guard let header else {
+                if pageBuffer.withUnsafeBytes({ $0.isZero(in: 0..<$0.count) }) { zeroedPages.insert(page) } else { unknownPages.insert(page) }
+                continue
+            }
+            switch header.kind {
+            case .indexLeaf: pageKinds.indexLeaf += 1
+            case .indexInterior: pageKinds.indexInterior += 1
+            case .tableInterior: pageKinds.tableInterior += 1
+            case .tableLeaf:
+                // A free page the freelist did not list (its chain broken, or the header gone):
+                // the pointer map still says so. Its rows are deleted ones, never live.
+                if let entry = pointerMap?.entry(for: page, source: source), entry.type == .freePage {
+                    freeLeaves.insert(page)
+                    continue
+                }
+                pageKinds.tableLeaf += 1
+                try recoverOrphan(page: page, header: header)
+            }
+        }
+    }
+
+    private func recoverOrphan(page: UInt32, header: BTreePageHeader) throws {
+        let root = pointerMap?.root(of: page, source: source)
+        if root == 1 { return }  // a schema page: read in pass 1
+        let shapes = recordShapes(header: header, page: page).shapes
+        let preferred = root.flatMap { root in tables.firstIndex { $0.rootPage == root } }
+        // A root page no known table has: the page is another table's — one whose root is not
+        // known (a table known from the layout only), never one whose root is elsewhere.
+        let candidates = root != nil && preferred == nil ? Set(tables.indices.filter { tables[$0].rootPage == nil }) : nil
+        guard let index = matcher.identify(shapes, preferred: preferred, among: candidates) else {
+            let complete = try processLeaf(page: page, header: header, owner: .lost(root: root), provenance: .orphan)
+            if !complete { pagesDamagedOutsideTables += 1 }
+            return
+        }
+        if index == preferred { tallies[index].byPointerMap += 1 } else { tallies[index].byShape += 1 }
+        if try processLeaf(page: page, header: header, owner: .table(index), provenance: .orphan) {
+            tallies[index].pagesRead += 1
+        } else {
+            tallies[index].pagesDamaged += 1
+        }
+    }
+
+    /// Pass 4: free leaf pages that still hold a table leaf: deleted rows (or stale copies).
+    func readFreePages() throws {
+        guard freeLeaves.count > 0, capacity >= 2 else { return }
+        for page in UInt32(2)...capacity where freeLeaves.contains(page) && !treePages.contains(page) {
+            if page % 64 == 0 { try checkCancellation() }
+            guard source.read(page, into: &pageBuffer) else {
+                pageKinds.readFailures += 1
+                continue
+            }
+            pagesProcessed += 1
+            let header = pageBuffer.withUnsafeBytes { BTreePageHeader(page: $0, pageNumber: page, usableSize: geometry.usableSize) }
+            guard let header, header.kind == .tableLeaf else { continue }
+            let shapes = recordShapes(header: header, page: page).shapes
+            let owner: RowOwner = matcher.identify(shapes).map { .table($0) } ?? .lost(root: nil)
+            _ = try processLeaf(page: page, header: header, owner: owner, provenance: .free)
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+
+/// Who a leaf page's rows belong to.
+enum RowOwner {
+    case table(Int)
+    /// No known table; `root` is the pointer map's root page for the leaf, when it has one.
+    case lost(root: UInt32?)
+    case schema
+    case bookkeeping(BookkeepingRows.Table)
+}
+
+/// How a leaf page was reached, which decides what its rows may become.
+enum RowProvenance {
+    /// From its table's root: these rows win.
+    case tree
+    /// A leaf no intact tree reaches: still live data, inserted unless the rowid is already there.
+    case orphan
+    /// A free page: deleted rows, or stale copies of live ones; never mixed into live tables.
+    case free
+}
+
+/// Decoding the cells of one leaf page and sending each row where it belongs.
+extension SalvageRun {
+    /// Decodes every cell of the table leaf in `pageBuffer` and delivers its row. Returns false
+    /// when some cell could not be decoded.
+    func processLeaf(page: UInt32, header: BTreePageHeader, owner: RowOwner, provenance: RowProvenance) throws -> Bool {
+        let usable = geometry.usableSize
+        var complete = true
+        try pageBuffer.withUnsafeBytes { bytes in
+            for index in 0..<header.cellCount {
+                guard let offset = header.cellOffset(index, in: bytes), let cell = TableCell.leaf(in: bytes, at: offset, usableSize: usable) else {
+                    countUnreadable(owner)
+                    complete = false
+                    continue
+                }
+                if cell.firstOverflowPage == nil {
+                    let payload = UnsafeRawBufferPointer(rebasing: bytes[cell.localStart..<cell.localStart + cell.localSize])
+                    let decoded = RecordDecoder.decode(payload, declaredSize: cell.payloadSize, into: &columns)
+                    if try !deliver(decoded, rowid: cell.rowid, payload: payload, page: page, owner: owner, provenance: provenance) {
+                        complete = false
+                    }
+                    continue
+                }
+                let chain = chainReader.read(cell: cell, page: bytes, source: source, claimed: &overflowPages, forbidden: treePages)
+                if chain == .tooLarge {
+                    countUnreadable(owner)
+                    noteOnce("rows larger than \(options.maximumPayloadBytes) bytes are not read (memory bound); they count as unreadable")
+                    complete = false
+                    continue
+                }
+                let delivered = try chainReader.payload.withUnsafeBytes { payload in
+                    let decoded = RecordDecoder.decode(payload, declaredSize: cell.payloadSize, into: &columns)
+                    return try deliver(decoded, rowid: cell.rowid, payload: payload, page: page, owner: owner, provenance: provenance)
+                }
+                if !delivered { complete = false }
+            }
+        }
+        return complete
+    }
+
+    /// Sends one decoded row where `owner` and `provenance` say; false when it was unreadable.
+    private func deliver(
+        _ decoded: RecordDecoder.Outcome, rowid: Int64, payload: UnsafeRawBufferPointer, page: UInt32, owner: RowOwner,
+        provenance: RowProvenance
+    ) throws -> Bool {
+        if decoded == .malformed {
+            countUnreadable(owner)
+            return false
+        }
+        let isPartial = decoded != .complete
+        switch (owner, provenance) {
+        case (.schema, _):
+            addSchemaRow(columns, payload)
+        case (.bookkeeping(let table), _):
+            bookkeeping.add(table, rowid: rowid, record: columns, payload: payload, encoding: geometry.textEncoding)
+        case (.table(let index), .tree), (.table(let index), .orphan):
+            tallies[index].rowsRead += 1
+            switch roles[index] {
+            case .write(let route):
+                // More values than the table has columns (its schema text is damaged): never drop
+                // the extra values — the whole row goes to lost and found (plain mode).
+                guard columns.count <= tables[index].columns.count else {
+                    tallies[index].rowsNotFitting += 1
+                    if let lostRoute = try output?.lostRoute(columnCount: columns.count) {
+                        _ = try write(lostRoute, rowid: rowid, payload: payload, context: .init(pageNumber: page, rootPage: tables[index].rootPage))
+                    }
+                    return true
+                }
+                let outcome = try write(route, rowid: rowid, payload: payload, context: .init(pageNumber: page, rootPage: tables[index].rootPage))
+                switch outcome {
+                case .inserted: if isPartial { tallies[index].rowsPartial += 1 }
+                case .duplicate: tallies[index].duplicates += 1
+                case .conflict: tallies[index].conflicts += 1
+                case .notFitting: tallies[index].rowsNotFitting += 1
+                }
+            case .collect(let table):
+                bookkeeping.add(table, rowid: rowid, record: columns, payload: payload, encoding: geometry.textEncoding)
+            case .skip:
+                break
+            }
+        case (.lost(let root), .tree), (.lost(let root), .orphan):
+            lost.rows += 1
+            if let route = try output?.lostRoute(columnCount: columns.count) {
+                _ = try write(route, rowid: rowid, payload: payload, context: .init(pageNumber: page, rootPage: root))
+            }
+        case (.table(let index), .free):
+            if case .write(let route) = roles[index], try output?.writer.contains(rowid: rowid, target: route.target) == true {
+                tallies[index].duplicates += 1
+                return true
+            }
+            tallies[index].rowsDeleted += 1
+            if let route = try output?.deletedRoute(columnCount: columns.count) {
+                _ = try write(route, rowid: rowid, payload: payload, context: .init(pageNumber: page, likelyTable: tables[index].name))
+            }
+        case (.lost, .free):
+            lost.deleted += 1
+            if let route = try output?.deletedRoute(columnCount: columns.count) {
+                _ = try write(route, rowid: rowid, payload: payload, context: .init(pageNumber: page))
+            }
+        }
+        return true
+    }
+
+    private func write(_ route: RowRoute, rowid: Int64, payload: UnsafeRawBufferPointer, context: SalvageRowWriter.Context) throws -> SalvageRowWriter.Outcome {
+        guard let writer = output?.writer else { return .notFitting }
+        return try writer.insert(route: route, rowid: rowid, record: columns, payload: payload, context: context)
+    }
+
+    private func countUnreadable(_ owner: RowOwner) {
+        switch owner {
+        case .table(let index): tallies[index].rowsUnreadable += 1
+        case .lost: lost.unreadable += 1
+        case .schema, .bookkeeping: break
+        }
+    }
+
+    func noteOnce(_ note: String) {
+        if !notes.contains(note) { notes.append(note) }
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+
+/// One salvage in progress: the damaged store's pages, what has been learned about each, and the
+/// new database being filled. `Salvager` is its public face.
+///
+/// The passes, in order:
+/// 1. **Schema**: `sqlite_schema` from page 1's tree; when that is broken, schema rows are looked
+///    for on every leaf page (and, in Core Data mode, Core Data's own metadata rows, to tell the
+///    version).
+/// 2. **Trees**: every table's b-tree from its root page, rowid bounds checked at every level, so
+///    a damaged interior pointer cannot hand one table's leaf to another; these rows go in first.
+/// 3. **Sweep**: every page no tree reached, in file order: table leaves are orphans, named by the
+///    pointer map or by their records' shape; their rows go in unless the rowid is already there.
+/// 4. **Free pages**: leaves on the freelist hold deleted rows; a rowid still live is a stale copy
+///    (a duplicate), the rest are "deleted, recoverable" — reported, never mixed into live tables.
+/// 5. **Finish**: fix-ups, counts, checks; the file is published by the caller.
+///
+/// Memory: a few page buffers, one record (bounded by `maximumPayloadBytes`), five bitmaps of one
+/// bit per page, the WAL's page index, and SQLite's page cache for the output.
+final class SalvageRun {
+    let storePath: String
+    let outputPath: String
+    let options: SalvageOptions
+    let progress: ((SalvageProgress) -> Void)?
+    let cancellation: CancellationFlag?
+
+    let source: PageSource
+    var geometry: DatabaseGeometry { source.geometry }
+    /// Pages that can be read (bitmaps cover these).
+    let capacity: UInt32
+
+    // What is known about each page.
+    var treePages: PageBitmap
+    var overflowPages: PageBitmap
+    var freeTrunks: PageBitmap
+    var freeLeaves: PageBitmap
+    var zeroedPages: PageBitmap
+    var unknownPages: PageBitmap
+    var pointerMap: PointerMap?
+    var pageKinds = SalvageRun.PageKindTally()
+    var pagesDamagedOutsideTables = 0
+
+    // Reusable buffers.
+    var pageBuffer: [UInt8] = []
+    var columns: [RecordColumn] = []
+    var chainReader: OverflowChainReader
+
+    // What was found.
+    var schemaEntries: [SchemaEntry] = []
+    var schemaKeys: Set<String> = []
+    /// Core Data mode: the version rebuilt, and how it was chosen.
+    var resolvedVersion: (name: String, source: String)?
+    var schemaFromTree = false
+    var tables: [TableDefinition] = []
+    var roles: [TableRole] = []
+    var tallies: [TableTally] = []
+    var walkedRoots: Set<UInt32> = []
+    /// Core Data mode: the page counts of the bookkeeping trees, read before the version is known.
+    var bookkeepingPages: [Int: TableTally] = [:]
+    var matcher = ShapeMatcher(tables: [], isStrict: false)
+    /// Core Data's own tables, as `create` writes them: what their rows look like.
+    lazy var bookkeepingMatcher = ShapeMatcher(tables: (try? Self.bookkeepingDefinitions()) ?? [], isStrict: true)
+    var lost = LostTally()
+    var bookkeeping = BookkeepingRows()
+    var notes: [String] = []
+    var output: (any SalvageOutput)?
+    var pagesProcessed = 0
+    /// Read from the output before it is closed: values fixed per output table (writer target).
+    var valuesFixed: [Int: Int] = [:]
+    var looseTableNames: [String] = []
+
+    init(store: String, output: String, options: SalvageOptions, progress: ((SalvageProgress) -> Void)?, cancellation: CancellationFlag?) throws {
+        storePath = store
+        outputPath = output
+        self.options = options
+        self.progress = progress
+        self.cancellation = cancellation
+        source = try PageSource(path: store, followsSymlinks: options.followsSymlinks)
+        capacity = source.availablePages
+        treePages = PageBitmap(capacity: capacity)
+        overflowPages = PageBitmap(capacity: capacity)
+        freeTrunks = PageBitmap(capacity: capacity)
+        freeLeaves = PageBitmap(capacity: capacity)
+        zeroedPages = PageBitmap(capacity: capacity)
+        unknownPages = PageBitmap(capacity: capacity)
+        chainReader = OverflowChainReader(maximumPayloadBytes: options.maximumPayloadBytes)
+        notes = source.geometry.notes
+    }
+
+    /// Counts of the pages the passes read, by kind.
+    struct PageKindTally {
+        var tableLeaf = 0, tableInterior = 0, indexLeaf = 0, indexInterior = 0
+        var readFailures = 0
+    }
+
+    /// Per recovered table: what its rows and pages came to.
+    struct TableTally {
+        var rowsRead = 0, rowsPartial = 0, rowsUnreadable = 0, rowsNotFitting = 0, rowsDeleted = 0
+        var duplicates = 0, conflicts = 0
+        var pagesRead = 0, pagesDamaged = 0, pagesMissing = 0
+        var bySchema = 0, byPointerMap = 0, byShape = 0
+
+        mutating func addPages(_ other: TableTally) {
+            pagesRead += other.pagesRead
+            pagesDamaged += other.pagesDamaged
+            pagesMissing += other.pagesMissing
+            bySchema += other.bySchema
+        }
+    }
+
+    /// Rows whose table could not be told.
+    struct LostTally {
+        var rows = 0, unreadable = 0, deleted = 0
+    }
+
+    /// One row of `sqlite_schema`.
+    struct SchemaEntry: Equatable {
+        var type: String
+        var name: String
+        var tableName: String
+        var rootPage: UInt32
+        var sql: String?
+    }
+
+    func checkCancellation() throws {
+        if cancellation?.isCancelled == true { throw SalvageError.interrupted }
+    }
+
+    func reportProgress(_ phase: SalvageProgress.Phase = .read) {
+        progress?(SalvageProgress(phase: phase, completedPages: pagesProcessed, totalPages: Int(capacity)))
+    }
+
+    /// Reads the store and fills a new database at `file` (a path in a private folder).
+    func run(into file: String) throws -> SalvageOutputSummary {
+        guard capacity > 0, !(geometry.hasNoRecognisablePage && source.writeAheadLog == nil) else {
+            throw SalvageError.nothingToSalvage(
+                path: storePath,
+                reason: capacity == 0 ? "it holds no whole \(geometry.pageSize)-byte page" : "no page of it reads as an SQLite page")
+        }
+        readFreelist()
+        locatePointerMap()
+        try readSchema()
+        let isCoreData = options.catalog != nil
+        try defineTables(coreData: isCoreData)
+        if let catalog = options.catalog {
+            output = try makeCoreDataOutput(catalog: catalog, file: file)
+        } else {
+            output = try PlainSalvageOutput(path: file, geometry: geometry)
+        }
+        try assignRoles()
+        try walkTrees()
+        try sweepUnclaimedPages()
+        try readFreePages()
+        reportProgress(.finish)
+        guard let output else { preconditionFailure("the output is made above") }
+        let summary = try output.finish(bookkeeping: bookkeeping)
+        valuesFixed = output.writer.valuesFixed
+        looseTableNames = output.looseTables
+        self.output = nil  // closes the database: WAL checkpointed, -wal and -shm removed
+        return summary
+    }
+}

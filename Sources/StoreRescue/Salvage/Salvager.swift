@@ -1,0 +1,152 @@
+import Foundation
+
+/// Recovers every readable row of a damaged store — one SQLite itself refuses to read — page by
+/// page, into a new store, and reports what it recovered and how.
+///
+/// The damaged store is read with plain `pread`s (never through SQLite, never written, nothing
+/// created beside it); its `-wal` is laid over it where the frames' checksums hold. The new store
+/// is built in a private folder beside `output` and linked into place only when finished and
+/// checked — the same path `create` uses — so nothing partial ever appears at `output`, whatever
+/// fails (disk full, file-size limit, an interruption). `output` must not exist, nor its `-wal`,
+/// `-shm` or `-journal`; nothing is ever replaced.
+///
+/// ```swift
+/// // A Core Data store of the version the damaged store was, ready for an upgrade:
+/// let catalog = try Catalog.load(path: "Journal.xcdatamodeld")
+/// let report = try Salvager.salvage(
+///     store: "damaged/default.store", into: workspace + "/salvaged.store",
+///     options: SalvageOptions(catalog: catalog))
+/// for table in report.tables where table.rows.unreadable > 0 {
+///     print(table.name, table.rows.recovered, "recovered,", table.rows.unreadable, "unreadable")
+/// }
+/// // Without a catalog: a plain SQLite database, as `sqlite3 .recover` writes.
+/// try Salvager.salvage(store: "damaged.db", into: "recovered.db")
+/// ```
+///
+/// - Parameters:
+///   - store: the damaged store's main file.
+///   - output: the new store's path (a path in the caller's private workspace, or the final one).
+///   - options: `catalog` (+ `versionName`) for a Core Data store; none for a plain database.
+///   - progress: called from the calling thread as pages are read.
+///   - cancellation: polled between pages; a cancelled salvage throws `SalvageError.interrupted`
+///     and leaves nothing behind.
+/// - Throws: `StoreAccessError` when the store is missing, a directory, a symbolic link or
+///   unreadable, or empty; `SalvageError` for an output in the way, a write failure, a version
+///   that cannot be told, nothing to salvage or an interruption; `LayoutError` when the version's
+///   model cannot be laid out.
+public enum Salvager {
+    @discardableResult
+    public static func salvage(
+        store: String, into output: String, options: SalvageOptions = SalvageOptions(),
+        progress: ((SalvageProgress) -> Void)? = nil, cancellation: CancellationFlag? = nil
+    ) throws -> SalvageReport {
+        try salvage(store: store, into: output, options: options, progress: progress, cancellation: cancellation, faultInjection: nil)
+    }
+
+    /// Checks, without writing anything, that `output` is free for a salvage of `store`: not the
+    /// store or one of its sidecars, nothing there (nor a `-wal`, `-shm`, `-journal` of it), not a
+    /// symbolic link, its folder a folder. `salvage` checks again itself; callers use this to
+    /// refuse before loading a catalog.
+    ///
+    /// - Throws: `SalvageError` naming what is in the way.
+    public static func checkOutput(_ output: String, store: String) throws {
+        _ = try outputTarget(output, store: store)
+    }
+
+    private static func outputTarget(_ output: String, store: String) throws -> CreationTarget {
+        if isSameFile(output, asStoreOrSidecarOf: store) { throw SalvageError.outputIsInput(output: output, store: store) }
+        do {
+            return try CreationTarget(path: output)
+        } catch let error as StoreCreationError {
+            throw SalvageError(creation: error)
+        }
+    }
+
+    /// The points at which a test can make a salvage fail, to see that nothing is left behind.
+    enum Stage: CaseIterable {
+        case workspaceCreated, rowsWritten, beforePublishing, published
+    }
+
+    static func salvage(
+        store: String, into output: String, options: SalvageOptions, progress: ((SalvageProgress) -> Void)?,
+        cancellation: CancellationFlag?, faultInjection: ((Stage) throws -> Void)?
+    ) throws -> SalvageReport {
+        // Past the file-size limit a write must fail with EFBIG (and be cleaned up), not kill us.
+        SafeFileOutput.ignoreFileSizeLimitSignal()
+        let started = Date()
+        let target = try outputTarget(output, store: store)
+        let run = try SalvageRun(store: store, output: output, options: options, progress: progress, cancellation: cancellation)
+        let workspace: PrivateTemporaryDirectory
+        do {
+            workspace = try target.makeWorkspace(prefix: ".salvage")
+        } catch let error as StoreCreationError {
+            throw SalvageError(creation: error)
+        }
+        defer { workspace.remove() }
+        let file = workspace.path("salvaged.sqlite")
+        let summary: SalvageOutputSummary
+        do {
+            try faultInjection?(.workspaceCreated)
+            summary = try run.run(into: file)
+            try faultInjection?(.rowsWritten)
+            try checkFinished(file: file, workspace: workspace.path, output: output, isCoreData: options.catalog != nil)
+            try CreationTarget.synchronize(file, isFolder: false)
+            try faultInjection?(.beforePublishing)
+        } catch {
+            throw failure(error, output: output)
+        }
+        do {
+            try target.publishDurably(file, afterLinking: { try faultInjection?(.published) })
+        } catch {
+            throw failure(error, output: output)
+        }
+        return run.report(summary: summary, seconds: Date().timeIntervalSince(started))
+    }
+
+    /// The file left in the private folder is one finished store: no journal, WAL or shared
+    /// memory file beside it; a Core Data store's header says WAL mode, 4096-byte pages and
+    /// incremental auto-vacuum (as `create` checks).
+    private static func checkFinished(file: String, workspace: String, output: String, isCoreData: Bool) throws {
+        if isCoreData {
+            try StoreSchemaWriter.checkFinished(file: file, workspace: workspace, reportedPath: output)
+            return
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: workspace).filter { $0 != (file as NSString).lastPathComponent }
+        guard leftovers.isEmpty else {
+            throw SalvageError.verificationFailed(path: output, reason: "SQLite left \(leftovers.sorted().joined(separator: ", ")) behind")
+        }
+        let bytes = try InputProbe.readPrefix(path: file, followsSymlinks: false, count: SQLiteFileHeader.size)
+        guard SQLiteFileHeader(bytes: bytes) != nil else {
+            throw SalvageError.verificationFailed(path: output, reason: "the new file has no SQLite header")
+        }
+    }
+
+    /// Any failure while writing, as an operator reads it: naming the output, not the private file.
+    private static func failure(_ error: any Error, output: String) -> any Error {
+        switch error {
+        case let error as SalvageError:
+            if case .verificationFailed(_, let reason) = error { return SalvageError.verificationFailed(path: output, reason: reason) }
+            return error
+        case let error as StoreCreationError:
+            switch error {
+            case .verificationFailed(_, let reason): return SalvageError.verificationFailed(path: output, reason: reason)
+            case .writeFailed(_, let reason), .folderUnusable(_, _, let reason): return SalvageError.writeFailed(path: output, reason: reason)
+            default: return SalvageError(creation: error)
+            }
+        case is LayoutError, is StoreAccessError:
+            return error
+        default:
+            return SalvageError.writeFailed(path: output, reason: StoreCreator.reason(error))
+        }
+    }
+
+    /// True when `output` names `store` or one of its sidecars (by the resolved folder and name).
+    static func isSameFile(_ output: String, asStoreOrSidecarOf store: String) -> Bool {
+        func canonical(_ path: String) -> String {
+            let url = URL(fileURLWithPath: path)
+            return url.deletingLastPathComponent().resolvingSymlinksInPath().path + "/" + url.lastPathComponent
+        }
+        let input = canonical(store)
+        return ([""] + StoreFileSet.sidecarSuffixes).contains { canonical(output) == input + $0 }
+    }
+}

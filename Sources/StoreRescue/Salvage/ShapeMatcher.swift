@@ -1,0 +1,127 @@
+/// Names the table of a leaf page that no intact tree reaches, from the shape of its records:
+/// column count, the storage class of each value against each column's declared type, NULL in
+/// the rowid column, and — for Core Data entity tables — `Z_ENT` naming one of the table's
+/// entities, which makes the answer unambiguous between entity tables.
+///
+/// A leaf belongs to one table, so the page is judged as a whole: the table most of its records
+/// fit (and fit best) wins; a tie between tables is no answer.
+struct ShapeMatcher {
+    /// One record, as much as identification needs.
+    struct Shape {
+        var classes: [RecordColumn.StorageClass]
+        /// Column 1 as an integer, when it is one (`Z_ENT` in Core Data tables).
+        var secondInteger: Int64?
+    }
+
+    let tables: [TableDefinition]
+    /// Each table's column affinities, worked out once (they are read for every record judged).
+    private let affinities: [[TableDefinition.Affinity]]
+    /// Core Data mode: a value must have a storage class its column's declared type allows
+    /// (what Core Data writes); plain mode scores typical classes higher but refuses none.
+    let isStrict: Bool
+
+    init(tables: [TableDefinition], isStrict: Bool) {
+        self.tables = tables
+        affinities = tables.map { $0.columns.map { TableDefinition.affinity(of: $0.declaredType) } }
+        self.isStrict = isStrict
+    }
+
+    /// The index in `tables` of the table the page's records belong to, or nil.
+    /// - Parameters:
+    ///   - preferred: the table other evidence names (the pointer map leads to its root): the
+    ///     page is that table's when most records fit it, and no other table's either way — a
+    ///     record that does not fit means the page or the schema is damaged, not that another
+    ///     table's page hangs from this root.
+    ///   - candidates: the tables the page may belong to (nil: all).
+    func identify(_ shapes: [Shape], preferred: Int? = nil, among candidates: Set<Int>? = nil) -> Int? {
+        guard !shapes.isEmpty else { return nil }
+        let majority = shapes.count / 2 + 1
+        if let preferred {
+            return preferred < tables.count && tally(shapes, table: preferred).fits >= majority ? preferred : nil
+        }
+        var best: (index: Int, fits: Int, score: Int)?
+        var tied = false
+        for (index, table) in tables.enumerated() where !table.isWithoutRowid && candidates?.contains(index) != false {
+            let result = tally(shapes, table: index)
+            guard result.fits >= majority else { continue }
+            if let current = best {
+                if (result.fits, result.score) > (current.fits, current.score) {
+                    best = (index, result.fits, result.score)
+                    tied = false
+                } else if (result.fits, result.score) == (current.fits, current.score) {
+                    tied = true
+                }
+            } else {
+                best = (index, result.fits, result.score)
+            }
+        }
+        return tied ? nil : best?.index
+    }
+
+    private func tally(_ shapes: [Shape], table: Int) -> (fits: Int, score: Int) {
+        var fits = 0, score = 0
+        for shape in shapes {
+            if let value = self.score(shape, table: table) {
+                fits += 1
+                score += value
+            }
+        }
+        return (fits, score)
+    }
+
+    /// How well one record fits the table at `index` in `tables`; nil when it cannot be one of
+    /// its rows.
+    func score(_ shape: Shape, table index: Int) -> Int? {
+        let table = tables[index]
+        let count = shape.classes.count
+        guard count >= 1, count <= table.columns.count else { return nil }
+        var score = count == table.columns.count ? 4 : 0
+        var atypical = 0, valued = 0
+        for (column, storage) in shape.classes.enumerated() {
+            if column == table.rowidColumn {
+                guard storage == .null else { return nil }
+                score += 3
+                continue
+            }
+            let affinity = affinities[index][column]
+            switch Self.fit(storage, affinity) {
+            case .typical:
+                score += 2
+                valued += 1
+            // BLOB columns (and columns with no declared type) expect nothing: they hold anything,
+            // even in Core Data (history tombstones).
+            case .possible:
+                guard affinity != .blob else {
+                    valued += 1
+                    break
+                }
+                if isStrict { return nil }
+                atypical += 1
+                valued += 1
+            case .null: score += 1
+            }
+        }
+        // SQLite accepts any value in any column, but apps mostly store what they declare: a
+        // record whose values are often not what the columns declare is another table's.
+        if atypical * 4 > valued { return nil }
+        if let entities = table.entityNumbers {
+            guard let entity = shape.secondInteger, entities.contains(entity) else { return nil }
+            score += 8
+        }
+        return score
+    }
+
+    private enum Fit { case typical, possible, null }
+
+    /// Storage classes each affinity holds (what Core Data writes is "typical"; REAL columns hold
+    /// integral values as integers on disk).
+    private static func fit(_ storage: RecordColumn.StorageClass, _ affinity: TableDefinition.Affinity) -> Fit {
+        switch (storage, affinity) {
+        case (.null, _): return .null
+        case (.integer, .integer), (.integer, .real), (.real, .real), (.integer, .numeric), (.real, .numeric),
+            (.text, .numeric), (.text, .text), (.blob, .blob):
+            return .typical
+        default: return .possible
+        }
+    }
+}

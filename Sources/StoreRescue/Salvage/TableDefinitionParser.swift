@@ -1,0 +1,98 @@
+import Foundation
+import SRSQLite
+
+/// Reads a `CREATE TABLE` statement recovered from a damaged file with SQLite's own parser: the
+/// statement is run in a private in-memory database and the columns read back with
+/// `PRAGMA table_xinfo`, so quoting, comments, constraints and generated columns are understood
+/// exactly as SQLite understands them.
+///
+/// The text is hostile: only a single `CREATE TABLE` is run (no `AS SELECT` — an authorizer
+/// refuses every query), statements are limited to 1 MB, nothing else is ever executed, and
+/// defaults are taken only when they are literals (never evaluated).
+final class TableDefinitionParser {
+    private let connection: SQLiteConnection
+    private static let maximumStatementBytes: Int32 = 1 << 20
+
+    init() throws {
+        connection = try SQLiteConnection(path: ":memory:", options: SQLiteOpenOptions(mode: .memory))
+        sqlite3_limit(connection.handle, SQLITE_LIMIT_SQL_LENGTH, Self.maximumStatementBytes)
+        sqlite3_limit(connection.handle, SQLITE_LIMIT_LENGTH, Self.maximumStatementBytes)
+    }
+
+    /// Compiles the recovered statement with every query refused: `CREATE TABLE … AS SELECT`
+    /// would run a query (possibly an endless recursive one). Authorization happens when a
+    /// statement is compiled, so the authorizer is removed again before anything else runs.
+    private func prepareRefusingReads(_ sql: String) -> SQLiteStatement? {
+        sqlite3_set_authorizer(connection.handle, { _, action, _, _, _, _ in
+            // CREATE TABLE itself reads sqlite_schema (SQLITE_READ) but never runs a SELECT.
+            action == SQLITE_SELECT || action == SQLITE_RECURSIVE ? SQLITE_DENY : SQLITE_OK
+        }, nil)
+        defer { sqlite3_set_authorizer(connection.handle, nil, nil) }
+        return try? connection.prepare(sql)
+    }
+
+    /// The definition of table `name` whose `sqlite_schema.sql` is `sql`; nil when the text is not
+    /// a plain `CREATE TABLE` SQLite accepts (damaged text, a virtual table, `AS SELECT`).
+    func parse(name: String, sql: String, rootPage: UInt32) -> TableDefinition? {
+        let trimmed = sql.drop { $0.isWhitespace }
+        guard trimmed.prefix(6).uppercased() == "CREATE", !trimmed.uppercased().hasPrefix("CREATE VIRTUAL") else { return nil }
+        guard let statement = prepareRefusingReads(sql), (try? statement.step()) != nil else { return nil }
+        let created = (try? connection.rows("SELECT name FROM sqlite_schema WHERE type = 'table'", maximumRows: 4)) ?? []
+        defer {
+            for row in created {
+                if let table = row.first?.string { try? connection.execute("DROP TABLE \(table.quotedSQLIdentifier)") }
+            }
+        }
+        guard created.count == 1, let actualName = created.first?.first?.string else { return nil }
+        let quoted = actualName.quotedSQLIdentifier
+        guard let info = try? connection.rows("PRAGMA table_xinfo(\(quoted))", maximumRows: 40_000),
+            let list = try? connection.rows("PRAGMA table_list(\(quoted))", maximumRows: 4).first
+        else { return nil }
+        let isWithoutRowid = list.count > 4 && list[4].int64 == 1
+        var columns: [TableDefinition.Column] = []
+        var primaryKey: [(position: Int64, column: Int, type: String)] = []
+        for row in info where row.count >= 7 {
+            // hidden: 0 normal, 2 virtual generated (not stored), 3 stored generated.
+            guard row[6].int64 != 2, let columnName = row[1].string else { continue }
+            let type = row[2].string ?? ""
+            if let position = row[5].int64, position > 0 { primaryKey.append((position, columns.count, type)) }
+            columns.append(TableDefinition.Column(
+                name: columnName, declaredType: type, defaultValue: Self.literal(row[4].string)))
+        }
+        guard !columns.isEmpty else { return nil }
+        let rowid = !isWithoutRowid && primaryKey.count == 1 && primaryKey[0].type.uppercased() == "INTEGER" ? primaryKey[0].column : nil
+        return TableDefinition(name: name, columns: columns, rowidColumn: rowid, isWithoutRowid: isWithoutRowid, rootPage: rootPage)
+    }
+
+    /// A default written as a literal (`0`, `-1.5`, `'text'`, `X'00FF'`, `NULL`, `TRUE`), else NULL:
+    /// expressions are never evaluated.
+    static func literal(_ text: String?) -> SQLiteValue {
+        guard var text = text?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return .null }
+        while text.hasPrefix("("), text.hasSuffix(")") { text = String(text.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces) }
+        switch text.uppercased() {
+        case "NULL": return .null
+        case "TRUE": return .integer(1)
+        case "FALSE": return .integer(0)
+        default: break
+        }
+        if let integer = Int64(text) { return .integer(integer) }
+        if text.hasPrefix("+"), let integer = Int64(text.dropFirst()) { return .integer(integer) }
+        if text.contains(where: { $0.isNumber }), text.allSatisfy({ "0123456789+-.eE".contains($0) }), let real = Double(text) {
+            return .real(real)
+        }
+        if text.count >= 2, text.hasPrefix("'"), text.hasSuffix("'") {
+            return .text(String(text.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'"))
+        }
+        if text.count >= 3, text.uppercased().hasPrefix("X'"), text.hasSuffix("'") {
+            let hex = Array(text.dropFirst(2).dropLast())
+            guard hex.count % 2 == 0 else { return .null }
+            var bytes = Data()
+            for index in stride(from: 0, to: hex.count, by: 2) {
+                guard let byte = UInt8(String(hex[index...index + 1]), radix: 16) else { return .null }
+                bytes.append(byte)
+            }
+            return .blob(bytes)
+        }
+        return .null
+    }
+}

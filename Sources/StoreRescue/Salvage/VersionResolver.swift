@@ -1,0 +1,84 @@
+import Foundation
+
+/// Decides which catalog version a damaged store was, from what survived, most direct evidence
+/// first: `--version`; the stored entity hashes of its `Z_METADATA` row; the hashes of its own
+/// model cache; its physical schema (entity and join tables with exactly a version's columns);
+/// the catalog's only version. Evidence that fits no version is passed over (with a note);
+/// evidence that fits several equally is an error, never a guess.
+enum VersionResolver {
+    struct Evidence {
+        var metadata: StoreMetadata?
+        var modelCacheHashes: [String: Data]?
+        /// Tables read from the store's schema (empty when it is unreadable).
+        var schemaTables: [TableDefinition]
+    }
+
+    struct Resolution {
+        var version: CatalogVersion
+        /// `option`, `metadata`, `modelCache`, `schema`, `onlyVersion`.
+        var source: String
+        var notes: [String]
+    }
+
+    static func resolve(catalog: Catalog, requested: String?, evidence: Evidence, path: String) throws -> Resolution {
+        let names = catalog.versions.map(\.name)
+        if let requested {
+            guard let version = catalog.version(named: requested) else {
+                throw SalvageError.unknownVersion(catalog: catalog.sourcePath, version: requested, available: names)
+            }
+            return Resolution(version: version, source: "option", notes: [])
+        }
+        var notes: [String] = []
+        if let metadata = evidence.metadata, let hashes = metadata.versionHashes, !hashes.isEmpty {
+            let fitting = catalog.versions.filter { $0.versionHashes == hashes }
+            if let chosen = try choose(fitting, identifiers: metadata.versionIdentifiers, path: path) {
+                return Resolution(version: chosen, source: "metadata", notes: notes)
+            }
+            notes.append("the surviving metadata's entity hashes are those of no catalog version")
+        }
+        if let hashes = evidence.modelCacheHashes {
+            let fitting = catalog.versions.filter { $0.versionHashes == hashes }
+            if let chosen = try choose(fitting, identifiers: nil, path: path) {
+                return Resolution(version: chosen, source: "modelCache", notes: notes)
+            }
+            notes.append("the surviving model cache is the model of no catalog version")
+        }
+        if !evidence.schemaTables.isEmpty {
+            let fitting = catalog.versions.filter { version in
+                guard let layout = try? StoreLayoutBuilder.layout(for: version.model) else { return false }
+                return schemaFits(evidence.schemaTables, layout: layout)
+            }
+            if let chosen = try choose(fitting, identifiers: nil, path: path) {
+                return Resolution(version: chosen, source: "schema", notes: notes)
+            }
+            notes.append("the surviving schema's tables are those of no catalog version")
+        }
+        if catalog.versions.count == 1 {
+            notes.append("nothing that survived names the version; the catalog's only version \"\(names[0])\" was used")
+            return Resolution(version: catalog.versions[0], source: "onlyVersion", notes: notes)
+        }
+        let reason = notes.isEmpty ? "no metadata, model cache or schema survived" : notes.joined(separator: "; ")
+        throw SalvageError.versionUndetermined(path: path, reason: reason, available: names)
+    }
+
+    private static func choose(_ fitting: [CatalogVersion], identifiers: [String]?, path: String) throws -> CatalogVersion? {
+        guard fitting.count > 1 else { return fitting.first }
+        if let identifiers {
+            let narrowed = fitting.filter { $0.versionIdentifiers == (identifiers.isEmpty ? [""] : identifiers) }
+            if narrowed.count == 1 { return narrowed[0] }
+        }
+        throw SalvageError.ambiguousVersion(path: path, versions: fitting.map(\.name))
+    }
+
+    /// True when every entity and join table of the layout is in the schema with the same column
+    /// names, and the schema has no `Z…` table the layout lacks (bookkeeping aside).
+    static func schemaFits(_ tables: [TableDefinition], layout: StoreLayout) -> Bool {
+        let stored = Dictionary(tables.map { ($0.name.uppercased(), Set($0.columns.map { $0.name.uppercased() })) },
+                                uniquingKeysWith: { first, _ in first })
+        for table in layout.tables where stored[table.name.uppercased()] != Set(table.columns.map { $0.name.uppercased() }) {
+            return false
+        }
+        let expected = Set(layout.tables.map { $0.name.uppercased() } + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
+        return !stored.keys.contains { $0.hasPrefix("Z") && !expected.contains($0) }
+    }
+}

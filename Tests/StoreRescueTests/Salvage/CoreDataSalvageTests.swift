@@ -1,0 +1,192 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+/// Core Data mode: the new store is the version the damaged store was, holding every recovered
+/// object, with what Core Data relies on fixed up.
+@Suite struct CoreDataSalvageTests {
+    typealias Fixtures = CoreDataSalvageFixtures
+
+    static func salvage(_ store: String, in directory: TemporaryDirectory, version: String? = nil,
+                        catalog: Catalog = Fixtures.catalog, name: String = "salvaged.sqlite") throws -> (output: String, report: SalvageReport) {
+        let output = directory.path(name)
+        let report = try Salvager.salvage(store: store, into: output, options: SalvageOptions(catalog: catalog, versionName: version))
+        return (output, report)
+    }
+
+    static func expectUsableStore(_ output: String, catalog: Catalog = Fixtures.catalog, version: String = "V1",
+                                  outcome: MatchResult.Outcome = .exact, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let check = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable)).scalar("PRAGMA integrity_check")
+        #expect(check?.string == "ok", sourceLocation: sourceLocation)
+        let match = StoreMatcher.match(storePath: output, catalog: catalog)
+        #expect(match.outcome == outcome, sourceLocation: sourceLocation)
+        #expect(match.version == version, sourceLocation: sourceLocation)
+        let report = StoreInspector.inspect(path: output)
+        #expect(report.sidecars.isEmpty, "no -wal or -shm left", sourceLocation: sourceLocation)
+        #expect(!report.findings.contains { $0.code == "z-max-behind" }, sourceLocation: sourceLocation)
+    }
+
+    @Test func undamagedStoreComesBackAsTheSameVersion() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        let (output, report) = try Self.salvage(store, in: directory)
+        try Self.expectUsableStore(output)
+        #expect(try Fixtures.entityRows(of: output) == Fixtures.entityRows(of: store))
+        #expect(report.mode == .coreData)
+        #expect(report.version == "V1")
+        #expect(report.versionSource == "metadata")
+        #expect(report.metadata?.source == "recovered")
+        #expect(report.metadata?.uuid == Fixtures.uuid.uuidString)
+        #expect(report.totals.danglingCleared == 0 && report.totals.danglingRowsDropped == 0)
+        let item = try #require(report.tables.first { $0.name == "ZITEM" })
+        #expect(item.entities.map(\.name) == ["Item", "SpecialItem"])
+        #expect(item.entities.map(\.rows).reduce(0, +) == 200)
+        #expect(item.rows.recovered == 200)
+        #expect(report.tables.first { $0.name == "Z_PRIMARYKEY" }?.disposition == "bookkeeping")
+        let maxima = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+            .rows("SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { "\($0[0].string ?? "")=\($0[1].int64 ?? -1)" }
+        #expect(maxima == ["Item=200", "SpecialItem=0", "Owner=20", "Tag=5"])
+    }
+
+    /// The owners' page lost: items keep their rows, their `owner` values (pointing at owners that
+    /// were not recovered) are cleared and counted. The tags' page lost: join rows are dropped.
+    @Test func danglingValuesAreClearedAndJoinRowsDropped() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        try SalvageFixtures.zeroPage(try Fixtures.rootPage(of: "ZOWNER", in: store), of: store, pageSize: 4096)
+        try SalvageFixtures.zeroPage(try Fixtures.rootPage(of: "ZTAG", in: store), of: store, pageSize: 4096)
+        let (output, report) = try Self.salvage(store, in: directory)
+        try Self.expectUsableStore(output)
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+        #expect(try connection.scalar("SELECT count(*) FROM ZITEM")?.int64 == 200)
+        #expect(try connection.scalar("SELECT count(*) FROM ZITEM WHERE ZOWNER IS NOT NULL")?.int64 == 0)
+        #expect(try connection.scalar("SELECT count(*) FROM Z_1TAGS")?.int64 == 0)
+        let items = try #require(report.tables.first { $0.name == "ZITEM" })
+        #expect(items.rows.danglingCleared == 200)
+        let joins = try #require(report.tables.first { $0.name == "Z_1TAGS" })
+        #expect(joins.rows.danglingRowsDropped > 0)
+        #expect(joins.rows.recovered == 0)
+        #expect(report.tables.first { $0.name == "ZOWNER" }?.pages.damaged == 1)
+        #expect(report.totals.danglingRowsDropped == joins.rows.danglingRowsDropped)
+    }
+
+    /// Page 1 gone: the schema is gone with it, so pages are named by the pointer map and by
+    /// their rows' shape (`Z_ENT` tells the entity tables apart); the version from the metadata
+    /// row found on its own page.
+    @Test func pageOneZeroedStillRebuildsEveryTable() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        let expected = try Fixtures.entityRows(of: store)
+        try SalvageFixtures.zeroPage(1, of: store, pageSize: 4096)
+        let (output, report) = try Self.salvage(store, in: directory)
+        try Self.expectUsableStore(output)
+        #expect(try Fixtures.entityRows(of: output) == expected)
+        #expect(report.schemaSource == "catalogLayout")
+        #expect(report.versionSource == "metadata")
+        #expect(report.metadata?.uuid == Fixtures.uuid.uuidString)
+        #expect(report.metadata?.includesPersistentHistory == false, "no history row found: no history tables")
+        let item = try #require(report.tables.first { $0.name == "ZITEM" })
+        #expect(item.identifiedBy.schemaTree == 0)
+        #expect(item.identifiedBy.pointerMap + item.identifiedBy.recordShape > 0)
+    }
+
+    /// The metadata row lost: the store is stamped fresh for the version (told by its schema),
+    /// with a new UUID, and the report says so.
+    @Test func lostMetadataIsStampedFreshAndSaidSo() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        try SalvageFixtures.zeroPage(try Fixtures.rootPage(of: "Z_METADATA", in: store), of: store, pageSize: 4096)
+        let (output, report) = try Self.salvage(store, in: directory)
+        try Self.expectUsableStore(output)
+        #expect(report.versionSource == "schema")
+        #expect(report.metadata?.source == "stamped")
+        #expect(report.metadata?.uuid != Fixtures.uuid.uuidString)
+        #expect(report.notes.contains("no readable Z_METADATA row: the store was stamped fresh for \"V1\" with a new UUID"))
+    }
+
+    /// A row whose value does not fit its column's declared type (text in an INTEGER column) is
+    /// not written, and counted.
+    @Test func rowsThatDoNotFitTheVersionAreCounted() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        try StoreFixtureBuilder.run(store, "UPDATE ZITEM SET ZCOUNT = 'many' WHERE Z_PK = 3")
+        try StoreFixtureBuilder.run(store, "UPDATE Z_PRIMARYKEY SET Z_MAX = 150 WHERE Z_NAME = 'Item'")
+        let (output, report) = try Self.salvage(store, in: directory)
+        try Self.expectUsableStore(output)
+        let item = try #require(report.tables.first { $0.name == "ZITEM" })
+        #expect(item.rows.notFitting == 1)
+        #expect(item.rows.recovered == 199)
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+        #expect(try connection.scalar("SELECT count(*) FROM ZITEM WHERE Z_PK = 3")?.int64 == 0)
+        #expect(try connection.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Item'")?.int64 == 200, "Z_MAX raised to the largest Z_PK")
+    }
+
+    @Test func versionThatCannotBeToldIsAnError() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        try SalvageFixtures.zeroPage(try Fixtures.rootPage(of: "Z_METADATA", in: store), of: store, pageSize: 4096)
+        try SalvageFixtures.zeroPage(1, of: store, pageSize: 4096)
+        var other = Fixtures.model
+        other.entities[0].properties.append(.attribute(AttributeDescription(name: "extra", type: .string)))
+        let catalog = Catalog(
+            name: "Fixture", versions: [Fixtures.version, CatalogVersion(name: "V2", model: other, origin: "inline")],
+            sourcePath: "fixture-catalog.json")
+        let error = #expect(throws: SalvageError.self) { try Self.salvage(store, in: directory, catalog: catalog) }
+        #expect(error?.description == "\(store): cannot tell which version wrote it: no metadata, model cache or schema survived")
+        #expect(error?.recoverySuggestion == "pass --version with one of: \"V1\", \"V2\", or salvage without --catalog")
+        #expect(error?.exitStatus == .notAStore)
+        #expect(!FileManager.default.fileExists(atPath: directory.path("salvaged.sqlite")))
+
+        let (output, report) = try Self.salvage(store, in: directory, version: "V1", catalog: catalog)
+        try Self.expectUsableStore(output, catalog: catalog)
+        #expect(report.versionSource == "option")
+
+        let unknown = #expect(throws: SalvageError.self) {
+            try Self.salvage(store, in: directory, version: "V9", catalog: catalog, name: "other.sqlite")
+        }
+        #expect(unknown?.description == "catalog fixture-catalog.json has no version \"V9\"")
+        #expect(unknown?.exitStatus == .usage)
+    }
+
+    @Test func versionsWithTheSameHashesAreAmbiguous() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        let twin = CatalogVersion(name: "V1 again", model: Fixtures.model, origin: "inline")
+        let catalog = Catalog(name: "Fixture", versions: [Fixtures.version, twin], sourcePath: "fixture-catalog.json")
+        let error = #expect(throws: SalvageError.self) { try Self.salvage(store, in: directory, catalog: catalog) }
+        #expect(error == .ambiguousVersion(path: store, versions: ["V1", "V1 again"]))
+        #expect(error?.recoverySuggestion == "pass --version NAME to say which one the app wrote")
+    }
+
+    /// Real stores written by Core Data, salvaged against their app's own model versions: the
+    /// salvaged store matches the catalog exactly as the original does (Employees'
+    /// `.xccurrentversion` names its first version, so both match as "newer").
+    @Test(.enabled(if: Samples.available, "needs ../shared/samples"), arguments: [
+        ("lineages/PostsRevised/CoreDataMigration_Example_1.sqlite", "lineages/PostsRevised/CoreDataMigration_Example.xcdatamodeld"),
+        ("lineages/PostsRevised/CoreDataMigration_Example_3.sqlite", "lineages/PostsRevised/CoreDataMigration_Example.xcdatamodeld"),
+        ("lineages/Employees/MWKCoreDataTests2.sqlite", "lineages/Employees/MWKCoreDataTests.xcdatamodeld"),
+        ("lineages/SyncMetadata/SyncMetadata_V3.sqlite", "lineages/SyncMetadata/SyncMetadata.xcdatamodeld"),
+    ])
+    func lineageStoresComeBackAsTheirVersion(sample: String, model: String) throws {
+        let directory = try TemporaryDirectory()
+        let store = try directory.copySample(sample)
+        let catalog = try Catalog.load(path: try directory.copySampleItem(model))
+        let original = StoreMatcher.match(storePath: store, catalog: catalog)
+        let expectedVersion = original.version
+        let opened = try OpenedStore(path: store, options: StoreOpenOptions(alwaysCopies: true))
+        let expected = try SalvageFixtures.rows(of: opened.connection).filter { !["Z_METADATA", "Z_PRIMARYKEY", "Z_MODELCACHE"].contains($0.key) }
+        let (output, report) = try Self.salvage(store, in: directory, catalog: catalog)
+        try Self.expectUsableStore(output, catalog: catalog, version: try #require(expectedVersion), outcome: original.outcome)
+        #expect(report.version == expectedVersion)
+        #expect(report.metadata?.source == "recovered")
+        let recovered = try Fixtures.entityRows(of: output)
+        for (table, rows) in expected { #expect(recovered[table] == rows, "\(sample): \(table)") }
+    }
+}

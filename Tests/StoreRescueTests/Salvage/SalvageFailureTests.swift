@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+/// Every way a salvage can fail that an operator can hit: a clear error naming the file, the
+/// documented exit status, nothing at the output path, nothing left in its folder, the store
+/// untouched.
+@Suite struct SalvageFailureTests {
+    /// A store in `input/`, an empty `out/` folder for the output.
+    struct Setup {
+        let directory: TemporaryDirectory
+        let store: String
+        let outputFolder: String
+        var output: String { outputFolder + "/salvaged.sqlite" }
+
+        init(rows: Int = 300) throws {
+            directory = try TemporaryDirectory()
+            try FileManager.default.createDirectory(atPath: directory.path("input"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: directory.path("out"), withIntermediateDirectories: true)
+            store = directory.path("input/store.sqlite")
+            outputFolder = directory.path("out")
+            try SalvageFixtures.plainDatabase(at: store, rows: rows)
+        }
+
+        func inputSnapshot() throws -> [String: Data] { try SalvageFixtures.snapshot(directory.path("input")) }
+        func outputFolderNames() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: outputFolder)) ?? []).sorted() }
+    }
+
+    @Test func existingOutputIsNeverReplaced() throws {
+        let setup = try Setup()
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: setup.output))
+        let error = #expect(throws: SalvageError.self) { try Salvager.salvage(store: setup.store, into: setup.output) }
+        #expect(error == .outputExists(path: setup.output, existing: setup.output))
+        #expect(error?.description == "\(setup.output) already exists; refusing to overwrite it")
+        #expect(error?.recoverySuggestion == "choose a new path; salvage never replaces a file: move the existing one away first if it is no longer needed")
+        #expect(error?.exitStatus == .cannotCreateOutput)
+        #expect(try String(contentsOfFile: setup.output, encoding: .utf8) == "precious")
+        #expect(setup.outputFolderNames() == ["salvaged.sqlite"])
+    }
+
+    @Test(arguments: ["-wal", "-shm", "-journal"])
+    func existingSidecarOfTheOutputIsRefused(suffix: String) throws {
+        let setup = try Setup()
+        try Data("frames".utf8).write(to: URL(fileURLWithPath: setup.output + suffix))
+        let error = #expect(throws: SalvageError.self) { try Salvager.salvage(store: setup.store, into: setup.output) }
+        #expect(error?.description == "\(setup.output + suffix) exists; refusing to create \(setup.output) next to another store's sidecar")
+        #expect(error?.exitStatus == .cannotCreateOutput)
+        #expect(setup.outputFolderNames() == ["salvaged.sqlite" + suffix])
+    }
+
+    @Test func symbolicLinkAtTheOutputIsRefusedNotFollowed() throws {
+        let setup = try Setup()
+        let victim = setup.directory.path("victim.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: setup.output, withDestinationPath: victim)
+        let error = #expect(throws: SalvageError.self) { try Salvager.salvage(store: setup.store, into: setup.output) }
+        #expect(error == .outputIsSymlink(path: setup.output))
+        #expect(error?.exitStatus == .cannotCreateOutput)
+        #expect(!FileManager.default.fileExists(atPath: victim))
+    }
+
+    @Test func missingOutputFolderIsRefused() throws {
+        let setup = try Setup()
+        let output = setup.directory.path("nowhere/salvaged.sqlite")
+        let error = #expect(throws: SalvageError.self) { try Salvager.salvage(store: setup.store, into: output) }
+        #expect(error?.description == "cannot create \(output): folder \(setup.directory.path("nowhere")) does not exist")
+        #expect(error?.exitStatus == .cannotCreateOutput)
+    }
+
+    @Test(arguments: ["", "-wal", "-shm", "-journal"])
+    func outputNamingTheStoreOrASidecarIsRefused(suffix: String) throws {
+        let setup = try Setup()
+        let before = try setup.inputSnapshot()
+        let error = #expect(throws: SalvageError.self) { try Salvager.salvage(store: setup.store, into: setup.store + suffix) }
+        #expect(error == .outputIsInput(output: setup.store + suffix, store: setup.store))
+        #expect(error?.description == "\(setup.store + suffix) is \(setup.store) or one of its sidecars; refusing to write over the damaged store")
+        #expect(error?.exitStatus == .cannotCreateOutput)
+        #expect(try setup.inputSnapshot() == before)
+    }
+
+    @Test func missingDirectoryOrLinkedInputIsAClearError() throws {
+        let setup = try Setup()
+        let missing = setup.directory.path("input/gone.sqlite")
+        let error = #expect(throws: StoreAccessError.self) { try Salvager.salvage(store: missing, into: setup.output) }
+        #expect(error?.description == "\(missing): no such file")
+        #expect(error?.exitStatus == .noInput)
+        let folder = setup.directory.path("input")
+        #expect(throws: StoreAccessError.rejected(path: folder, kind: .directory, reason: "is a directory, not a store file")) {
+            try Salvager.salvage(store: folder, into: setup.output)
+        }
+        let link = setup.directory.path("input/link.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: setup.store)
+        let linked = #expect(throws: StoreAccessError.self) { try Salvager.salvage(store: link, into: setup.output) }
+        #expect(linked?.exitStatus == .noInput)
+        #expect(linked?.recoverySuggestion == "pass the real path, or add --follow-symlinks if the link is trusted")
+        #expect(setup.outputFolderNames().isEmpty)
+        let followed = try Salvager.salvage(store: link, into: setup.output, options: SalvageOptions(followsSymlinks: true))
+        #expect(followed.tables.first { $0.name == "people" }?.rows.recovered == Int(SalvageFixtures.lastLivePerson()))
+    }
+
+    @Test func emptyOrForeignInputHasNothingToSalvage() throws {
+        let setup = try Setup()
+        let empty = setup.directory.path("input/empty.sqlite")
+        #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
+        let error = #expect(throws: StoreAccessError.self) { try Salvager.salvage(store: empty, into: setup.output) }
+        #expect(error?.description == "\(empty): is empty (0 bytes) and has no -wal content")
+        #expect(error?.exitStatus == .notAStore)
+
+        let text = setup.directory.path("input/notes.txt")
+        try Data(String(repeating: "not a database at all. ", count: 2000).utf8).write(to: URL(fileURLWithPath: text))
+        let foreign = #expect(throws: SalvageError.self) { try Salvager.salvage(store: text, into: setup.output) }
+        #expect(foreign?.description == "\(text): nothing to salvage: no page of it reads as an SQLite page")
+        #expect(foreign?.exitStatus == .notAStore)
+        #expect(setup.outputFolderNames().isEmpty)
+    }
+
+    /// A failure at any point — before, while and after the rows are written, and after the file
+    /// is linked into place — leaves nothing at the output and nothing in its folder.
+    @Test(arguments: Salvager.Stage.allCases)
+    func injectedFailureLeavesNothingBehind(stage: Salvager.Stage) throws {
+        struct Injected: Error {}
+        let setup = try Setup()
+        let before = try setup.inputSnapshot()
+        #expect(throws: (any Error).self) {
+            try Salvager.salvage(store: setup.store, into: setup.output, options: SalvageOptions(), progress: nil, cancellation: nil) {
+                if $0 == stage { throw Injected() }
+            }
+        }
+        #expect(setup.outputFolderNames().isEmpty, "left behind at \(stage): \(setup.outputFolderNames())")
+        #expect(try setup.inputSnapshot() == before)
+    }
+
+    @Test func cancellationStopsAndRemovesEverything() throws {
+        let setup = try Setup(rows: 3000)
+        let flag = CancellationFlag()
+        var calls = 0
+        let error = #expect(throws: SalvageError.self) {
+            try Salvager.salvage(store: setup.store, into: setup.output, progress: { _ in
+                calls += 1
+                if calls == 2 { flag.cancel() }
+            }, cancellation: flag)
+        }
+        #expect(error == .interrupted)
+        #expect(error?.description == "interrupted; partial files were removed and the store was left untouched")
+        #expect(error?.exitStatus == .temporaryFailure)
+        #expect(setup.outputFolderNames().isEmpty)
+    }
+}
