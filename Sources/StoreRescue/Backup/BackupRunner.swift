@@ -34,8 +34,8 @@ public enum BackupRunner {
         precondition((1...9).contains(options.compressionLevel), "compression level must be 1...9")
         precondition(options.keep.map { $0 >= 1 } ?? true, "keep must be at least 1")
         SafeFileOutput.ignoreFileSizeLimitSignal()
-        let source = try SourceFile(path: store)
-        let isLive = StoreLocks.isInUse(source.probe.files)
+        var source = try SourceFile(path: store)
+        let isLive = try source.checkAtRest()
         do {
             return try runOnce(source: source, isLive: isLive, options: options, storeDescription: storeDescription,
                                progress: progress, cancellation: cancellation)
@@ -254,7 +254,7 @@ struct SourceFile {
     init(path given: String) throws {
         let absolute = BackupRunner.absolutePath(given)
         do {
-            probe = try InputProbe(path: absolute, followsSymlinks: false)
+            probe = try InputProbe(path: absolute, followsSymlinks: false, checksContent: false)
         } catch let error as StoreAccessError {
             switch error {
             case .rejected(_, .missing, _): throw BackupError.sourceMissing(path: absolute)
@@ -270,5 +270,24 @@ struct SourceFile {
         path = resolvedFolder + "/" + fileName
         size = probe.fileSize
         walSize = probe.files.sidecar("-wal")?.size ?? 0
+    }
+
+    /// True when another connection has the store open (it is then read through SQLite, under
+    /// its locks, which judge its content). A store at rest is first checked as `inspect` checks
+    /// it (empty, not SQLite, truncated, damaged header); since a rollback-journal app holds no
+    /// lock between transactions, a header that disagrees with the file's size is looked at again
+    /// before it is believed: a writer part way through a transaction holds locks by then, or has
+    /// finished and the file is whole.
+    mutating func checkAtRest() throws -> Bool {
+        if StoreLocks.isInUse(probe.files) { return true }
+        do {
+            try probe.checkContent()
+        } catch let error as StoreAccessError where error.kind == .truncated || error.kind == .damaged {
+            usleep(50_000)
+            if StoreLocks.isInUse(probe.files) { return true }
+            probe = try InputProbe(path: probe.path, followsSymlinks: false)  // throws again if it still is
+            size = probe.fileSize
+        }
+        return false
     }
 }

@@ -84,6 +84,13 @@ final class StoreSnapshotter {
             guard (512...65_536).contains(size) else {
                 throw BackupError.sourceNotAStore(path: sourcePath, detail: "page size \(size) is not valid")
             }
+            // An empty main file whose -wal SQLite does not accept (another database's, or no
+            // commit) is a database of no pages: nothing to back up, and not a bug.
+            guard try opened.scalar("PRAGMA page_count")?.int64 ?? 0 > 0 else {
+                throw StoreAccessError.rejected(
+                    path: sourcePath, kind: .empty,
+                    reason: "has no pages: its main file is empty and SQLite finds no committed transaction in its -wal")
+            }
             pageSize = Int(size)
         } catch let error as SQLiteError {
             throw BackupError(sqliteError: error, source: sourcePath, lockTimeout: lockTimeout)

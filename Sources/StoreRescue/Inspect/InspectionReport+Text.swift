@@ -123,8 +123,11 @@ struct TextTableWriter {
         line("  " + label.padding(toLength: max(16, label.count + 1), withPad: " ", startingAt: 0) + value)
     }
 
-    /// Pads every column but the last to its widest cell.
+    /// Pads every column but the last to its widest cell. Cells are capped first
+    /// (`TerminalText.capped`): one hostile name a million characters long must not pad every
+    /// row of the table to its width.
     mutating func table(_ rows: [[String]]) {
+        let rows = rows.map { $0.map(TerminalText.capped) }
         guard let columns = rows.map(\.count).max() else { return }
         var widths = [Int](repeating: 0, count: columns)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }

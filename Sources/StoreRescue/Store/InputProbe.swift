@@ -8,9 +8,17 @@ public struct InputProbe: Sendable {
     public var header: SQLiteFileHeader?
     public var files: StoreFileSet
 
+    /// The first bytes of the main file, as read.
+    private var prefix: [UInt8] = []
+
     /// Probes `path`; throws `StoreAccessError.rejected` with the input's kind when it cannot be a
     /// readable database.
-    public init(path: String, followsSymlinks: Bool = false) throws {
+    ///
+    /// - Parameter checksContent: false skips the checks of the header against the file's size
+    ///   (`checkContent()`): they read a live store's file without its locks, so a writer part way
+    ///   through a transaction can make a sound store look truncated. Callers that do not yet know
+    ///   whether the store is in use check later.
+    public init(path: String, followsSymlinks: Bool = false, checksContent: Bool = true) throws {
         self.path = path
         var info = stat()
         guard lstat(path, &info) == 0 else {
@@ -41,7 +49,13 @@ public struct InputProbe: Sendable {
         }
         let bytes = try Self.readPrefix(path: path, followsSymlinks: followsSymlinks, count: SQLiteFileHeader.size)
         header = SQLiteFileHeader(bytes: bytes)
-        try classify(bytes: bytes)
+        prefix = bytes
+        if checksContent { try classify(bytes: bytes) }
+    }
+
+    /// The checks `init` skips when told to: empty, not SQLite, truncated, damaged header.
+    public func checkContent() throws {
+        try classify(bytes: prefix)
     }
 
     private func classify(bytes: [UInt8]) throws {

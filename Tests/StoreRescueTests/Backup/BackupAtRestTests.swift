@@ -102,4 +102,25 @@ import Testing
                            StoreLocks.FileIdentity(major: 8, minor: 0x1F, inode: 42),
                            StoreLocks.FileIdentity(major: 0, minor: 0x2A, inode: 7)])
     }
+
+    /// Found by the campaign: an empty main file beside a -wal SQLite does not accept (another
+    /// store's) is a database of no pages. Before: "changed while it was being compressed…
+    /// report a bug" (70), and main's read-only connection deleted the -wal.
+    @Test func emptyMainFileWithAForeignWALIsEmptyNotABug() throws {
+        let temp = try TemporaryDirectory()
+        let other = temp.path("other.sqlite")
+        let writer = try SQLiteConnection(path: other, options: SQLiteOpenOptions(mode: .create))
+        try writer.execute("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+        let folder = temp.path("store")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        #expect(FileManager.default.createFile(atPath: folder + "/s.sqlite", contents: Data()))
+        try FileManager.default.copyItem(atPath: other + "-wal", toPath: folder + "/s.sqlite-wal")
+        let before = try StoreFixtureBuilder.snapshot(of: folder)
+        let error = #expect(throws: StoreAccessError.self) { try BackupRunner.run(store: folder + "/s.sqlite", options: .testing(temp.path("b"))) }
+        #expect(error?.kind == .empty)
+        #expect(error?.exitStatus == .notAStore)
+        #expect(error?.description.contains("has no pages: its main file is empty and SQLite finds no committed transaction in its -wal") == true)
+        #expect(try StoreFixtureBuilder.snapshot(of: folder) == before, "the -wal is left as found")
+        #expect(BackupFixtures.fileNames(in: temp.path("b")) == [])
+    }
 }

@@ -83,4 +83,14 @@ import Testing
         let error = try #require(try json.json()["error"] as? [String: Any])
         #expect((error["message"] as? String)?.contains("characters left out") == true)
     }
+
+    /// Found by the campaign: a model-cache entity named with a million characters padded every
+    /// row of inspect's tables to its width (35 s, 300 MB, killed). Cells are capped first.
+    @Test func aHugeCellDoesNotWidenEveryRowOfATable() {
+        var writer = TextTableWriter()
+        writer.table([[String(repeating: "N", count: 1_000_000), "hash"]] + (0..<100).map { ["E\($0)", "hash"] })
+        #expect(writer.text.count < 101 * 600, "at most a capped width per row, not a million")
+        #expect(writer.text.contains("characters left out"))
+        #expect(writer.text.contains("E99  "), "ordinary rows are still aligned")
+    }
 }
