@@ -259,7 +259,7 @@ extension CommandOutput {
     static func withMigrationProgress<Result>(
         json: Bool, _ work: (_ progress: ((MigrationProgress) -> Void)?, _ cancellation: CancellationFlag) -> Result
     ) -> Result {
-        let cancellation = InterruptHandling.install()
+        let cancellation = InterruptHandling.cancellation
         let isTerminal = !json && isatty(STDERR_FILENO) == 1
         var last = ""
         let result = work(isTerminal ? { progress in
