@@ -38,11 +38,17 @@ public struct RestoreResult: Sendable, Equatable {
     public var manifest: BackupManifest
     /// The backup taken of the store that was replaced (with `force`), if there was one.
     public var replacedStoreBackup: BackupResult?
-    /// When the replaced store was too damaged for SQLite to back up: the folder holding a raw,
-    /// byte-for-byte copy of its files instead.
+    /// When the replaced store was too damaged for SQLite to back up (or only its sidecars were
+    /// there): the folder holding its files byte for byte instead — the main file preserved under
+    /// the replacement's lock (a hard link, or a checked copy), its sidecars moved in.
     public var replacedStoreRawCopy: String?
-    /// Stale sidecars of the replaced store that were removed.
+    /// The sidecars that were beside the replaced store and are gone: SQLite folded their
+    /// content into it (a `-wal`, a hot `-journal` rolled back) and removed them while settling
+    /// it, after `replacedStoreBackup` was taken (which holds that content). Never deleted by us.
     public var removedSidecars: [String]
+    /// The new paths of the sidecars of a store too damaged for SQLite (or of a missing main
+    /// file), moved as they were into `replacedStoreRawCopy`.
+    public var movedSidecars: [String]
     public var seconds: Double
 }
 
@@ -51,22 +57,34 @@ public struct RestoreResult: Sendable, Equatable {
 /// The backup is decompressed into a temporary file beside the target, its checksums are compared
 /// with the manifest and `PRAGMA integrity_check` must pass — all before anything existing is
 /// touched. Then, only with `force`, the store being replaced is itself backed up (WAL content
-/// included; a store too damaged for SQLite is copied byte for byte instead), its stale `-wal`/`-shm`/`-journal` are removed (an old WAL must never be replayed
-/// into the restored file), and the restored file is renamed over the target atomically.
+/// included; for a store too damaged for SQLite, a raw-copy folder is made instead), and the
+/// restored file replaces it through `StoreReplacement`: the store is settled (its WAL folded in
+/// and removed by SQLite, so no old `-wal` is ever replayed into the restored file) once no other
+/// connection has it open — waiting up to `lockTimeout`, then refusing with exit 75 — locked,
+/// and the restored file renamed over it atomically. A damaged store is not settled: under the
+/// same lock its main file is preserved in the raw-copy folder and its sidecars moved there.
 ///
-/// - Warning: Stop every process that uses the store before a forced restore: a process that
-///   keeps the old file open keeps writing to it, not to the restored store.
+/// - Warning: Stop every process that uses the store before a forced restore: the store is
+///   replaced only once nothing has it open, and what is written between its backup and its
+///   replacement is not in that backup.
 public enum BackupRestorer {
-    static let sidecarSuffixes = ["-wal", "-shm", "-journal"]
-
     /// Restores `backup` (its `.gz` or `.manifest.json`) as `options` say.
     ///
     /// - Throws: `BackupError.restoreTargetExists` (without `force`),
     ///   `.restoreVerificationFailed` (nothing replaced), `.manifestUnreadable`, `.backupMissing`,
-    ///   `SafeFileOutputError`; and what backing up the replaced store throws.
+    ///   `SafeFileOutputError`; what backing up the replaced store throws; `StoreReplacementError`
+    ///   (`inUse`: exit 75; `cannotSettle`: exit 65) and `FileMoveError` from the replacement.
+    ///   Whatever it throws, the target holds the old store or the restored one, complete.
     public static func restore(backup: String, options: RestoreOptions,
                                progress: ((BackupProgress) -> Void)? = nil,
                                cancellation: CancellationFlag? = nil) throws -> RestoreResult {
+        try restore(backup: backup, options: options, progress: progress, cancellation: cancellation, faultInjection: nil)
+    }
+
+    /// `restore`, with the replacement's `faultInjection` (tests stop it at each step).
+    static func restore(backup: String, options: RestoreOptions, progress: ((BackupProgress) -> Void)?,
+                        cancellation: CancellationFlag?,
+                        faultInjection: ((StoreReplacement.Step) throws -> Void)?) throws -> RestoreResult {
         let started = Date()
         let paths = try BackupPaths(backup)
         let manifest = try BackupManifest.read(from: paths.manifest)
@@ -104,48 +122,44 @@ public enum BackupRestorer {
             throw BackupError.interrupted
         }
 
-        // 2. Back up what is about to be replaced, then clear its sidecars, then swap.
+        // 2. Back up what is about to be replaced (a store SQLite cannot read: a raw-copy folder
+        // that the replacement fills under its lock), then replace it through StoreReplacement.
         var replacedBackup: BackupResult?
         var rawCopy: String?
+        var damage: String?
+        let folder = options.replacedStoreBackupDirectory ?? SafeFileOutput.folder(of: paths.backup)
         if targetExists {
-            let folder = options.replacedStoreBackupDirectory ?? SafeFileOutput.folder(of: paths.backup)
             do {
-                do {
-                    replacedBackup = try BackupRunner.run(
-                        store: target,
-                        options: BackupOptions(destinationDirectory: folder, reason: "pre-restore", lockTimeout: options.lockTimeout),
-                        cancellation: cancellation)
-                } catch let error where isUnreadableAsAStore(error) {
-                    // Too damaged for SQLite (often why it is being restored): keep its raw bytes.
-                    rawCopy = try RawStoreCopy.copy(store: target, into: folder, date: Date())
-                }
-            } catch {
-                output.discard()
-                throw error
+                replacedBackup = try BackupRunner.run(
+                    store: target,
+                    options: BackupOptions(destinationDirectory: folder, reason: "pre-restore", lockTimeout: options.lockTimeout),
+                    cancellation: cancellation)
+            } catch let error where isUnreadableAsAStore(error) {
+                // Too damaged for SQLite (often why it is being restored): keep its raw bytes.
+                damage = (error as? any OperatorFacingError)?.description ?? String(describing: error)
+                rawCopy = try RawStoreCopy.makeFolder(for: target, in: folder, date: Date())
             }
+        } else if !existing.isEmpty {
+            // Sidecars with no main file (`force`): moved into a raw-copy folder, never deleted.
+            rawCopy = try RawStoreCopy.makeFolder(for: target, in: folder, date: Date())
         }
-        var removed: [String] = []
-        // An interruption waits for these steps: never stale sidecars removed and the store not replaced.
-        try TemporaryItems.uninterruptible {
-            for suffix in sidecarSuffixes {
-                let sidecar = target + suffix
-                var status = stat()
-                guard lstat(sidecar, &status) == 0 else { continue }
-                let handled = targetExists
-                    ? unlink(sidecar) == 0
-                    // No main file: an orphan sidecar is kept aside, never deleted.
-                    : rename(sidecar, sidecar + ".replaced-" + BackupNaming.timestamp(Date())) == 0
-                guard handled else {
-                    let reason = SafeFileOutput.describe(errno)
-                    output.discard()
-                    throw SafeFileOutputError.cannotPublish(path: target, reason: "cannot remove the stale \(sidecar): \(reason)")
-                }
-                removed.append(sidecar)
-            }
-            try output.publish(replacingExisting: options.force)
+        let replacement = StoreReplacement(storePath: target, lockTimeout: options.lockTimeout)
+        let name = (target as NSString).lastPathComponent
+        var replaced: StoreReplacement.Result?
+        // An interruption waits for the replacement: the store is the old one or the restored one.
+        try output.publish { temporaryPath in
+            replaced = try replacement.replace(
+                with: temporaryPath, knownDamage: damage,
+                ifDamaged: rawCopy.map { .moveSidecarsAside(into: $0) } ?? .refuse,
+                whileLocked: { store in
+                    // A damaged store's main file: its bytes as they are under the lock.
+                    if let rawCopy { try store.preserve(at: rawCopy + "/" + name) }
+                },
+                faultInjection: faultInjection)
         }
         return RestoreResult(restoredPath: target, backupPath: paths.backup, manifest: manifest,
-                             replacedStoreBackup: replacedBackup, replacedStoreRawCopy: rawCopy, removedSidecars: removed,
+                             replacedStoreBackup: replacedBackup, replacedStoreRawCopy: rawCopy,
+                             removedSidecars: replaced?.settledSidecars ?? [], movedSidecars: replaced?.movedSidecars ?? [],
                              seconds: Date().timeIntervalSince(started))
     }
 
@@ -168,7 +182,7 @@ public enum BackupRestorer {
             default: throw BackupError.restoreTargetNotARegularFile(path: target, kind: "a special file")
             }
         }
-        for suffix in sidecarSuffixes where lstat(target + suffix, &status) == 0 {
+        for suffix in StoreReplacement.sidecarSuffixes where lstat(target + suffix, &status) == 0 {
             found.append(target + suffix)
         }
         return found

@@ -3,8 +3,6 @@ import Foundation
 /// The path a new store goes to: its folder and name, and the checks that keep `create` from
 /// replacing or shadowing anything.
 struct CreationTarget {
-    static let sidecarSuffixes = ["-wal", "-shm", "-journal"]
-
     let path: String
     let folder: String
 
@@ -43,7 +41,7 @@ struct CreationTarget {
             if info.st_mode & S_IFMT == S_IFLNK { throw StoreCreationError.targetIsSymlink(path: path) }
             throw StoreCreationError.targetExists(path: path)
         }
-        for suffix in Self.sidecarSuffixes where lstat(path + suffix, &info) == 0 {
+        for suffix in StoreReplacement.sidecarSuffixes where lstat(path + suffix, &info) == 0 {
             throw StoreCreationError.sidecarExists(path: path, sidecar: path + suffix)
         }
     }

@@ -120,6 +120,17 @@ public final class SQLiteConnection {
         try execute("PRAGMA mmap_size = 0")
     }
 
+    /// Sets an integer `SQLITE_DBCONFIG_…` option.
+    func configure(_ option: Int32, _ value: Int32) throws {
+        try check(srsqlite_db_config_int(handle, option, value))
+    }
+
+    /// Closing this connection will not checkpoint the WAL into the main file (nor delete the
+    /// `-wal`), whether or not it is the last connection (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`).
+    func disableCheckpointOnClose() throws {
+        try configure(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+    }
+
     /// Throws the connection's current error when `resultCode` is not `SQLITE_OK`.
     func check(_ resultCode: Int32, sql: String? = nil) throws {
         guard resultCode == SQLITE_OK else { throw lastError(resultCode, sql: sql) }

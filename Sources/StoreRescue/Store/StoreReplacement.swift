@@ -17,11 +17,20 @@ import Darwin
 ///    is rolled back the same way). SQLite refuses while another connection has the store open,
 ///    so a store in use is waited for (up to `lockTimeout`) and then refused;
 /// 3. `BEGIN EXCLUSIVE` keeps every other process out until the swap (no journal is created);
+///    no sidecar may be left; the caller's `whileLocked` check runs;
 /// 4. the new file is renamed over the store (atomic), the folder is `fsync`ed, the lock released.
 ///
 /// A `kill -9` before step 4 leaves the old store, complete (in rollback mode after step 2, which
 /// Core Data switches back to WAL on its next open); after it, the new store. The old bytes
 /// live on only in the backup the caller took first.
+///
+/// A **damaged** store — no valid SQLite header (empty, not SQLite, impossible page size), or
+/// SQLite reports it corrupt or not a database while settling — cannot be settled: it is refused
+/// (`DamagedStorePolicy.refuse`, the default), or its sidecars are moved aside first
+/// (`.moveSidecarsAside(into:)`, see `DamagedStorePolicy`). SQLite is never let near the sidecars
+/// of a store without a valid header: beside an empty main file it deletes a `-wal` or
+/// `-journal`, and its checkpoint on close would fold a `-wal` into a damaged file (the settling
+/// connection is opened with `SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE` for that reason).
 ///
 /// Moving aside (`moveAside`, for a quarantine): the main file first, then its sidecars. A kill
 /// between the two leaves sidecars with no main file; SQLite deletes a `-wal` beside an empty
@@ -29,7 +38,9 @@ import Darwin
 ///
 /// ```swift
 /// let replacement = StoreReplacement(storePath: "/data/default.store", lockTimeout: 30)
-/// try replacement.replace(with: "/data/.storerescue-upgrade-1/migrated.sqlite")
+/// try replacement.replace(with: "/data/.storerescue-upgrade-1/migrated.sqlite") { store in
+///     guard try store.sha256() == expected else { throw StoreChanged() }  // nothing replaced
+/// }
 /// ```
 ///
 /// - Warning: Destructive: the old store is gone from its path afterwards. Back it up first.
@@ -45,38 +56,133 @@ public struct StoreReplacement: Sendable {
 
     /// The points at which a test can make a replacement fail (or stop, as a kill would).
     public enum Step: Sendable, CaseIterable {
-        case settled, locked, renamed
+        /// The store was settled (a settleable store only).
+        case settled
+        /// The lock is held, before the `whileLocked` check.
+        case locked
+        /// A damaged store's sidecars were moved aside, before the rename.
+        case sidecarsMoved
+        /// The new file is in place, before the lock is released.
+        case renamed
+    }
+
+    /// What to do with a store SQLite cannot settle because it is damaged. A store in use is
+    /// never one: it is refused with `StoreReplacementError.inUse` whatever the policy.
+    public enum DamagedStorePolicy: Sendable, Equatable {
+        /// Replace nothing: `StoreReplacementError.cannotSettle` (exit 65).
+        case refuse
+        /// Move the store's `-wal`, `-journal` and `-shm` into `folder` (which must exist; another
+        /// file system is fine: see `FileMover`), under their own names, then rename the new file
+        /// over the main file: the main path is never empty, and no foreign sidecar ever sits
+        /// beside the new main file. Nothing is deleted: the old main file's bytes are gone from
+        /// the path, so keep them first (a `whileLocked` copy sees them as they are under the lock).
+        ///
+        /// Meanwhile the store is locked as SQLite would lock it (a write lock on its lock bytes),
+        /// so no SQLite connection can open it; one that already has it open makes it in use.
+        case moveSidecarsAside(into: String)
     }
 
     /// What was done.
     public struct Result: Sendable, Equatable {
-        /// The store had a `-wal` (or hot `-journal`) whose content was folded into its main file
-        /// before it was replaced.
+        /// True when SQLite settled the store before it was replaced; false when there was no
+        /// store, or it was damaged and its sidecars were moved aside.
+        public var settled: Bool
+        /// The sidecars that were beside the store and that SQLite removed while settling it: a
+        /// `-wal` or hot `-journal` after folding its content into the main file, a `-shm`
+        /// (which holds no data of its own) with its `-wal`.
         public var settledSidecars: [String]
+        /// The new paths of the sidecars moved aside (`DamagedStorePolicy.moveSidecarsAside`).
+        public var movedSidecars: [String]
         /// True when a store was at the path (false: the new file was simply put there).
         public var replacedExisting: Bool
     }
 
-    static let sidecarSuffixes = ["-wal", "-shm", "-journal"]
+    /// The files SQLite keeps beside a main file, in the order they are moved: a `-shm` holds no
+    /// data of its own, so it goes last (a kill part way never leaves a `-wal` whose `-shm` went).
+    /// The one list every writer uses (`StoreFileSet.sidecarSuffixes` is the readers' public one).
+    static let sidecarSuffixes = ["-wal", "-journal", "-shm"]
 
     /// Replaces the store with `newFile` (which is moved, not copied).
     ///
-    /// - Throws: `StoreReplacementError`; nothing has changed at the store's path when it throws
+    /// - Parameters:
+    ///   - newFile: the replacement, in the store's folder, with no sidecar of its own.
+    ///   - ifDamaged: what to do when SQLite cannot settle the store (default: refuse).
+    ///   - whileLocked: runs once the store is locked (settled and no sidecar left, or a damaged
+    ///     store's lock taken) and before anything is moved or renamed; when it throws, nothing
+    ///     is replaced and the error propagates. Read the store through the `LockedStore` it is
+    ///     given, never by opening the path: closing any descriptor of the file in this process
+    ///     would silently drop SQLite's lock (POSIX lock semantics). Not run when there is no
+    ///     store at the path.
+    /// - Throws: `StoreReplacementError` (`inUse`: exit 75), `FileMoveError` while moving sidecars,
+    ///   or what `whileLocked` throws; nothing has changed at the store's path when it throws
     ///   before the rename (the store may have been settled: same content, rollback mode).
-    public func replace(with newFile: String, faultInjection: ((Step) throws -> Void)? = nil) throws -> Result {
+    @discardableResult
+    public func replace(with newFile: String, ifDamaged: DamagedStorePolicy = .refuse,
+                        whileLocked: ((LockedStore) throws -> Void)? = nil,
+                        faultInjection: ((Step) throws -> Void)? = nil) throws -> Result {
+        try replace(with: newFile, knownDamage: nil, ifDamaged: ifDamaged, whileLocked: whileLocked,
+                    faultInjection: faultInjection)
+    }
+
+    /// `replace`, for a caller that already found the store damaged (`knownDamage`: why, e.g. the
+    /// backup SQLite could not take): SQLite is then not asked to settle it at all, so its
+    /// sidecars go aside as they are (`ifDamaged`) instead of being folded into a damaged file.
+    func replace(with newFile: String, knownDamage: String?, ifDamaged: DamagedStorePolicy,
+                 whileLocked: ((LockedStore) throws -> Void)?,
+                 faultInjection: ((Step) throws -> Void)?) throws -> Result {
         try checkNewFile(newFile)
         var info = stat()
         guard lstat(storePath, &info) == 0 else {
-            // Nothing to replace: only stray sidecars may be in the way.
-            let strays = presentSidecars()
-            guard strays.isEmpty else { throw StoreReplacementError.sidecarsRemain(path: storePath, sidecars: strays) }
-            try putInPlace(newFile)
-            return Result(settledSidecars: [], replacedExisting: false)
+            return try putInPlaceOfMissingStore(newFile, ifDamaged: ifDamaged, faultInjection: faultInjection)
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw StoreReplacementError.notARegularFile(path: storePath)
         }
-        let settled = presentSidecars().filter { !$0.hasSuffix("-shm") }
+        if let damage = knownDamage ?? headerDamage() {
+            return try replaceDamaged(with: newFile, reason: damage, policy: ifDamaged,
+                                      whileLocked: whileLocked, faultInjection: faultInjection)
+        }
+        do {
+            return try replaceSettled(with: newFile, whileLocked: whileLocked, faultInjection: faultInjection)
+        } catch let damage as DamageFound {
+            return try replaceDamaged(with: newFile, reason: damage.reason, policy: ifDamaged,
+                                      whileLocked: whileLocked, faultInjection: faultInjection)
+        }
+    }
+
+    /// Moves the store's main file, then each sidecar, into `folder` (which must exist), under
+    /// the same names, through `FileMover` (another file system is fine). Never deletes or
+    /// overwrites anything: a name already taken in `folder` refuses the move before anything moves.
+    ///
+    /// - Returns: the new paths, main file first.
+    /// - Throws: `FileMoveError`.
+    public func moveAside(into folder: String) throws -> [String] {
+        let name = (storePath as NSString).lastPathComponent
+        let sources = ([""] + Self.sidecarSuffixes).map { storePath + $0 }.filter(Self.exists)
+        let targets = sources.map { folder + "/" + name + String($0.dropFirst(storePath.count)) }
+        if let taken = targets.first(where: Self.exists) { throw FileMoveError.destinationExists(path: taken) }
+        for (source, target) in zip(sources, targets) {
+            try FileMover.move(source, to: target)
+        }
+        return targets
+    }
+
+    // MARK: - A store SQLite can settle
+
+    private func replaceSettled(with newFile: String, whileLocked: ((LockedStore) throws -> Void)?,
+                                faultInjection: ((Step) throws -> Void)?) throws -> Result {
+        let present = presentSidecars()
+        // Opened once the lock is held and closed only after the connection is: closing a
+        // descriptor of the file would drop the connection's locks.
+        var reader: LockedStore?
+        defer { reader?.close() }
+        try settleLockAndSwap(newFile, whileLocked: whileLocked, reader: &reader, faultInjection: faultInjection)
+        return Result(settled: true, settledSidecars: present, movedSidecars: [], replacedExisting: true)
+    }
+
+    /// Steps 2–4; the connection is closed when this returns.
+    private func settleLockAndSwap(_ newFile: String, whileLocked: ((LockedStore) throws -> Void)?,
+                                   reader: inout LockedStore?, faultInjection: ((Step) throws -> Void)?) throws {
         let connection = try settle()
         try faultInjection?(.settled)
         do {
@@ -89,41 +195,49 @@ public struct StoreReplacement: Sendable {
         let strays = presentSidecars()
         guard strays.isEmpty else { throw StoreReplacementError.sidecarsRemain(path: storePath, sidecars: strays) }
         try faultInjection?(.locked)
+        if let whileLocked {
+            let store = try LockedStore(path: storePath, writable: false)
+            reader = store
+            try whileLocked(store)
+        }
         try putInPlace(newFile)
         try faultInjection?(.renamed)
-        return Result(settledSidecars: settled, replacedExisting: true)
     }
 
-    /// Moves the store's main file, then each sidecar, into `folder` (which must exist, on the
-    /// same file system), under the same names. Never deletes anything.
+    /// Opens the store read-write and switches it to rollback-journal mode, which checkpoints and
+    /// removes a WAL (or rolls back a hot journal); waits for other connections up to the timeout.
     ///
-    /// - Returns: the new paths, main file first.
-    public func moveAside(into folder: String) throws -> [String] {
-        var moved: [String] = []
-        let name = (storePath as NSString).lastPathComponent
-        for suffix in [""] + Self.sidecarSuffixes {
-            let source = storePath + suffix
-            var info = stat()
-            guard lstat(source, &info) == 0 else { continue }
-            let target = folder + "/" + name + suffix
-            guard rename(source, target) == 0 else {
-                throw StoreReplacementError.moveFailed(path: source, destination: target, code: errno)
+    /// - Throws: `DamageFound` when SQLite finds the store corrupt or not a
+    ///   database (the connection never checkpoints on close, so its `-wal` is left as it was).
+    private func settle() throws -> SQLiteConnection {
+        let milliseconds = Int32(clamping: Int((lockTimeout * 1000).rounded()))
+        do {
+            let connection = try SQLiteConnection(
+                path: storePath, options: SQLiteOpenOptions(mode: .readWrite, busyTimeoutMilliseconds: milliseconds))
+            try connection.disableCheckpointOnClose()
+            _ = try connection.scalar("SELECT count(*) FROM sqlite_schema")
+            let mode = try connection.scalar("PRAGMA journal_mode = DELETE")?.string?.lowercased()
+            guard mode == "delete" else {
+                throw StoreReplacementError.inUse(path: storePath, seconds: lockTimeout)
             }
-            moved.append(target)
+            return connection
+        } catch let error as SQLiteError {
+            if error.isBusy { throw StoreReplacementError.inUse(path: storePath, seconds: lockTimeout) }
+            if error.isCorruption { throw DamageFound(reason: "\(error.message) (SQLite code \(error.resultCode))") }
+            throw StoreReplacementError.cannotSettle(path: storePath, reason: "\(error.message) (SQLite code \(error.resultCode))")
         }
-        SafeFileOutput.syncFolder(folder)
-        SafeFileOutput.syncFolder(SafeFileOutput.folder(of: storePath))
-        return moved
     }
 
-    // MARK: - Steps
+    // MARK: - Shared steps
 
     /// The sidecars present beside the store.
     func presentSidecars() -> [String] {
-        Self.sidecarSuffixes.map { storePath + $0 }.filter { path in
-            var info = stat()
-            return lstat(path, &info) == 0
-        }
+        Self.sidecarSuffixes.map { storePath + $0 }.filter(Self.exists)
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
     }
 
     private func checkNewFile(_ newFile: String) throws {
@@ -134,89 +248,15 @@ public struct StoreReplacement: Sendable {
         guard stat(SafeFileOutput.folder(of: storePath), &folderInfo) == 0, folderInfo.st_dev == info.st_dev else {
             throw StoreReplacementError.newFileUnusable(path: newFile, reason: "is not on the store's file system (a rename would not be atomic)")
         }
-        for suffix in Self.sidecarSuffixes {
-            var sidecar = stat()
-            if lstat(newFile + suffix, &sidecar) == 0 {
-                throw StoreReplacementError.newFileUnusable(path: newFile, reason: "has a \(suffix) of its own; it must be checkpointed and closed")
-            }
+        for suffix in Self.sidecarSuffixes where Self.exists(newFile + suffix) {
+            throw StoreReplacementError.newFileUnusable(path: newFile, reason: "has a \(suffix) of its own; it must be checkpointed and closed")
         }
     }
 
-    /// Opens the store read-write and switches it to rollback-journal mode, which checkpoints and
-    /// removes a WAL (or rolls back a hot journal); waits for other connections up to the timeout.
-    private func settle() throws -> SQLiteConnection {
-        let milliseconds = Int32(clamping: Int((lockTimeout * 1000).rounded()))
-        do {
-            let connection = try SQLiteConnection(
-                path: storePath, options: SQLiteOpenOptions(mode: .readWrite, busyTimeoutMilliseconds: milliseconds))
-            _ = try connection.scalar("SELECT count(*) FROM sqlite_schema")
-            let mode = try connection.scalar("PRAGMA journal_mode = DELETE")?.string?.lowercased()
-            guard mode == "delete" else {
-                throw StoreReplacementError.inUse(path: storePath, seconds: lockTimeout)
-            }
-            return connection
-        } catch let error as SQLiteError {
-            if error.isBusy { throw StoreReplacementError.inUse(path: storePath, seconds: lockTimeout) }
-            throw StoreReplacementError.cannotSettle(path: storePath, reason: "\(error.message) (SQLite code \(error.resultCode))")
-        }
-    }
-
-    private func putInPlace(_ newFile: String) throws {
+    func putInPlace(_ newFile: String) throws {
         guard rename(newFile, storePath) == 0 else {
             throw StoreReplacementError.renameFailed(path: storePath, code: errno)
         }
         SafeFileOutput.syncFolder(SafeFileOutput.folder(of: storePath))
-    }
-}
-
-/// Why a store could not be replaced or moved aside (errno values kept as numbers).
-public enum StoreReplacementError: OperatorFacingError, Equatable {
-    /// Another process kept the store open past the timeout.
-    case inUse(path: String, seconds: TimeInterval)
-    /// The store could not be opened or checkpointed (damaged, unreadable).
-    case cannotSettle(path: String, reason: String)
-    /// Sidecars are still beside the store after settling (or beside a missing store).
-    case sidecarsRemain(path: String, sidecars: [String])
-    /// The store path is not a regular file.
-    case notARegularFile(path: String)
-    /// The replacement file cannot be used.
-    case newFileUnusable(path: String, reason: String)
-    /// `rename` failed with `code`.
-    case renameFailed(path: String, code: Int32)
-    case moveFailed(path: String, destination: String, code: Int32)
-
-    public var description: String {
-        switch self {
-        case .inUse(let path, let seconds):
-            return "\(path) is open in another process (still after \(Int(seconds)) s); it was not replaced"
-        case .cannotSettle(let path, let reason): return "\(path) cannot be checkpointed before it is replaced: \(reason); it was not replaced"
-        case .sidecarsRemain(let path, let sidecars):
-            return "\(path) still has \(sidecars.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) beside it; it was not replaced"
-        case .notARegularFile(let path): return "\(path) is not a regular file; it was not replaced"
-        case .newFileUnusable(let path, let reason): return "the replacement \(path) \(reason)"
-        case .renameFailed(let path, let code): return "cannot put the new store at \(path): \(String(cString: strerror(code))); the old store is still there"
-        case .moveFailed(let path, let destination, let code):
-            return "cannot move \(path) to \(destination): \(String(cString: strerror(code)))"
-        }
-    }
-
-    public var recoverySuggestion: String? {
-        switch self {
-        case .inUse: return "close the app that uses the store (or wait for it to finish) and run the command again, or give a longer --timeout"
-        case .cannotSettle: return "check the store with `storerescue inspect --deep`; a damaged store is saved with --on-failure clean"
-        case .sidecarsRemain: return "look at the leftover files (they may belong to another process) and move them away, then run the command again"
-        case .notARegularFile: return "pass the store's real main file"
-        case .newFileUnusable: return "report a bug with the command line"
-        case .renameFailed, .moveFailed: return "check the folder's permissions and free space, then run the command again"
-        }
-    }
-
-    public var exitStatus: ExitStatus {
-        switch self {
-        case .inUse: return .temporaryFailure
-        case .cannotSettle: return .notAStore
-        case .sidecarsRemain, .notARegularFile, .renameFailed, .moveFailed: return .cannotCreateOutput
-        case .newFileUnusable: return .internalError
-        }
     }
 }

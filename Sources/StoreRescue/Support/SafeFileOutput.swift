@@ -130,14 +130,7 @@ public final class SafeFileOutput {
     public func publish(replacingExisting: Bool = false) throws {
         precondition(!isPublished && !isDiscarded, "SafeFileOutput published twice or after discard()")
         do {
-            guard fsync(descriptor) == 0 else {
-                throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(errno))
-            }
-            guard close(descriptor) == 0 else {
-                descriptor = -1
-                throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(errno))
-            }
-            descriptor = -1
+            try flushAndClose()
             try TemporaryItems.uninterruptible {
                 if replacingExisting {
                     guard rename(temporaryPath, destinationPath) == 0 else {
@@ -156,6 +149,49 @@ public final class SafeFileOutput {
         }
     }
 
+    /// Makes the file durable, then hands it to `replacement`, which moves it into place its own
+    /// way (`StoreReplacement`: settle the store there, lock it, rename the file over it).
+    ///
+    /// The file is `fsync`ed and closed first. `replacement` runs as an
+    /// `TemporaryItems.uninterruptible` section (an interruption waits for it). When it returns,
+    /// the file is published: it is no longer this output's to discard.
+    ///
+    /// ```swift
+    /// try output.publish { temporaryPath in
+    ///     try StoreReplacement(storePath: output.destinationPath).replace(with: temporaryPath)
+    /// }
+    /// ```
+    ///
+    /// - Parameter replacement: moves the file at `temporaryPath` to its place; when it throws,
+    ///   the file must still be at `temporaryPath` (or gone).
+    /// - Throws: `SafeFileOutputError.writeFailed` when flushing fails, or what `replacement`
+    ///   throws; the temporary file is removed whatever fails.
+    public func publish(through replacement: (_ temporaryPath: String) throws -> Void) throws {
+        precondition(!isPublished && !isDiscarded, "SafeFileOutput published twice or after discard()")
+        do {
+            try flushAndClose()
+            try TemporaryItems.uninterruptible {
+                try replacement(temporaryPath)
+                isPublished = true
+                TemporaryItems.unregister(registration)
+            }
+        } catch {
+            discard()
+            throw error
+        }
+    }
+
+    private func flushAndClose() throws {
+        guard fsync(descriptor) == 0 else {
+            throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(errno))
+        }
+        guard close(descriptor) == 0 else {
+            descriptor = -1
+            throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(errno))
+        }
+        descriptor = -1
+    }
+
     /// Removes the temporary file. Does nothing once published.
     public func discard() {
         guard !isPublished, !isDiscarded else { return }
@@ -166,22 +202,20 @@ public final class SafeFileOutput {
         TemporaryItems.unregister(registration)
     }
 
-    /// `link` + `unlink` gives an atomic "create, but never replace". On file systems without hard
-    /// links (FAT, some network mounts) it falls back to checking the name then renaming.
+    /// `link` + `unlink` gives an atomic "create, but never replace" (`FileMover`'s same-file-system
+    /// step: on file systems without hard links, a check of the name then a rename).
     private func linkWithoutReplacing() throws {
-        if link(temporaryPath, destinationPath) == 0 {
-            unlink(temporaryPath)
-            return
-        }
-        let code = errno
-        if code == EEXIST { throw existingDestinationError() }
-        guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == EMLINK else {
+        switch FileMover.linkOrRename(temporaryPath, destinationPath) {
+        case 0:
+            var left = stat(), published = stat()
+            if lstat(temporaryPath, &left) == 0, lstat(destinationPath, &published) == 0,
+               left.st_dev == published.st_dev, left.st_ino == published.st_ino {
+                unlink(temporaryPath)  // linked: the temporary name goes, the bytes stay published
+            }
+        case EEXIST:
+            throw existingDestinationError()
+        case let code:
             throw SafeFileOutputError.cannotPublish(path: destinationPath, reason: Self.describe(code))
-        }
-        var status = stat()
-        if lstat(destinationPath, &status) == 0 { throw existingDestinationError() }
-        guard rename(temporaryPath, destinationPath) == 0 else {
-            throw SafeFileOutputError.cannotPublish(path: destinationPath, reason: Self.describe(errno))
         }
     }
 

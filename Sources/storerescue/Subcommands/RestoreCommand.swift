@@ -11,9 +11,11 @@ struct RestoreCommand: ParsableCommand {
             The backup is decompressed beside the target and checked (gzip CRC, SHA-256 against the \
             manifest, PRAGMA quick_check) before anything is touched. An existing store or any of \
             its -wal/-shm/-journal is never overwritten without --force; with --force the store \
-            being replaced is first backed up itself (reason pre-restore), then its stale \
-            sidecars are removed and the restored file is renamed over it. Stop every process \
-            that uses the store first.
+            being replaced is first backed up itself (reason pre-restore), then it is settled \
+            (SQLite folds its -wal in) once no process has it open (waiting up to --timeout, \
+            then exit 75), locked, and the restored file is renamed over it. A store too damaged \
+            for SQLite is kept byte for byte (main file and sidecars) in a .raw folder instead. \
+            Stop every process that uses the store first.
             """
     )
 
@@ -32,7 +34,7 @@ struct RestoreCommand: ParsableCommand {
     @Option(name: .customLong("backups-dir"), help: ArgumentHelp("Where the backup of a replaced store goes (default: the folder of BACKUP).", valueName: "dir"))
     var replacedStoreBackupDirectory: String?
 
-    @Option(help: ArgumentHelp("Seconds to wait for a process that holds the replaced store locked.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds to wait for other processes to close the replaced store (then exit 75).", valueName: "seconds"))
     var timeout: Double = 30
 
     @Flag(help: "Print the result (or the error) as JSON on stdout.")
@@ -51,6 +53,7 @@ struct RestoreCommand: ParsableCommand {
         @NullEncoded var replacedStoreBackup: String?
         @NullEncoded var replacedStoreRawCopy: String?
         var removedSidecars: [String]
+        var movedSidecars: [String]
         var seconds: Double
     }
 
@@ -64,7 +67,7 @@ struct RestoreCommand: ParsableCommand {
             CommandOutput.printJSON(Report(
                 restored: result.restoredPath, backup: result.backupPath, snapshotSHA256: result.manifest.snapshotSHA256,
                 replacedStoreBackup: result.replacedStoreBackup?.backupPath, replacedStoreRawCopy: result.replacedStoreRawCopy,
-                removedSidecars: result.removedSidecars,
+                removedSidecars: result.removedSidecars, movedSidecars: result.movedSidecars,
                 seconds: result.seconds))
             return
         }
@@ -74,9 +77,10 @@ struct RestoreCommand: ParsableCommand {
             text += "  replaced store backed up to: \(replaced.backupPath)\n"
         }
         if let raw = result.replacedStoreRawCopy {
-            text += "  replaced store was unreadable by SQLite; its files were copied as they were to: \(raw)\n"
+            text += "  replaced store was unreadable by SQLite; its files were kept as they were in: \(raw)\n"
         }
-        for sidecar in result.removedSidecars { text += "  removed stale: \(sidecar)\n" }
+        for sidecar in result.removedSidecars { text += "  folded into the replaced store by SQLite: \(sidecar)\n" }
+        for sidecar in result.movedSidecars { text += "  moved aside: \(sidecar)\n" }
         CommandOutput.write(text)
     }
 }

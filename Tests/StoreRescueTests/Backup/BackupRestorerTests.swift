@@ -3,6 +3,14 @@ import Testing
 @testable import StoreRescue
 
 @Suite struct BackupRestorerTests {
+    /// Commits one row (Z_PK 100) that lives only in the store's `-wal`, then closes without the
+    /// checkpoint a close would run: the `-wal` and `-shm` stay, as after a crash.
+    static func leaveRowInWAL(_ store: String) throws {
+        let writer = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+        try writer.disableCheckpointOnClose()
+        try writer.execute("PRAGMA wal_autocheckpoint = 0; INSERT INTO ZITEM (Z_PK, ZTITLE) VALUES (100, 'only in the WAL')")
+    }
+
     @Test func refusesToOverwriteWithoutForce() throws {
         let temp = try TemporaryDirectory()
         let backup = try BackupVerifierTests.makeBackup(temp)
@@ -36,9 +44,9 @@ import Testing
         let backup = try BackupVerifierTests.makeBackup(temp, rows: 2_000)
         let target = temp.path("live.sqlite")
         try BackupFixtures.makeStore(at: target, rows: 7, uuid: "LIVE-STORE")
-        // Leave committed rows in the live store's WAL: they must be in its safety backup.
-        let writer = try SQLiteConnection(path: target, options: SQLiteOpenOptions(mode: .readWrite))
-        try writer.execute("PRAGMA wal_autocheckpoint = 0; INSERT INTO ZITEM (Z_PK, ZTITLE) VALUES (100, 'only in the WAL')")
+        // Leave committed rows in the live store's WAL: they must be in its safety backup. (The
+        // writer is gone, as a killed app is: a store still open is refused, see below.)
+        try Self.leaveRowInWAL(target)
         #expect(FileManager.default.fileExists(atPath: target + "-wal"))
         let staleSHM = try Data(contentsOf: URL(fileURLWithPath: target + "-shm"))
         #expect(!staleSHM.isEmpty)
@@ -46,7 +54,6 @@ import Testing
         let result = try BackupRestorer.restore(
             backup: backup.backupPath,
             options: RestoreOptions(targetPath: target, force: true, replacedStoreBackupDirectory: temp.path("safety")))
-        withExtendedLifetime(writer) {}
 
         let safety = try #require(result.replacedStoreBackup)
         #expect(safety.manifest.reason == "pre-restore")
@@ -118,5 +125,6 @@ import Testing
         #expect(try String(contentsOfFile: raw + "/damaged.sqlite-wal", encoding: .utf8) == "old wal")
         #expect(try BackupFixtures.count("ZITEM", in: target) == 300)
         #expect(!FileManager.default.fileExists(atPath: target + "-wal"))
+        #expect(result.movedSidecars == [raw + "/damaged.sqlite-wal"])
     }
 }

@@ -66,4 +66,36 @@ import Testing
         #expect(error?.description == "cannot create \(path): No such file or directory")
         #expect(error?.exitStatus == .cannotCreateOutput)
     }
+
+    @Test func publishingThroughAReplacementHandsItTheDurableFile() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("s.sqlite")
+        try ReplacementFixtures.newStore(at: store, marker: 1)
+        let source = temp.path("source.sqlite")
+        try ReplacementFixtures.newStore(at: source, marker: 2)
+        let output = try SafeFileOutput(destinationPath: store)
+        try output.write(Array(try Data(contentsOf: URL(fileURLWithPath: source))))
+        var handed: String?
+        try output.publish { temporaryPath in
+            handed = temporaryPath
+            try StoreReplacement(storePath: store, lockTimeout: 1).replace(with: temporaryPath)
+        }
+        #expect(handed == output.temporaryPath)
+        #expect(try ReplacementFixtures.values(store) == [2])
+        output.discard()  // published: nothing to discard
+        #expect(try ReplacementFixtures.values(store) == [2])
+        #expect(BackupFixtures.fileNames(in: temp.url.path) == ["s.sqlite", "source.sqlite"])
+    }
+
+    @Test func aReplacementThatThrowsLeavesNoTemporary() throws {
+        struct Refused: Error {}
+        let temp = try TemporaryDirectory()
+        let path = temp.path("out.bin")
+        try Data("old".utf8).write(to: URL(fileURLWithPath: path))
+        let output = try SafeFileOutput(destinationPath: path)
+        try output.write(Array("new".utf8))
+        #expect(throws: Refused.self) { try output.publish { _ in throw Refused() } }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "old")
+        #expect(BackupFixtures.fileNames(in: temp.url.path) == ["out.bin"], "the temporary file is removed")
+    }
 }

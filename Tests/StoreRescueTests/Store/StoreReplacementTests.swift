@@ -7,34 +7,20 @@ import Testing
 @Suite struct StoreReplacementTests {
     struct Stop: Error {}
 
-    /// A WAL store whose last rows live only in its `-wal` (another connection keeps it open
-    /// while the rows are written, and closes without a checkpoint… of its own).
     private func walStore(at path: String, rows: Int) throws -> SQLiteConnection {
-        let keeper = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .create))
-        _ = try keeper.scalar("PRAGMA journal_mode = WAL")
-        try keeper.execute("PRAGMA wal_autocheckpoint = 0; CREATE TABLE t (x INTEGER)")
-        for index in 0..<rows { try keeper.execute("INSERT INTO t VALUES (\(index))") }
-        return keeper
+        try ReplacementFixtures.walStore(at: path, rows: rows)
     }
 
-    /// A WAL store at rest whose rows live only in its `-wal`: copied (main file and `-wal`) while
-    /// the connection that wrote them is still open, as a store is left when its app is killed.
     private func walStoreAtRest(at path: String, rows: Int) throws {
-        let source = path + ".source"
-        let keeper = try walStore(at: source, rows: rows)
-        try FileManager.default.copyItem(atPath: source, toPath: path)
-        try FileManager.default.copyItem(atPath: source + "-wal", toPath: path + "-wal")
-        _ = keeper
+        try ReplacementFixtures.walStoreAtRest(at: path, rows: rows)
     }
 
     private func newStore(at path: String, marker: Int) throws {
-        let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .create))
-        try connection.execute("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (\(marker))")
+        try ReplacementFixtures.newStore(at: path, marker: marker)
     }
 
     private func values(_ path: String) throws -> [Int64] {
-        let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readOnly))
-        return try connection.rows("SELECT x FROM t ORDER BY x").compactMap { $0.first?.int64 }
+        try ReplacementFixtures.values(path)
     }
 
     @Test func aWALStoreIsSettledThenReplaced() throws {
@@ -75,14 +61,38 @@ import Testing
         try walStoreAtRest(at: store, rows: 4)
         let fresh = dir.path("fresh.sqlite")
         try newStore(at: fresh, marker: 99)
-        #expect(throws: Stop.self) {
-            try StoreReplacement(storePath: store, lockTimeout: 1).replace(with: fresh) { if $0 == step { throw Stop() } }
+        var reached: [StoreReplacement.Step] = []
+        let replacement = StoreReplacement(storePath: store, lockTimeout: 1)
+        do {
+            try replacement.replace(with: fresh, faultInjection: { reached.append($0); if $0 == step { throw Stop() } })
+            // Only a damaged store's path has this step: the replacement ran to its end.
+            #expect(step == .sidecarsMoved && reached == [.settled, .locked, .renamed])
+        } catch is Stop {
+            #expect(reached.last == step)
         }
         // Before the rename: the old store with every row its -wal held, folded into the main
         // file (no sidecar left); after it: the new store.
-        let expected: [Int64] = step == .renamed ? [99] : [0, 1, 2, 3]
+        let expected: [Int64] = [.renamed, .sidecarsMoved].contains(step) ? [99] : [0, 1, 2, 3]
         for suffix in ["-wal", "-shm", "-journal"] { #expect(!FileManager.default.fileExists(atPath: store + suffix), "\(step) \(suffix)") }
         #expect(try values(store) == expected, "stopped at \(step)")
+    }
+
+    @Test func aThrowingWhileLockedCheckReplacesNothing() throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("s.sqlite")
+        try walStoreAtRest(at: store, rows: 3)
+        let fresh = dir.path("fresh.sqlite")
+        try newStore(at: fresh, marker: 5)
+        var seen: (size: Int64, sha: String)?
+        #expect(throws: Stop.self) {
+            try StoreReplacement(storePath: store, lockTimeout: 1).replace(with: fresh) { locked in
+                seen = (try locked.size(), try locked.sha256())
+                throw Stop()
+            }
+        }
+        #expect(try values(store) == [0, 1, 2], "the old store, its WAL rows folded in")
+        #expect(try FileDigest.of(path: store).sha256 == seen?.sha, "whileLocked saw the settled store's bytes")
+        #expect(try values(fresh) == [5], "the new file is left where it was")
     }
 
     @Test func nothingToReplaceAndStraySidecars() throws {

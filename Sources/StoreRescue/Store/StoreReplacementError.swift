@@ -1,0 +1,63 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a store could not be replaced (errno values kept as numbers). Moving files throws
+/// `FileMoveError`.
+public enum StoreReplacementError: OperatorFacingError, Equatable {
+    /// Another process kept the store open past the timeout. Exit 75.
+    case inUse(path: String, seconds: TimeInterval)
+    /// The store could not be opened or checkpointed (damaged, unreadable). Exit 65.
+    case cannotSettle(path: String, reason: String)
+    /// Sidecars are still beside the store after settling (or beside a missing store). Exit 73.
+    case sidecarsRemain(path: String, sidecars: [String])
+    /// The store path is not a regular file. Exit 73.
+    case notARegularFile(path: String)
+    /// The replacement file cannot be used (a caller's bug). Exit 70.
+    case newFileUnusable(path: String, reason: String)
+    /// `rename` failed with `code` (`EEXIST`: a store appeared where there was none). Exit 73.
+    case renameFailed(path: String, code: Int32)
+    /// The store could not be opened or read under the lock, with `code`. Exit 74.
+    case cannotRead(path: String, code: Int32)
+
+    public var description: String {
+        switch self {
+        case .inUse(let path, let seconds):
+            let waited = seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
+            return "\(path) is open in another process (still after \(waited) s); it was not replaced"
+        case .cannotSettle(let path, let reason): return "\(path) cannot be checkpointed before it is replaced: \(reason); it was not replaced"
+        case .sidecarsRemain(let path, let sidecars):
+            return "\(path) still has \(sidecars.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) beside it; it was not replaced"
+        case .notARegularFile(let path): return "\(path) is not a regular file; it was not replaced"
+        case .newFileUnusable(let path, let reason): return "the replacement \(path) \(reason)"
+        case .renameFailed(let path, let code): return "cannot put the new store at \(path): \(String(cString: strerror(code))); the old store is still there"
+        case .cannotRead(let path, let code):
+            return "cannot read \(path) while it is locked: \(String(cString: strerror(code))); it was not replaced"
+        }
+    }
+
+    public var recoverySuggestion: String? {
+        switch self {
+        case .inUse: return "close the app that uses the store (or wait for it to finish) and run the command again, or give a longer --timeout"
+        case .cannotSettle: return "check the store with `storerescue inspect --deep`; a damaged store is saved with --on-failure clean"
+        case .sidecarsRemain: return "look at the leftover files (they may belong to another process) and move them away, then run the command again"
+        case .notARegularFile: return "pass the store's real main file"
+        case .newFileUnusable: return "report a bug with the command line"
+        case .renameFailed: return "check the folder's permissions and free space, then run the command again"
+        case .cannotRead: return "check the store's permissions (it must be readable and writable by you) and the disk"
+        }
+    }
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .inUse: return .temporaryFailure
+        case .cannotSettle: return .notAStore
+        case .sidecarsRemain, .notARegularFile, .renameFailed: return .cannotCreateOutput
+        case .cannotRead: return .ioError
+        case .newFileUnusable: return .internalError
+        }
+    }
+}
