@@ -9,7 +9,7 @@ struct StoreRescueCommand: ParsableCommand {
         abstract: "Inspect, back up, upgrade and recover Core Data / SwiftData SQLite stores.",
         subcommands: [
             InspectCommand.self, MatchCommand.self, CatalogCommand.self, CreateCommand.self, MigrateCommand.self, BackupCommand.self, VerifyCommand.self, RestoreCommand.self,
-            SalvageCommand.self,
+            SalvageCommand.self, UpgradeCommand.self, AdoptCommand.self,
         ]
     )
 

@@ -161,6 +161,8 @@ public struct MigrationRefusal: Sendable, Equatable, Codable {
         case storeNotIdentified
         /// The store is newer than the target: never downgrade.
         case storeNewer
+        /// `upgrade` only: the store cannot be read as a store (damaged, truncated, not SQLite).
+        case storeDamaged
     }
 
     public var code: Code
@@ -200,7 +202,7 @@ public struct MigrationRefusal: Sendable, Equatable, Codable {
         case .typeChangeNotInferable, .structureNotInferable, .toManyHasSeveralLinks: return 134140
         case .uniquenessViolated: return 133021
         case .storeNewer: return 134100
-        case .invalidCustomStage, .plan, .storeNotIdentified: return nil
+        case .invalidCustomStage, .plan, .storeNotIdentified, .storeDamaged: return nil
         }
     }
 }

@@ -34,7 +34,7 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
             case .empty: return "the file has no content; look for the real store or its backups"
             case .notSQLite: return "this is not an SQLite file; check you were given the store and not an export or a sidecar"
             case .truncated: return "the copy is incomplete; ask for the file again, with its -wal and -shm, copied while the app is closed"
-            case .damaged: return "work on a copy: try `sqlite3 FILE .recover`, or a later `storerescue` salvage"
+            case .damaged: return "recover its rows with `storerescue salvage FILE --out NEW` (add `--catalog` for a Core Data store), or `storerescue upgrade FILE --catalog CATALOG --on-failure clean` to quarantine it and start clean"
             case .coreDataStore, .sqliteDatabase: return nil
             }
         case .privateCopyFailed: return "free space in $TMPDIR or point TMPDIR at a writable folder"

@@ -1,0 +1,499 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `upgrade --on-failure clean`: the store cannot be saved, so it is quarantined — moved, never
+/// deleted — and a clean store of the target version takes its place, holding every row that
+/// could still be read and carried through the plan (`Docs/UPGRADE.md#the-clean-fallback`).
+///
+/// In order:
+/// 1. a backup: the run's verified snapshot backup, or — for a store SQLite cannot read — a raw
+///    copy of its files (`RawStoreCopy`), each copy's SHA-256 compared with its original's;
+/// 2. a quarantine folder `BACKUPS/quarantine/<store name>.<UTC>[-n]/`;
+/// 3. the **salvage database** there: every readable row of every table, as found (`Salvager`,
+///    plain mode), whatever else happens;
+/// 4. the clean store, in the run's private workspace: the store salvaged as the version it was
+///    (`Salvager` with the catalog), then migrated through the plan to the target. An entity the
+///    plan refuses (a 134110 on its rows, say) is left out — its rows stay in the salvage
+///    database — and the plan is tried again without it (a few rounds at most). When nothing can
+///    be carried (the version cannot be told, salvage finds nothing), the clean store is empty,
+///    made by `StoreCreator` with the old store's UUID when it could be read;
+/// 5. the incident report (`incident.json`, `incident.txt`, state `pending`) and the swap's
+///    journal (`FallbackIntent`) are written into the quarantine;
+/// 6. the swap, by `StoreReplacement`: under the store's lock its main file is linked (or, on
+///    another file system, copied and checked: `LockedStore.preserve`) into the quarantine, its
+///    sidecars are moved there when it is damaged (a store SQLite can read is settled first: its
+///    WAL folded into the main file), and the clean store is renamed over it; the incident
+///    becomes `complete`.
+///
+/// A run killed during the swap is finished or undone by the next run (`FallbackIntent`).
+struct CleanFallback {
+    let storePath: String
+    let catalog: Catalog
+    let options: UpgradeOptions
+    let backupFolder: String
+    let workspace: PrivateTemporaryDirectory
+    let refusals: [MigrationRefusal]
+    let sourceVersion: String?
+    let targetVersion: String?
+    let storeUUID: String?
+    let progress: ((UpgradeProgress) -> Void)?
+    let cancellation: CancellationFlag?
+    let faultInjection: ((StoreUpgrader.Stage) throws -> Void)?
+
+    struct Outcome {
+        var backup: UpgradeReport.Backup?
+        var incident: IncidentReport
+        var summary: String
+    }
+
+    /// The most rounds of leaving a refused entity out before the clean store is made empty.
+    static let maximumExclusionRounds = 8
+
+    func run(backup: BackupResult?) throws -> Outcome {
+        progress?(UpgradeProgress(phase: .fallback, fraction: nil))
+        guard let target = targetVersion.flatMap({ name in catalog.versions.first { $0.name == name } }) ?? catalog.latest else {
+            throw UpgradeError.resultNotAtTarget(path: storePath, detail: "the catalog has no version to create a clean store of")
+        }
+        let now = Date()
+        var notes: [String] = []
+
+        // 1. The backup.
+        let backupEntry: UpgradeReport.Backup
+        let backupPath: String
+        if let backup {
+            backupPath = backup.backupPath
+            backupEntry = UpgradeReport.Backup(
+                kind: "snapshot", path: backup.backupPath, manifest: backup.manifestPath, sha256: backup.manifest.backupSHA256,
+                snapshotSHA256: backup.manifest.snapshotSHA256, size: backup.manifest.backupSize,
+                snapshotSize: backup.manifest.snapshotSize, verified: true, integrityCheck: nil, seconds: backup.seconds)
+        } else {
+            let started = Date()
+            let folder = try RawStoreCopy.makeFolder(for: storePath, in: backupFolder, date: now)
+            let size = try Self.copyRaw(store: storePath, into: folder)
+            backupPath = folder
+            backupEntry = UpgradeReport.Backup(
+                kind: "raw", path: folder, manifest: nil, sha256: nil, snapshotSHA256: nil, size: size, snapshotSize: size,
+                verified: true, integrityCheck: nil, seconds: Date().timeIntervalSince(started))
+        }
+        try checkCancellation()
+
+        // 2. The quarantine folder.
+        let quarantine = try Self.makeQuarantine(in: backupFolder, store: storePath, date: now)
+        let name = (storePath as NSString).lastPathComponent
+
+        // 3. The salvage database: every readable row, as found.
+        var salvageDatabase: String? = quarantine + "/" + name + ".salvaged.sqlite"
+        var rowsUnreadable: Int64 = 0
+        do {
+            let plain = try Salvager.salvage(store: storePath, into: salvageDatabase!, options: SalvageOptions(), cancellation: cancellation)
+            rowsUnreadable = Int64(plain.totals.unreadable + plain.lostAndFound.rowsUnreadable)
+        } catch SalvageError.interrupted {
+            throw MigrationError.interrupted(path: storePath)
+        } catch {
+            salvageDatabase = nil
+            notes.append("no salvage database: \(StoreMigrator.operatorFacing(error, store: storePath).description)")
+        }
+        try checkCancellation()
+
+        // 4. The clean store, in the workspace.
+        let clean = try makeCleanStore(target: target, notes: &notes)
+        try checkCancellation()
+
+        // 5. The incident (pending) and the swap's journal.
+        let uuid = Self.storeUUID(of: clean.path) ?? ""
+        var incident = IncidentReport(
+            state: "pending", store: storePath, createdAt: BackupManifest.timestampFormatter().string(from: now), reasons: refusals,
+            quarantine: quarantine, quarantinedFiles: [], backup: backupPath, backupKind: backupEntry.kind,
+            cleanStore: IncidentReport.CleanStore(
+                path: storePath, version: target.name, uuid: uuid, uuidKept: storeUUID != nil && storeUUID?.uppercased() == uuid.uppercased(),
+                content: clean.carried ? "salvaged" : "empty"),
+            salvageDatabase: salvageDatabase, rowsUnreadable: rowsUnreadable, entities: clean.entities,
+            restoreCommand: Self.restoreCommand(backup: backupPath, kind: backupEntry.kind, store: storePath),
+            restoreByHand: Self.restoreByHand(quarantine: quarantine, store: storePath),
+            notes: notes + clean.notes)
+        let sidecarsNow = StoreReplacement.sidecarSuffixes.map { storePath + $0 }.filter(StoreReplacement.exists)
+        incident.quarantinedFiles = ([storePath] + sidecarsNow).map {
+            IncidentReport.QuarantinedFile(originalPath: $0, path: quarantine + "/" + ($0 as NSString).lastPathComponent, size: Self.size($0))
+        }
+        try IncidentFiles.write(incident, into: quarantine)
+        var cleanInfo = stat()
+        guard lstat(clean.path, &cleanInfo) == 0 else { throw InternalError(detail: "the clean store vanished") }
+        var intent = FallbackIntent(
+            store: storePath, quarantine: quarantine, cleanDevice: UInt64(cleanInfo.st_dev), cleanInode: UInt64(cleanInfo.st_ino),
+            sidecarMoves: sidecarsNow.map { FallbackIntent.Move(from: $0, to: quarantine + "/" + ($0 as NSString).lastPathComponent) },
+            mainMove: FallbackIntent.Move(from: storePath, to: quarantine + "/" + name), state: "replacing",
+            createdAt: BackupManifest.timestampFormatter().string(from: now))
+        try intent.write(into: quarantine)
+        try faultInjection?(.quarantineReady)
+        try checkCancellation()
+
+        // 6. The swap.
+        let replacement = StoreReplacement(storePath: storePath, lockTimeout: options.lockTimeout)
+        let mainKept = quarantine + "/" + name
+        // A damaged store is never settled: SQLite would fold its -wal into the damaged file.
+        let damage = refusals.first { $0.code == .storeDamaged }.map(\.message)
+        let result = try TemporaryItems.uninterruptible {
+            try replacement.replace(
+                with: clean.path, knownDamage: damage, ifDamaged: .moveSidecarsAside(into: quarantine),
+                whileLocked: { locked in try locked.preserve(at: mainKept) }, faultInjection: nil)
+        }
+        intent.state = "done"
+        try? intent.write(into: quarantine)
+        incident.state = "complete"
+        incident.quarantinedFiles = ([mainKept] + result.movedSidecars).map {
+            IncidentReport.QuarantinedFile(
+                originalPath: storePath + String(($0 as NSString).lastPathComponent.dropFirst(name.count)), path: $0, size: Self.size($0))
+        }
+        if result.settled && !result.settledSidecars.isEmpty {
+            incident.notes.append("SQLite folded the store's \(result.settledSidecars.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) into its main file before it was moved (the backup holds the files as they were)")
+        }
+        try IncidentFiles.write(incident, into: quarantine)
+        let carried = clean.entities.filter { $0.keptIn == "clean store" }.map(\.rowsInCleanStore).reduce(0, +)
+        return Outcome(
+            backup: backup == nil ? backupEntry : nil, incident: incident,
+            summary: "quarantined into \(quarantine); clean \(target.name) store in place with \(carried) rows carried\(salvageDatabase.map { "; every readable row in \($0)" } ?? "")")
+    }
+
+    private func checkCancellation() throws {
+        if cancellation?.isCancelled == true { throw MigrationError.interrupted(path: storePath) }
+    }
+
+    // MARK: - The clean store
+
+    struct CleanStore {
+        var path: String
+        var carried: Bool
+        var entities: [IncidentReport.EntityOutcome]
+        var notes: [String]
+    }
+
+    /// The store salvaged as its version and migrated to the target (entities the plan refuses
+    /// left out), or an empty store of the target.
+    private func makeCleanStore(target: CatalogVersion, notes: inout [String]) throws -> CleanStore {
+        let salvaged = workspace.path("salvaged.sqlite")
+        var salvageReport: SalvageReport?
+        do {
+            salvageReport = try Salvager.salvage(
+                store: storePath, into: salvaged, options: SalvageOptions(catalog: catalog, versionName: sourceVersion),
+                cancellation: cancellation)
+        } catch SalvageError.interrupted {
+            throw MigrationError.interrupted(path: storePath)
+        } catch {
+            notes.append("the rows could not be salvaged as a Core Data store: \(StoreMigrator.operatorFacing(error, store: storePath).description)")
+        }
+        let rowsInStore = countRowsInStore()
+        if let salvageReport, let sourceName = salvageReport.version,
+           let source = catalog.versions.first(where: { $0.name == sourceName }) {
+            let salvagedRows = Self.rowsByEntity(salvageReport)
+            if let carried = try carry(salvaged: salvaged, source: source, target: target, salvagedRows: salvagedRows, rowsInStore: rowsInStore) {
+                return carried
+            }
+            notes.append("the salvaged rows could not be carried to \(target.name); the clean store is empty and every row is in the salvage database")
+            return try emptyStore(target: target, entities: Self.outcomes(
+                source: source, salvagedRows: salvagedRows, rowsInStore: rowsInStore, inClean: [:], excluded: [:], forward: { _ in nil },
+                fallbackReason: "not carried: the plan could not run on the salvaged rows"))
+        }
+        return try emptyStore(target: target, entities: [])
+    }
+
+    /// Migrates the salvaged store to the target, leaving out the entities the plan refuses;
+    /// nil when it cannot be done at all.
+    private func carry(
+        salvaged: String, source: CatalogVersion, target: CatalogVersion, salvagedRows: [String: Int64], rowsInStore: [String: Int64]?
+    ) throws -> CleanStore? {
+        var excluded: [String: String] = [:]  // entity (source version's name) → why
+        var extraNotes: [String] = []
+        for round in 0...Self.maximumExclusionRounds {
+            try checkCancellation()
+            let store: OpenedStore
+            let readout: StoreReadout
+            let preparation: MigrationPreparation
+            do {
+                store = try OpenedStore(path: salvaged)
+                readout = StoreInspector.read(store: store)
+                preparation = try MigrationEngine.prepare(
+                    store: store, readout: readout, catalog: catalog,
+                    options: MigrationOptions(targetVersion: target.name, sourceVersion: source.name, followsSymlinks: false,
+                                              fullIntegrityCheck: options.fullIntegrityCheck))
+            } catch {
+                extraNotes.append("the salvaged store could not be planned: \(StoreMigrator.operatorFacing(error, store: salvaged).description)")
+                return nil
+            }
+            let forward = { (name: String) in Self.forwardName(name, through: preparation.mappings) }
+            if preparation.refusals.isEmpty, let plan = preparation.plan {
+                let file = workspace.path("clean.sqlite")
+                if plan.isAtTarget {
+                    do {
+                        try FileManager.default.moveItem(atPath: salvaged, toPath: file)
+                    } catch {
+                        throw MigrationError.writeFailed(path: file, reason: StoreCreator.reason(error))
+                    }
+                } else {
+                    do {
+                        var migration = MigrationOptions(targetVersion: target.name, sourceVersion: source.name, followsSymlinks: false,
+                                                         fullIntegrityCheck: options.fullIntegrityCheck)
+                        migration.handlers = options.handlers
+                        _ = try MigrationEngine.write(
+                            preparation, store: store, readout: readout, catalog: catalog, to: file, workspace: workspace.path,
+                            options: migration,
+                            progress: { [progress] step in progress?(UpgradeProgress(phase: .fallback, fraction: step.fraction)) },
+                            cancellation: cancellation)
+                    } catch let error where UpgradeRun.isDataFailure(error) {
+                        guard let entity = Self.entity(of: error), excluded[entity] == nil, round < Self.maximumExclusionRounds,
+                              try leaveOut(entity, of: source, in: salvaged) else { return nil }
+                        excluded[entity] = StoreMigrator.operatorFacing(error, store: salvaged).description
+                        continue
+                    }
+                }
+                try UpgradeRun.finishFile(file, walMode: true)
+                let inClean = try verifiedCounts(file, target: target)
+                try CreationTarget.synchronize(file, isFolder: false)
+                let entities = Self.outcomes(
+                    source: source, salvagedRows: salvagedRows, rowsInStore: rowsInStore, inClean: inClean, excluded: excluded,
+                    forward: forward, fallbackReason: nil)
+                return CleanStore(path: file, carried: true, entities: entities, notes: extraNotes)
+            }
+            // Leave out one refused entity (named in its hop's destination: walked back to the
+            // source version) and plan again.
+            var progressed = false
+            for refusal in preparation.refusals {
+                guard let entity = refusal.entity,
+                      let original = Self.backwardName(entity, hop: refusal.hop, through: preparation.mappings),
+                      excluded[original] == nil
+                else { continue }
+                guard try leaveOut(original, of: source, in: salvaged) else { continue }
+                excluded[original] = refusal.message
+                progressed = true
+            }
+            if !progressed || round == Self.maximumExclusionRounds { return nil }
+        }
+        return nil
+    }
+
+    /// Deletes the rows of `entity` and its subentities from the salvaged store (they stay in the
+    /// salvage database); false when the entity has no table there.
+    private func leaveOut(_ entity: String, of version: CatalogVersion, in file: String) throws -> Bool {
+        let layout = try StoreLayoutBuilder.layout(for: version.model, options: StoreLayoutOptions())
+        guard let table = layout.table(ofEntity: entity, in: version.model) else { return false }
+        var subtree = Set([entity])
+        var grew = true
+        while grew {
+            grew = false
+            for candidate in version.model.entities where !subtree.contains(candidate.name) {
+                if let parent = candidate.superentityName, subtree.contains(parent) {
+                    subtree.insert(candidate.name)
+                    grew = true
+                }
+            }
+        }
+        let numbers = subtree.compactMap { layout.entityNumber(of: $0) }
+        guard !numbers.isEmpty else { return false }
+        do {
+            let connection = try SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .readWrite))
+            try connection.execute("DELETE FROM \(table.name.quotedSQLIdentifier) WHERE Z_ENT IN (\(numbers.map(String.init).joined(separator: ",")))")
+        } catch let error as SQLiteError {
+            throw MigrationError.writeFailed(path: file, reason: error.message)
+        }
+        return true
+    }
+
+    /// An empty store of the target (old UUID kept when known).
+    private func emptyStore(target: CatalogVersion, entities: [IncidentReport.EntityOutcome]) throws -> CleanStore {
+        let file = workspace.path("clean-empty.sqlite")
+        let history = (try? OpenedStore(path: storePath, options: StoreOpenOptions(privateCopyParent: workspace.path)))
+            .flatMap { StoreInspector.read(store: $0).schema }?.table(named: "ACHANGE") != nil
+        try StoreCreator.create(
+            model: target.model, versionIdentifiers: nil, at: file,
+            options: StoreCreationOptions(includesPersistentHistory: history, storeUUID: storeUUID.flatMap(UUID.init(uuidString:))))
+        try UpgradeRun.finishFile(file, walMode: true)
+        _ = try verifiedCounts(file, target: target)
+        try CreationTarget.synchronize(file, isFolder: false)
+        return CleanStore(path: file, carried: false, entities: entities, notes: [])
+    }
+
+    /// Checks the clean store (integrity, match exact target) and counts its rows per entity.
+    private func verifiedCounts(_ file: String, target: CatalogVersion) throws -> [String: Int64] {
+        let history = (try? SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .immutable)))
+            .flatMap { try? $0.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'ACHANGE'")?.int64 } ?? 0
+        let layout = try StoreLayoutBuilder.layout(for: target.model, options: StoreLayoutOptions(includesPersistentHistory: history > 0))
+        let verification = try MigrationVerifier.verify(
+            path: file, target: target, layout: layout, catalog: catalog, predictedRows: nil, fullCheck: options.fullIntegrityCheck)
+        guard verification.integrityOK, verification.matchOutcome == MatchResult.Outcome.exact.rawValue,
+              verification.matchVersion == target.name
+        else {
+            throw UpgradeError.resultNotAtTarget(
+                path: file, detail: "the clean store: \(verification.integrityCheck) \(verification.integrityOK ? "ok" : "failed"), match \(verification.matchOutcome) \(verification.matchVersion ?? "")")
+        }
+        return verification.rowsByEntity
+    }
+
+    /// Rows per entity in the original store, when SQLite can count them (read through a private
+    /// copy or immutably, never written).
+    private func countRowsInStore() -> [String: Int64]? {
+        guard let sourceVersion, let version = catalog.versions.first(where: { $0.name == sourceVersion }),
+              let layout = try? StoreLayoutBuilder.layout(for: version.model, options: StoreLayoutOptions()),
+              let store = try? OpenedStore(path: storePath, options: StoreOpenOptions(privateCopyParent: workspace.path))
+        else { return nil }
+        var counts: [String: Int64] = [:]
+        for number in layout.entityNumbers {
+            guard let table = layout.table(ofEntity: number.name, in: version.model),
+                  let count = try? store.connection.scalar(
+                      "SELECT count(*) FROM \(table.name.quotedSQLIdentifier) WHERE Z_ENT = \(number.ent)")?.int64
+            else { return nil }
+            counts[number.name] = count
+        }
+        return counts
+    }
+
+    // MARK: - Names through the plan
+
+    /// The entity's name in the target, following each hop's mapping; nil when a hop drops it.
+    static func forwardName(_ name: String, through mappings: [HopMapping]) -> String? {
+        var current = name
+        for mapping in mappings {
+            guard let next = mapping.entities.first(where: { $0.source == current })?.name else { return nil }
+            current = next
+        }
+        return current
+    }
+
+    /// The source version's name of an entity named in `hop`'s destination.
+    static func backwardName(_ name: String, hop: String, through mappings: [HopMapping]) -> String? {
+        guard let index = mappings.firstIndex(where: { "\($0.hop.from) → \($0.hop.to)" == hop }) ?? (mappings.count == 1 ? 0 : nil) else {
+            return nil
+        }
+        var current = name
+        for mapping in mappings[...index].reversed() {
+            guard let source = mapping.entity(named: current)?.source else { return nil }
+            current = source
+        }
+        return current
+    }
+
+    /// The entity a data failure names (as the source version names it), when it names one.
+    static func entity(of error: any Error) -> String? {
+        // The engine's messages name objects as `Entity` (Z_PK n); only the analysis's refusals
+        // name entities structurally, so a write-time failure leaves nothing out.
+        _ = error
+        return nil
+    }
+
+    static func rowsByEntity(_ report: SalvageReport) -> [String: Int64] {
+        var rows: [String: Int64] = [:]
+        for table in report.tables {
+            for entity in table.entities { rows[entity.name, default: 0] += Int64(entity.rows) }
+        }
+        return rows
+    }
+
+    static func outcomes(
+        source: CatalogVersion, salvagedRows: [String: Int64], rowsInStore: [String: Int64]?, inClean: [String: Int64],
+        excluded: [String: String], forward: (String) -> String?, fallbackReason: String?
+    ) -> [IncidentReport.EntityOutcome] {
+        source.model.entities.filter { !$0.isAbstract || (salvagedRows[$0.name] ?? 0) > 0 }.map { entity in
+            let salvaged = salvagedRows[entity.name] ?? 0
+            let inStore = rowsInStore?[entity.name]
+            let base = inStore ?? salvaged
+            if let reason = excluded[entity.name] ?? fallbackReason {
+                return IncidentReport.EntityOutcome(
+                    entity: entity.name, rowsInStore: inStore, rowsSalvaged: salvaged, rowsInCleanStore: 0, rowsNotCarried: base,
+                    keptIn: "salvage database", reason: reason)
+            }
+            guard let targetName = forward(entity.name) else {
+                return IncidentReport.EntityOutcome(
+                    entity: entity.name, rowsInStore: inStore, rowsSalvaged: salvaged, rowsInCleanStore: 0, rowsNotCarried: base,
+                    keptIn: "discarded by the plan", reason: "the target version has no entity for it (the salvage database keeps the rows)")
+            }
+            let carried = inClean[targetName] ?? 0
+            return IncidentReport.EntityOutcome(
+                entity: entity.name, rowsInStore: inStore, rowsSalvaged: salvaged, rowsInCleanStore: carried,
+                rowsNotCarried: max(0, base - carried), keptIn: "clean store",
+                reason: targetName == entity.name ? nil : "now \(targetName)")
+        }
+    }
+
+    // MARK: - Files
+
+    /// `BACKUPS/quarantine/<name>.<UTC>[-n]/`, created private.
+    static func makeQuarantine(in backupFolder: String, store: String, date: Date) throws -> String {
+        let root = backupFolder + "/quarantine"
+        if mkdir(root, 0o700) != 0 && errno != EEXIST {
+            throw UpgradeError.quarantineFailed(path: root, reason: SafeFileOutput.describe(errno))
+        }
+        let name = (store as NSString).lastPathComponent
+        for suffix in 0..<1000 {
+            let candidate = root + "/" + name + "." + BackupNaming.timestamp(date) + (suffix == 0 ? "" : "-\(suffix)")
+            if mkdir(candidate, 0o700) == 0 {
+                SafeFileOutput.syncFolder(root)
+                return candidate
+            }
+            guard errno == EEXIST else { throw UpgradeError.quarantineFailed(path: candidate, reason: SafeFileOutput.describe(errno)) }
+        }
+        throw UpgradeError.quarantineFailed(path: root, reason: "no free name for a quarantine folder")
+    }
+
+    /// Copies the store's files (main file and sidecars, as they are) into `folder` and compares
+    /// each copy's SHA-256 with its original's; returns the bytes copied. The backup of a store
+    /// SQLite cannot read (the online backup needs SQLite to read it).
+    static func copyRaw(store: String, into folder: String) throws -> Int64 {
+        var total: Int64 = 0
+        for original in [store] + StoreReplacement.sidecarSuffixes.map({ store + $0 }) {
+            var info = stat()
+            guard lstat(original, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            let copy = folder + "/" + (original as NSString).lastPathComponent
+            let input: ReadableFile
+            do { input = try ReadableFile(path: original, followsSymlinks: false) } catch {
+                throw UpgradeError.backupNotVerified(backup: folder, problems: ["\(original) cannot be read: \(error.description)"])
+            }
+            let output = try SafeFileOutput(destinationPath: copy)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+            defer { buffer.deallocate() }
+            while true {
+                let count: Int
+                do { count = try input.read(into: buffer) } catch {
+                    throw UpgradeError.backupNotVerified(backup: folder, problems: ["\(original) cannot be read: \(error.description)"])
+                }
+                if count == 0 { break }
+                try output.write(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
+            }
+            try output.publish()
+            guard try FileDigest.of(path: original).sha256 == FileDigest.of(path: copy).sha256 else {
+                throw UpgradeError.backupNotVerified(backup: folder, problems: ["\(copy) differs from \(original)"])
+            }
+            total += Int64(info.st_size)
+        }
+        return total
+    }
+
+    static func size(_ path: String) -> Int64 {
+        var info = stat()
+        return lstat(path, &info) == 0 ? Int64(info.st_size) : 0
+    }
+
+    static func storeUUID(of file: String) -> String? {
+        guard let connection = try? SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .immutable)) else { return nil }
+        return try? connection.scalar("SELECT Z_UUID FROM Z_METADATA")?.string
+    }
+
+    static func restoreCommand(backup: String, kind: String, store: String) -> String {
+        if kind == "snapshot" {
+            return "storerescue restore \(ShellQuote.quote(backup)) --to \(ShellQuote.quote(store)) --force"
+        }
+        let name = (store as NSString).lastPathComponent
+        return "cp -p \(ShellQuote.quote(backup + "/" + name)) \(ShellQuote.quote(store))  # with the app closed; then copy back the -wal and -journal in that folder, if any"
+    }
+
+    static func restoreByHand(quarantine: String, store: String) -> [String] {
+        let name = (store as NSString).lastPathComponent
+        let folder = SafeFileOutput.folder(of: store)
+        return [
+            "mv \(ShellQuote.quote(store)) \(ShellQuote.quote(quarantine + "/" + name + ".clean"))",
+            "for s in -wal -shm; do [ -e \(ShellQuote.quote(store))$s ] && mv \(ShellQuote.quote(store))$s \(ShellQuote.quote(quarantine + "/" + name + ".clean"))$s; done  # the clean store's own sidecars",
+            "mv \(ShellQuote.quote(quarantine + "/" + name)) \(ShellQuote.quote(quarantine + "/" + name))-wal \(ShellQuote.quote(quarantine + "/" + name))-journal \(ShellQuote.quote(folder + "/")) 2>/dev/null",
+        ]
+    }
+}

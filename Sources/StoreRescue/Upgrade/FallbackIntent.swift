@@ -1,0 +1,138 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The fallback's journal: written into the quarantine folder before the store set is moved, so
+/// that a run killed in the middle of the swap is finished (or undone) by the next run with the
+/// same backup folder, and reported.
+///
+/// The swap moves the store's sidecars (only when SQLite cannot settle the store), then links the
+/// main file into the quarantine and renames the clean store over it. After a kill:
+/// - the clean store (its device and inode are recorded) is at the path: the swap happened; the
+///   incident is marked complete;
+/// - the original main file is still at the path: the swap did not happen; sidecars already moved
+///   are moved back beside it (the store is again exactly as found), a link of the main file in
+///   the quarantine is removed (the file itself stays at its path), and the attempt is marked
+///   abandoned. The new run then starts from the original.
+struct FallbackIntent: Codable, Equatable {
+    struct Move: Codable, Equatable {
+        var from: String
+        var to: String
+    }
+
+    static let fileName = "intent.json"
+    var formatVersion = 1
+    var store: String
+    var quarantine: String
+    /// The clean store's device and inode (it keeps them when renamed into place).
+    var cleanDevice: UInt64
+    var cleanInode: UInt64
+    /// Sidecars moved into the quarantine, in order (only when the store could not be settled).
+    var sidecarMoves: [Move]
+    /// The main file's move.
+    var mainMove: Move
+    /// `replacing`, `done`, `abandoned`.
+    var state: String
+    var createdAt: String
+
+    func write(into folder: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(self)
+        try Self.writeFile(folder + "/" + Self.fileName, data + Data("\n".utf8))
+    }
+
+    /// Writes a small file in one piece (temporary, fsync, rename), replacing an older one.
+    static func writeFile(_ path: String, _ data: Data) throws {
+        do {
+            let output = try SafeFileOutput(destinationPath: path)
+            try output.write([UInt8](data))
+            try output.publish(replacingExisting: true)
+        } catch {
+            throw UpgradeError.quarantineFailed(path: path, reason: "\(error)")
+        }
+    }
+
+    /// Finds unfinished fallbacks of `store` under `backupFolder/quarantine/` and finishes or
+    /// undoes each; returns one line per fallback dealt with.
+    static func finishInterrupted(store: String, backupFolder: String) throws -> [String] {
+        let root = backupFolder + "/quarantine"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: root) else { return [] }
+        var lines: [String] = []
+        for name in names.sorted() {
+            let folder = root + "/" + name
+            let path = folder + "/" + fileName
+            guard let data = try? BoundedFile.contents(of: path, limit: 1 << 20, followsSymlinks: false),
+                  var intent = try? JSONDecoder().decode(FallbackIntent.self, from: data),
+                  intent.store == store, intent.state == "replacing"
+            else { continue }
+            var info = stat()
+            let isClean = lstat(store, &info) == 0 && UInt64(info.st_dev) == intent.cleanDevice && UInt64(info.st_ino) == intent.cleanInode
+            if isClean {
+                intent.state = "done"
+                try intent.write(into: folder)
+                try IncidentFiles.markComplete(in: folder)
+                lines.append("finished an interrupted fallback: the clean store was already in place; incident in \(folder)")
+                continue
+            }
+            // Not swapped: put back what moved, then drop the quarantine's link to the main file.
+            for move in intent.sidecarMoves.reversed() {
+                var there = stat(), here = stat()
+                guard lstat(move.to, &there) == 0, lstat(move.from, &here) != 0 else { continue }
+                do {
+                    try FileMover.move(move.to, to: move.from)
+                } catch {
+                    throw UpgradeError.interruptedFallback(path: store, intent: path, detail: "cannot move \(move.to) back: \(error)")
+                }
+            }
+            var linked = stat(), original = stat()
+            if lstat(intent.mainMove.to, &linked) == 0, lstat(store, &original) == 0,
+               linked.st_dev == original.st_dev, linked.st_ino == original.st_ino {
+                unlink(intent.mainMove.to)  // a second name of the store's own file, not a copy
+            } else if lstat(intent.mainMove.to, &linked) == 0 {
+                // A copy (the quarantine is on another file system) of a file still at its path.
+                let kept = intent.mainMove.to + ".incomplete-copy"
+                rename(intent.mainMove.to, kept)
+            }
+            intent.state = "abandoned"
+            try intent.write(into: folder)
+            lines.append("undid an interrupted fallback (the store had not been replaced; moved sidecars put back): \(folder)")
+        }
+        return lines
+    }
+}
+
+/// The incident's two files in a quarantine folder.
+enum IncidentFiles {
+    static let json = "incident.json"
+    static let text = "incident.txt"
+
+    static func write(_ incident: IncidentReport, into folder: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try FallbackIntent.writeFile(folder + "/" + json, try encoder.encode(incident) + Data("\n".utf8))
+        try FallbackIntent.writeFile(folder + "/" + text, Data(incident.renderText().utf8))
+    }
+
+    /// Rewrites `incident.json`'s state as complete (after a resumed swap).
+    static func markComplete(in folder: String) throws {
+        let path = folder + "/" + json
+        guard let bytes = try? BoundedFile.contents(of: path, limit: 16 << 20, followsSymlinks: false),
+              var object = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any]
+        else { return }
+        object["state"] = "complete"
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        try FallbackIntent.writeFile(path, data + Data("\n".utf8))
+    }
+}
+
+/// A path quoted for a POSIX shell.
+enum ShellQuote {
+    static func quote(_ text: String) -> String {
+        let safe = text.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || "/._-+:@%".unicodeScalars.contains($0) }
+        return safe && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}

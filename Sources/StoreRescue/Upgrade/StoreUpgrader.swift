@@ -1,0 +1,655 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Upgrades a store in place — the store an app will open, at its path, sidecars and all — with
+/// the two-phase bootstrap of seed 004 done outside the app, exactly, and nothing ever deleted
+/// (`Docs/UPGRADE.md`):
+///
+/// 1. **read**: probe, inspect, match, plan (the store read as `migrate` reads it, never written);
+///    already exactly at the target → nothing written; newer, ambiguous or unknown → refused;
+/// 2. **backup**: a compressed backup into the backup folder (`pre-upgrade`), whose snapshot is
+///    kept; everything after is made from that snapshot, and it is verified (gzip stream, both
+///    SHA-256 sums, `integrity_check`) while the new store is written — no verified backup, no
+///    replacement;
+/// 3. **adopt** (phase 1): a store whose metadata does not name its version exactly is stamped
+///    as that version (`AdoptionStamp`) — alone (`adopt`, or when the version is the target), or
+///    as part of the migrated store;
+/// 4. **migrate** (phase 2): the catalog's plan to the target, by `MigrationEngine` (one rebuild);
+/// 5. **verify**: the new store passes `integrity_check`, the link checks and the planned row
+///    counts, and `match` says it is exactly the target;
+/// 6. **publish**: `StoreReplacement` settles the store, takes its exclusive lock, checks it still
+///    is page for page the backed-up snapshot, and renames the new store over it.
+///
+/// A store that cannot be saved (damaged, of no known version, refused by the plan) is left as it
+/// is (`.keep`), or (`.clean`) quarantined — moved, never deleted — and replaced by a clean store
+/// of the target version holding every row that could be salvaged, with an incident report
+/// (`CleanFallback`).
+///
+/// ```swift
+/// let catalog = try Catalog.load(path: "Samples/Seed004/catalog.json")
+/// let report = StoreUpgrader.upgrade(store: "/data/default.store", catalog: catalog,
+///                                    options: UpgradeOptions(backupDirectory: "/backups"))
+/// print(report.status, report.backup?.path ?? "", report.exitStatus)
+/// ```
+///
+/// `kill -9` at any instant leaves the original store (with its WAL content) or the finished
+/// upgrade at the path, never a mix; what a killed run leaves (a private workspace beside the
+/// store, a snapshot folder in the backup folder) is removed by the next run and reported.
+public enum StoreUpgrader {
+    /// Runs the upgrade (or, with `options.mode == .adopt`, phase 1 alone). Never throws: the
+    /// report's `status`, `error` and `exitStatus` say what happened.
+    public static func upgrade(
+        store path: String, catalog: Catalog, options: UpgradeOptions = UpgradeOptions(),
+        progress: ((UpgradeProgress) -> Void)? = nil, cancellation: CancellationFlag? = nil
+    ) -> UpgradeReport {
+        upgrade(store: path, catalog: catalog, options: options, progress: progress, cancellation: cancellation, faultInjection: nil)
+    }
+
+    /// The points at which a test makes a run fail (or stop, as a kill would).
+    enum Stage: CaseIterable {
+        /// The backup is published and its snapshot kept.
+        case backedUp
+        /// The new store is written and verified in the workspace.
+        case written
+        /// Under the store's exclusive lock, after the snapshot comparison, before the rename.
+        case beforeSwap
+        /// The new store is at the path.
+        case published
+        /// Fallback: the clean store is ready and the incident written, nothing moved yet.
+        case quarantineReady
+    }
+
+    static func upgrade(
+        store path: String, catalog: Catalog, options: UpgradeOptions, progress: ((UpgradeProgress) -> Void)?,
+        cancellation: CancellationFlag?, faultInjection: ((Stage) throws -> Void)?
+    ) -> UpgradeReport {
+        SafeFileOutput.ignoreFileSizeLimitSignal()
+        let run = UpgradeRun(
+            storePath: BackupRunner.absolutePath(path), catalog: catalog, options: options, progress: progress,
+            cancellation: cancellation, faultInjection: faultInjection)
+        return run.execute()
+    }
+}
+
+/// One run of `StoreUpgrader`: its state and its phases, in order.
+final class UpgradeRun {
+    let storePath: String
+    let catalog: Catalog
+    let options: UpgradeOptions
+    let progress: ((UpgradeProgress) -> Void)?
+    let cancellation: CancellationFlag?
+    let faultInjection: ((StoreUpgrader.Stage) throws -> Void)?
+    let started = Date()
+    var report: UpgradeReport
+    var workspace: PrivateTemporaryDirectory?
+    var backupFolder = ""
+
+    /// What the read (or the re-read of the snapshot) decided.
+    enum Decision {
+        case alreadyCurrent(AdoptionStamp)
+        case adopt(AdoptionStamp)
+        case migrate(AdoptionStamp?)
+        case cannotSave([MigrationRefusal])
+    }
+
+    /// A store read and prepared (the original, or the backup's snapshot).
+    struct Reading {
+        var store: OpenedStore
+        var readout: StoreReadout
+        var preparation: MigrationPreparation
+    }
+
+    init(storePath: String, catalog: Catalog, options: UpgradeOptions, progress: ((UpgradeProgress) -> Void)?,
+         cancellation: CancellationFlag?, faultInjection: ((StoreUpgrader.Stage) throws -> Void)?) {
+        self.storePath = storePath
+        self.catalog = catalog
+        self.options = options
+        self.progress = progress
+        self.cancellation = cancellation
+        self.faultInjection = faultInjection
+        let command: String
+        if case .adopt = options.mode { command = "adopt" } else { command = "upgrade" }
+        report = UpgradeReport(command: command, store: storePath, catalog: catalog.sourcePath, dryRun: options.isDryRun)
+    }
+
+    var isAdoptOnly: Bool {
+        if case .adopt = options.mode { return true }
+        return false
+    }
+
+    func execute() -> UpgradeReport {
+        do {
+            try run()
+        } catch {
+            report.status = .failed
+            report.error = ErrorSummary(StoreMigrator.operatorFacing(error, store: storePath))
+            if let index = report.phases.indices.last, report.phases[index].status == "running" {
+                report.phases[index].status = "failed"
+            }
+        }
+        workspace?.remove()
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    private func checkCancellation() throws {
+        if cancellation?.isCancelled == true { throw MigrationError.interrupted(path: storePath) }
+    }
+
+    // MARK: - The run
+
+    private func run() throws {
+        try checkPaths()
+        if !options.isDryRun {
+            report.recovered += try FallbackIntent.finishInterrupted(store: storePath, backupFolder: backupFolder)
+        }
+
+        // 1. Read.
+        let readStarted = Date()
+        progress?(UpgradeProgress(phase: .read, fraction: nil))
+        // The content is judged in `read`: a store that is not SQLite any more is a store to save.
+        let probe = try InputProbe(path: storePath, followsSymlinks: false, checksContent: false)
+        try waitUntilFree(probe.files)
+        if !options.isDryRun {
+            let folder = SafeFileOutput.folder(of: storePath)
+            do {
+                workspace = try PrivateTemporaryDirectory(parent: folder, prefix: ".upgrade")
+            } catch {
+                throw StoreCreationError.folderUnusable(path: storePath, folder: folder, reason: "is not writable (\(StoreCreator.reason(error)))")
+            }
+        }
+        let first = read(probe: probe)
+        var decision = decide(first)
+        report.addPhase(.read, "done", since: readStarted, readDetail(first, decision))
+        describe(first, decision)
+        try checkCancellation()
+
+        if case .alreadyCurrent = decision {
+            report.status = .alreadyCurrent
+            return
+        }
+        if case .cannotSave(let refusals) = decision {
+            report.refusals = refusals
+            if options.onFailure == .keep || isAdoptOnly {
+                report.status = .refused
+                return
+            }
+        }
+        if options.isDryRun {
+            predict(decision, first)
+            return
+        }
+
+        // 2. Back up (kept snapshot), verified in the background from here on.
+        let backupStarted = Date()
+        progress?(UpgradeProgress(phase: .backup, fraction: 0))
+        let backup: BackupResult
+        do {
+            var backupOptions = BackupOptions(
+                destinationDirectory: backupFolder, compressionLevel: options.compressionLevel, keep: options.keepBackups,
+                reason: "pre-upgrade", lockTimeout: options.lockTimeout)
+            backupOptions.retainsSnapshot = true
+            backup = try BackupRunner.run(
+                store: storePath,
+                options: backupOptions,
+                progress: { [progress] step in progress?(UpgradeProgress(phase: .backup, fraction: step.fraction)) },
+                cancellation: cancellation)
+        } catch let error where BackupRestorer.isUnreadableAsAStore(error) {
+            // Only a store SQLite cannot read at all gets here; it cannot be upgraded.
+            report.refusals = [Self.damagedRefusal(storePath, error)]
+            if options.onFailure == .keep || isAdoptOnly {
+                report.addPhase(.backup, "skipped", since: backupStarted, "the store cannot be read by SQLite: \(error)")
+                report.status = .refused
+                return
+            }
+            try fallBack(backup: nil, reading: first, since: backupStarted)
+            return
+        }
+        guard let snapshot = backup.snapshot else { throw InternalError(detail: "the backup kept no snapshot") }
+        report.backup = UpgradeReport.Backup(
+            kind: "snapshot", path: backup.backupPath, manifest: backup.manifestPath, sha256: backup.manifest.backupSHA256,
+            snapshotSHA256: backup.manifest.snapshotSHA256, size: backup.manifest.backupSize, snapshotSize: backup.manifest.snapshotSize,
+            verified: false, integrityCheck: nil, seconds: backup.seconds)
+        report.addPhase(.backup, "done", since: backupStarted, "\(backup.backupPath) (\(backup.manifest.backupSize) bytes, snapshot \(backup.manifest.snapshotSize) bytes); verifying while the new store is written")
+        let full = options.fullIntegrityCheck
+        let cancel = cancellation
+        let verification = BackgroundTask { try BackupVerifier.verify(backup: backup, snapshot: snapshot, fullIntegrityCheck: full, cancellation: cancel) }
+        try faultInjection?(.backedUp)
+        try checkCancellation()
+
+        // Everything from here is made from the snapshot: the bytes that were backed up.
+        let second: Reading
+        do {
+            second = try readSnapshot(snapshot)
+        } catch let error where Self.isDataFailure(error) {
+            // The bytes backed up cannot be read as a store: damaged.
+            _ = try? verification.wait()
+            report.refusals = [Self.failureRefusal(error, store: storePath)]
+            if options.onFailure == .keep || isAdoptOnly {
+                report.status = .refused
+                return
+            }
+            try fallBack(backup: backup, reading: .failure(error), since: Date())
+            return
+        } catch {
+            _ = try? verification.wait()
+            throw error
+        }
+        decision = decide(.success(second))
+        if case .cannotSave(let refusals) = decision {
+            report.refusals = refusals
+            _ = try? verification.wait()
+            if options.onFailure == .keep || isAdoptOnly {
+                report.status = .refused
+                return
+            }
+            try fallBack(backup: backup, reading: .success(second), since: Date())
+            return
+        }
+        if case .alreadyCurrent = decision {
+            _ = try? verification.wait()
+            report.status = .alreadyCurrent
+            report.notes.append("the store changed between the read and the backup, and the backup is already at the target")
+            return
+        }
+
+        // 3–5. Adopt and/or migrate into the workspace, verified.
+        let written: WrittenStore
+        do {
+            written = try write(decision, second)
+        } catch let error where Self.isDataFailure(error) && options.onFailure == .clean && !isAdoptOnly {
+            _ = try? verification.wait()
+            report.refusals = [Self.failureRefusal(error, store: storePath)]
+            try fallBack(backup: backup, reading: .success(second), since: Date())
+            return
+        } catch {
+            _ = try? verification.wait()
+            throw error
+        }
+        try faultInjection?(.written)
+
+        let verifyStarted = Date()
+        progress?(UpgradeProgress(phase: .verify, fraction: nil))
+        let checked = try verification.wait()
+        report.backup?.verified = checked.isGood
+        report.backup?.integrityCheck = checked.integrityCheck
+        guard checked.isGood else {
+            // Sums right but the snapshot fails integrity_check: the store itself is damaged.
+            let sumsGood = checked.problems.allSatisfy { $0.contains("fails PRAGMA") }
+            if sumsGood && options.onFailure == .clean && !isAdoptOnly {
+                report.refusals = [MigrationRefusal(
+                    code: .storeDamaged, hop: "", entity: nil, property: nil, rowCount: nil,
+                    message: "the store is damaged: \(checked.integrityCheck ?? "")",
+                    remedy: "the rows that can be read are salvaged into a clean store")]
+                try fallBack(backup: backup, reading: .success(second), since: Date())
+                return
+            }
+            if sumsGood {
+                report.refusals = [MigrationRefusal(
+                    code: .storeDamaged, hop: "", entity: nil, property: nil, rowCount: nil,
+                    message: "the store is damaged: \(checked.integrityCheck ?? "")",
+                    remedy: "run with --on-failure clean to save what can be read into a clean store, or storerescue salvage")]
+                report.addPhase(.verify, "failed", since: verifyStarted, "the backed-up snapshot fails integrity_check: the store is damaged; nothing was replaced")
+                report.status = .refused
+                return
+            }
+            throw UpgradeError.backupNotVerified(backup: backup.backupPath, problems: checked.problems)
+        }
+        report.addPhase(.verify, "done", since: verifyStarted, "backup verified (\(options.fullIntegrityCheck ? "integrity_check" : "quick_check") ok, both SHA-256 match); new store: \(written.checks)")
+        try checkCancellation()
+
+        // 6. Publish.
+        let publishStarted = Date()
+        progress?(UpgradeProgress(phase: .publish, fraction: nil))
+        try copyOwnership(to: written.path)
+        let replaced = try publish(written.path, snapshot: snapshot)
+        try faultInjection?(.published)
+        let after = StoreMatcher.match(storePath: storePath, catalog: catalog)
+        report.published = UpgradeReport.Published(
+            path: storePath, version: written.version, matchOutcome: after.outcome.rawValue, rowsByEntity: written.rowsByEntity,
+            settledSidecars: replaced.settledSidecars)
+        guard after.outcome == .exact, after.version == written.version else {
+            throw UpgradeError.resultNotAtTarget(path: storePath, detail: "published, but match now says \(after.outcome.rawValue) \(after.version ?? "")")
+        }
+        report.addPhase(.publish, "done", since: publishStarted, "\(storePath) replaced atomically; match: exact \(written.version)")
+        switch decision {
+        case .adopt: report.status = .adoptedOnly
+        default: report.status = .upgraded
+        }
+    }
+
+    // MARK: - Checks before anything
+
+    private func checkPaths() throws {
+        var info = stat()
+        if lstat(storePath, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+            throw UpgradeError.storeIsSymbolicLink(path: storePath)
+        }
+        backupFolder = BackupRunner.absolutePath(options.backupDirectory)
+        let storeFolder = URL(fileURLWithPath: SafeFileOutput.folder(of: storePath)).resolvingSymlinksInPath().path
+        let backups = URL(fileURLWithPath: backupFolder).resolvingSymlinksInPath().path
+        if storeFolder == backups { throw UpgradeError.backupFolderIsStoreFolder(path: backupFolder) }
+    }
+
+    /// Waits (up to the timeout) until no other process has the store open.
+    private func waitUntilFree(_ files: StoreFileSet) throws {
+        let deadline = Date().addingTimeInterval(options.lockTimeout)
+        var waited = false
+        while StoreLocks.isInUse(files) {
+            guard Date() < deadline else { throw UpgradeError.storeInUse(path: storePath, seconds: options.lockTimeout) }
+            try checkCancellation()
+            waited = true
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        if waited { report.notes.append("waited for another process to close the store") }
+    }
+
+    // MARK: - Reading and deciding
+
+    private func read(probe: InputProbe) -> Result<Reading, any Error> {
+        Result {
+            try probe.checkContent()
+            let store = try OpenedStore(probe: probe, options: StoreOpenOptions(privateCopyParent: workspace?.path))
+            let readout = StoreInspector.read(store: store)
+            let preparation = try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: try migrationOptions(store: store, readout: readout))
+            return Reading(store: store, readout: readout, preparation: preparation)
+        }
+    }
+
+    private func readSnapshot(_ snapshot: RetainedSnapshot) throws -> Reading {
+        let store = try OpenedStore(path: snapshot.path)
+        let readout = StoreInspector.read(store: store)
+        let preparation = try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: try migrationOptions(store: store, readout: readout))
+        return Reading(store: store, readout: readout, preparation: preparation)
+    }
+
+    /// The migration engine's options: `adopt` plans from the store's version to itself.
+    private func migrationOptions(store: OpenedStore, readout: StoreReadout) throws -> MigrationOptions {
+        var migration = MigrationOptions(
+            targetVersion: options.targetVersion, sourceVersion: options.sourceVersion, isDryRun: options.isDryRun,
+            followsSymlinks: false, fullIntegrityCheck: options.fullIntegrityCheck)
+        migration.handlers = options.handlers
+        if case .adopt(let requested) = options.mode {
+            let version: String?
+            if let requested {
+                let match = StoreMatcher.match(store: store, readout: readout, catalog: catalog)
+                if match.outcome == .exact, let found = match.version, found != requested {
+                    throw UpgradeError.notThatVersion(path: storePath, requested: requested, detail: "its hashes are exactly \(found)'s")
+                }
+                version = requested
+            } else {
+                let match = StoreMatcher.match(store: store, readout: readout, catalog: catalog)
+                version = match.outcome == .exact ? match.version : match.diagnosis.adoptAs
+            }
+            migration.sourceVersion = version ?? options.sourceVersion
+            migration.targetVersion = version ?? options.sourceVersion
+        }
+        return migration
+    }
+
+    private func decide(_ reading: Result<Reading, any Error>) -> Decision {
+        switch reading {
+        case .failure(let error):
+            return .cannotSave([Self.isDataFailure(error) ? Self.failureRefusal(error, store: storePath) : Self.damagedRefusal(storePath, error)])
+        case .success(let reading):
+            let preparation = reading.preparation
+            guard preparation.refusals.isEmpty, let source = preparation.sourceVersion, let plan = preparation.plan else {
+                return .cannotSave(preparation.refusals)
+            }
+            guard let version = catalog.versions.first(where: { $0.name == source }) else { return .cannotSave(preparation.refusals) }
+            let stamp = AdoptionStamp(metadata: reading.readout.metadata, version: version)
+            if plan.isAtTarget { return stamp.isNeeded ? .adopt(stamp) : .alreadyCurrent(stamp) }
+            return .migrate(stamp)
+        }
+    }
+
+    private func readDetail(_ reading: Result<Reading, any Error>, _ decision: Decision) -> String {
+        switch reading {
+        case .failure(let error): return "the store cannot be read as a store: \(error)"
+        case .success(let reading):
+            let match = reading.preparation.match
+            let source = reading.preparation.sourceVersion.map { "\($0) (\(reading.preparation.sourceChoice?.rawValue ?? ""))" } ?? "unknown"
+            return "match: \(match.outcome.rawValue)\(match.version.map { " \($0)" } ?? ""); store version \(source)"
+        }
+    }
+
+    /// Fills the report's source, target, adoption and migration from a reading.
+    private func describe(_ reading: Result<Reading, any Error>, _ decision: Decision) {
+        guard case .success(let reading) = reading else { return }
+        let migration = MigrationReport(
+            store: storePath, output: nil, catalog: catalog,
+            options: MigrationOptions(targetVersion: options.targetVersion, sourceVersion: options.sourceVersion, isDryRun: true),
+            preparation: reading.preparation)
+        report.source = migration.source
+        report.target = migration.target
+        report.migration = isAdoptOnly ? nil : migration
+        report.notes = reading.preparation.notes
+        switch decision {
+        case .alreadyCurrent(let stamp), .adopt(let stamp): report.adoption = stamp
+        case .migrate(let stamp): report.adoption = stamp
+        case .cannotSave: break
+        }
+    }
+
+    /// A dry run's phases: what would happen, nothing done.
+    private func predict(_ decision: Decision, _ reading: Result<Reading, any Error>) {
+        let now = Date()
+        let size = (try? FileManager.default.attributesOfItem(atPath: storePath)[.size] as? Int64) ?? 0
+        report.addPhase(.backup, "predicted", since: now, "a pre-upgrade backup of about \(size) bytes uncompressed into \(backupFolder)")
+        switch decision {
+        case .adopt(let stamp):
+            report.addPhase(.adopt, "predicted", since: now, "stamp as \(stamp.version): " + stamp.changes.map(\.key).joined(separator: ", "))
+            report.addPhase(.verify, "predicted", since: now, "integrity_check; match exact \(stamp.version)")
+            report.addPhase(.publish, "predicted", since: now, "replace \(storePath) atomically")
+            report.status = .adoptedOnly
+        case .migrate(let stamp):
+            if let stamp, stamp.isNeeded {
+                report.addPhase(.adopt, "predicted", since: now, "stamp as \(stamp.version) (in the migrated store): " + stamp.changes.map(\.key).joined(separator: ", "))
+            } else {
+                report.addPhase(.adopt, "skipped", since: now, "the metadata already names the version exactly")
+            }
+            let hops = report.migration?.hops.map { "\($0.from) → \($0.to) (\($0.kind))" }.joined(separator: ", ") ?? ""
+            report.addPhase(.migrate, "predicted", since: now, hops)
+            report.addPhase(.verify, "predicted", since: now, "integrity_check, links, row counts; match exact \(report.target?.version ?? "")")
+            report.addPhase(.publish, "predicted", since: now, "replace \(storePath) atomically")
+            report.status = .upgraded
+        case .cannotSave:
+            report.addPhase(.fallback, "predicted", since: now, "quarantine the store into \(backupFolder)/quarantine/, create a clean store at the target with every row that can be salvaged, and write an incident report")
+            report.status = .fellBackToClean
+        case .alreadyCurrent:
+            report.status = .alreadyCurrent
+        }
+    }
+
+    // MARK: - Writing
+
+    struct WrittenStore {
+        var path: String
+        var version: String
+        var rowsByEntity: [String: Int64]
+        var checks: String
+    }
+
+    private func write(_ decision: Decision, _ reading: Reading) throws -> WrittenStore {
+        guard let workspace else { throw InternalError(detail: "no workspace") }
+        switch decision {
+        case .adopt(let stamp):
+            let adoptStarted = Date()
+            progress?(UpgradeProgress(phase: .adopt, fraction: nil))
+            let file = workspace.path("adopted.sqlite")
+            do {
+                try FileManager.default.copyItem(atPath: reading.store.probe.path, toPath: file)
+            } catch {
+                throw MigrationError.writeFailed(path: file, reason: StoreCreator.reason(error))
+            }
+            try stamp.apply(to: file)
+            try Self.finishFile(file, walMode: Self.isWALHeader(storePath))
+            guard let version = catalog.versions.first(where: { $0.name == stamp.version }) else {
+                throw InternalError(detail: "no version \(stamp.version)")
+            }
+            let includesHistory = reading.readout.schema?.table(named: "ACHANGE") != nil
+            let layout = try StoreLayoutBuilder.layout(for: version.model, options: StoreLayoutOptions(includesPersistentHistory: includesHistory))
+            let verification = try MigrationVerifier.verify(
+                path: file, target: version, layout: layout, catalog: catalog, predictedRows: nil, fullCheck: options.fullIntegrityCheck)
+            guard verification.integrityOK, verification.matchOutcome == MatchResult.Outcome.exact.rawValue, verification.matchVersion == stamp.version else {
+                throw UpgradeError.resultNotAtTarget(
+                    path: file, detail: "\(verification.integrityCheck): \(verification.integrityOK ? "ok" : "failed"); match says \(verification.matchOutcome) \(verification.matchVersion ?? "")")
+            }
+            // The store's own data, as it was: Core Data opens it with these (adopt changes no row).
+            for problem in verification.problems where !problem.hasPrefix(verification.integrityCheck) {
+                report.notes.append("already in the store before adoption (unchanged): \(problem)")
+            }
+            report.addPhase(.adopt, "done", since: adoptStarted, "stamped as \(stamp.version): " + stamp.changes.map(\.key).joined(separator: ", "))
+            try CreationTarget.synchronize(file, isFolder: false)
+            return WrittenStore(
+                path: file, version: stamp.version, rowsByEntity: verification.rowsByEntity,
+                checks: "\(verification.integrityCheck) ok, match exact \(stamp.version)")
+        case .migrate(let stamp):
+            if let stamp, stamp.isNeeded {
+                report.addPhase(.adopt, "done", since: Date(), "stamped as \(stamp.version) within the migrated store (the store the app's first container would leave): " + stamp.changes.map(\.key).joined(separator: ", "))
+            } else {
+                report.addPhase(.adopt, "skipped", since: Date(), "the metadata already names \(reading.preparation.sourceVersion ?? "") exactly")
+            }
+            let migrateStarted = Date()
+            progress?(UpgradeProgress(phase: .migrate, fraction: 0))
+            let file = workspace.path("upgraded.sqlite")
+            let migrationOptions = try self.migrationOptions(store: reading.store, readout: reading.readout)
+            let written = try MigrationEngine.write(
+                reading.preparation, store: reading.store, readout: reading.readout, catalog: catalog, to: file, workspace: workspace.path,
+                options: migrationOptions,
+                progress: { [progress] step in progress?(UpgradeProgress(phase: .migrate, fraction: step.fraction)) },
+                cancellation: cancellation)
+            var migration = MigrationReport(store: storePath, output: file, catalog: catalog, options: migrationOptions, preparation: reading.preparation)
+            migration.dryRun = false
+            migration.result = MigrationReport.Result(
+                path: storePath, rowsByEntity: written.verification.rowsByEntity, joinRows: written.summary.joinRows,
+                clearedLinks: written.summary.clearedLinks, droppedHistoryChanges: written.summary.droppedHistoryChanges,
+                carriedTables: written.summary.carriedTables, leftOutTables: written.summary.leftOutTables,
+                customStepRows: written.stepRows, frameworkVersion: written.frameworkVersion, modelCacheWritten: written.modelCacheWritten,
+                intermediateVersions: written.intermediateFiles, verification: written.verification,
+                seconds: Date().timeIntervalSince(migrateStarted))
+            migration.output = storePath
+            report.migration = migration
+            report.source = migration.source
+            report.target = migration.target
+            let target = reading.preparation.plan?.targetVersion ?? ""
+            let hops = migration.hops.map { "\($0.from) → \($0.to)" }.joined(separator: ", ")
+            report.addPhase(.migrate, "done", since: migrateStarted, "\(hops); \(written.verification.rowsByEntity.values.reduce(0, +)) rows")
+            let match = StoreMatcher.match(storePath: file, catalog: catalog)
+            guard match.outcome == .exact, match.version == target else {
+                throw UpgradeError.resultNotAtTarget(path: file, detail: "match says \(match.outcome.rawValue) \(match.version ?? "")")
+            }
+            try CreationTarget.synchronize(file, isFolder: false)
+            return WrittenStore(
+                path: file, version: target, rowsByEntity: written.verification.rowsByEntity,
+                checks: "\(options.fullIntegrityCheck ? "integrity_check" : "quick_check") ok, links ok, rows as planned, match exact \(target)")
+        case .alreadyCurrent, .cannotSave:
+            throw InternalError(detail: "nothing to write")
+        }
+    }
+
+    // MARK: - Publishing
+
+    /// Replaces the store with `file` once the store, settled and locked, is still the snapshot.
+    private func publish(_ file: String, snapshot: RetainedSnapshot) throws -> StoreReplacement.Result {
+        let replacement = StoreReplacement(storePath: storePath, lockTimeout: options.lockTimeout)
+        return try TemporaryItems.uninterruptible {
+            try replacement.replace(with: file, whileLocked: { [storePath, faultInjection] store in
+                let difference = try SnapshotComparison.compare(
+                    storeSize: try store.size(), readStore: { buffer, offset in try store.read(into: buffer, at: offset) },
+                    snapshot: snapshot.path)
+                if let difference {
+                    throw UpgradeError.storeChangedSinceBackup(path: storePath, detail: difference.description)
+                }
+                try faultInjection?(.beforeSwap)
+            })
+        }
+    }
+
+    /// Gives `file` the store's permission bits (and, when run as root, its owner).
+    private func copyOwnership(to file: String) throws {
+        var info = stat()
+        guard stat(storePath, &info) == 0 else { return }
+        chmod(file, info.st_mode & 0o7777)
+        if geteuid() == 0 { chown(file, info.st_uid, info.st_gid) }
+    }
+
+    // MARK: - Fallback
+
+    private func fallBack(backup: BackupResult?, reading: Result<Reading, any Error>, since start: Date) throws {
+        guard let workspace else { throw InternalError(detail: "no workspace") }
+        let fallback = CleanFallback(
+            storePath: storePath, catalog: catalog, options: options, backupFolder: backupFolder, workspace: workspace,
+            refusals: report.refusals, sourceVersion: try? reading.get().preparation.sourceVersion,
+            targetVersion: (try? reading.get().preparation.plan?.targetVersion) ?? options.targetVersion ?? catalog.latest?.name,
+            storeUUID: (try? reading.get().readout.metadata?.uuid) ?? nil,
+            progress: progress, cancellation: cancellation, faultInjection: faultInjection)
+        let outcome = try fallback.run(backup: backup)
+        if report.backup == nil { report.backup = outcome.backup }
+        report.fallback = outcome.incident
+        report.addPhase(.fallback, "done", since: start, outcome.summary)
+        report.status = .fellBackToClean
+    }
+
+    // MARK: - Helpers
+
+    /// Errors that mean the store's data cannot be carried as planned (the fallback's business),
+    /// as opposed to the environment failing (disk full, interrupted, a lock).
+    static func isDataFailure(_ error: any Error) -> Bool {
+        if let error = error as? MigrationError {
+            switch error {
+            case .valueDoesNotConvert, .constraintViolated, .customStepFailed, .notACoreDataStore: return true
+            default: return false
+            }
+        }
+        if let error = error as? StoreAccessError { return [.empty, .notSQLite, .truncated, .damaged].contains(error.kind) }
+        if let error = error as? SQLiteError { return error.isCorruption }
+        if error is StoreModelError || error is ModelDecodingError { return true }
+        return false
+    }
+
+    static func failureRefusal(_ error: any Error, store: String) -> MigrationRefusal {
+        let facing = StoreMigrator.operatorFacing(error, store: store)
+        let code: MigrationRefusal.Code
+        if let error = error as? MigrationError, case .constraintViolated = error { code = .uniquenessViolated } else if error is MigrationError { code = .invalidCustomStage } else { code = .storeDamaged }
+        return MigrationRefusal(
+            code: code, hop: "", entity: nil, property: nil, rowCount: nil, message: facing.description,
+            remedy: facing.recoverySuggestion ?? "")
+    }
+
+    static func damagedRefusal(_ path: String, _ error: any Error) -> MigrationRefusal {
+        let facing = StoreMigrator.operatorFacing(error, store: path)
+        return MigrationRefusal(
+            code: .storeDamaged, hop: "", entity: nil, property: nil, rowCount: nil, message: facing.description,
+            remedy: "run with --on-failure clean to quarantine it and salvage what can be read into a clean store, or storerescue salvage STORE --out NEW")
+    }
+
+    /// True when the file's header says WAL (bytes 18 and 19 are 2).
+    static func isWALHeader(_ path: String) -> Bool {
+        guard let bytes = try? BoundedFile.prefix(of: path, count: 20, followsSymlinks: false), bytes.count == 20 else { return true }
+        return bytes[18] == 2 && bytes[19] == 2
+    }
+
+    /// Leaves `file` in the journal mode the store had (Core Data: WAL), checkpointed, closed,
+    /// with no sidecar.
+    static func finishFile(_ file: String, walMode: Bool) throws {
+        do {
+            let connection = try SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .readWrite))
+            let mode = try connection.scalar("PRAGMA journal_mode = \(walMode ? "WAL" : "DELETE")")?.string?.lowercased()
+            guard mode == (walMode ? "wal" : "delete") else {
+                throw MigrationError.writeFailed(path: file, reason: "SQLite would not set the journal mode")
+            }
+            if walMode { _ = try connection.rows("PRAGMA main.wal_checkpoint(TRUNCATE)") }
+        } catch let error as SQLiteError {
+            throw MigrationError.writeFailed(path: file, reason: error.message)
+        }
+        for suffix in StoreReplacement.sidecarSuffixes {
+            var info = stat()
+            if lstat(file + suffix, &info) == 0 { unlink(file + suffix) }  // our own workspace file's
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// Why `upgrade` or `adopt` stopped. Whatever the case, the store at its path is the original
+/// (unless the report says it was replaced or fell back to clean).
+public enum UpgradeError: OperatorFacingError, Equatable {
+    /// Another process kept the store open past `--timeout`.
+    case storeInUse(path: String, seconds: TimeInterval)
+    /// The store is a symbolic link: an upgrade replaces a file, and would replace the link.
+    case storeIsSymbolicLink(path: String)
+    /// The backup could not be verified; nothing was replaced.
+    case backupNotVerified(backup: String, problems: [String])
+    /// The store changed after it was backed up (another process wrote to it).
+    case storeChangedSinceBackup(path: String, detail: String)
+    /// The retained snapshot could not be read back.
+    case snapshotUnreadable(path: String, reason: String)
+    /// The stamped file has no `Z_METADATA` row (or several).
+    case metadataRowMissing(path: String, rows: Int)
+    /// The result did not come out as the target version (a bug: nothing was replaced).
+    case resultNotAtTarget(path: String, detail: String)
+    /// `adopt --as` names a version the store is not.
+    case notThatVersion(path: String, requested: String, detail: String)
+    /// The backup folder is the store's own folder (never beside the store).
+    case backupFolderIsStoreFolder(path: String)
+    /// A quarantine or incident file could not be written.
+    case quarantineFailed(path: String, reason: String)
+    /// An earlier fallback of this store was interrupted after the store was moved aside; it
+    /// must be finished first (`upgrade` finishes it when run with the same backup folder).
+    case interruptedFallback(path: String, intent: String, detail: String)
+
+    public var description: String {
+        switch self {
+        case .storeInUse(let path, let seconds):
+            return "\(path) is open in another process (still after \(Int(seconds)) s); nothing was changed"
+        case .storeIsSymbolicLink(let path):
+            return "\(path) is a symbolic link; an upgrade replaces the store's file and will not replace a link"
+        case .backupNotVerified(let backup, let problems):
+            return "the backup \(backup) did not verify (\(problems.prefix(3).joined(separator: "; "))); nothing was changed"
+        case .storeChangedSinceBackup(let path, let detail):
+            return "\(path) changed after it was backed up (\(detail)); it was not replaced"
+        case .snapshotUnreadable(let path, let reason): return "cannot read \(path): \(reason)"
+        case .metadataRowMissing(let path, let rows): return "\(path) has \(rows) Z_METADATA rows where Core Data writes one"
+        case .resultNotAtTarget(let path, let detail): return "the upgraded store \(path) is not what was planned: \(detail); nothing was replaced"
+        case .notThatVersion(let path, let requested, let detail): return "\(path) is not \(requested): \(detail); nothing was changed"
+        case .backupFolderIsStoreFolder(let path): return "the backup folder \(path) is the store's own folder"
+        case .quarantineFailed(let path, let reason): return "cannot quarantine into \(path): \(reason); the store was not replaced"
+        case .interruptedFallback(let path, let intent, let detail):
+            return "an earlier fallback of \(path) was interrupted (\(intent)): \(detail)"
+        }
+    }
+
+    public var recoverySuggestion: String? {
+        switch self {
+        case .storeInUse: return "close the app that uses the store (or wait for it) and run the command again, or give a longer --timeout"
+        case .storeIsSymbolicLink: return "pass the path of the store's real file"
+        case .backupNotVerified: return "check the backup folder's disk (storerescue verify BACKUP), or choose another with --backup-dir"
+        case .storeChangedSinceBackup: return "close the app that uses the store and run the command again"
+        case .snapshotUnreadable: return "check the backup folder's disk and run the command again"
+        case .metadataRowMissing: return "inspect the store (storerescue inspect STORE); a store without its metadata row is saved with --on-failure clean"
+        case .resultNotAtTarget: return "report a bug with the command line, the catalog and (if you can) the store"
+        case .notThatVersion: return "adopt stamps only the version a store really is: run storerescue match STORE --catalog CATALOG"
+        case .backupFolderIsStoreFolder: return "give a --backup-dir outside the store's folder (an app must not find new files beside its store)"
+        case .quarantineFailed: return "check the backup folder's permissions and free space, then run the command again"
+        case .interruptedFallback: return "run the same command again with the same --backup-dir; it finishes the fallback first"
+        }
+    }
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .storeInUse, .storeChangedSinceBackup: return .temporaryFailure
+        case .storeIsSymbolicLink: return .noInput
+        case .backupNotVerified, .snapshotUnreadable, .quarantineFailed: return .ioError
+        case .metadataRowMissing: return .notAStore
+        case .resultNotAtTarget: return .internalError
+        case .notThatVersion: return .refused
+        case .backupFolderIsStoreFolder: return .usage
+        case .interruptedFallback: return .temporaryFailure
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+extension UpgradeReport {
+    /// The report as people read it: the phases with their timings, then the backup, what was
+    /// adopted, the hops and what they discard, refusals with what to try, the fallback's
+    /// incident, and the outcome.
+    public func renderText() -> String {
+        var out = TextTableWriter()
+        let verb = command == "adopt" ? "Adopt" : "Upgrade"
+        out.line("\(dryRun ? "\(verb) plan for" : verb) \(store)")
+        out.field("Catalog", catalog)
+        if let source { out.field("Store version", "\(source.version) (\(source.choice))") }
+        if let target { out.field("Target", target.version) }
+        for line in recovered { out.line("  recovered: \(line)") }
+        if !phases.isEmpty {
+            out.section("Phases")
+            out.table(phases.map { phase in
+                [
+                    "  \(phase.name)", phase.status,
+                    phase.status == "predicted" || phase.status == "skipped" ? "" : String(format: "%.2f s", phase.seconds), phase.detail,
+                ]
+            })
+        }
+        if let backup {
+            out.section("Backup")
+            out.line("  \(backup.path) (\(backup.kind), \(backup.size) bytes\(backup.kind == "snapshot" ? " of \(backup.snapshotSize)" : ""))")
+            if let sha256 = backup.sha256 { out.line("  SHA-256 \(sha256)") }
+            if let manifest = backup.manifest { out.line("  manifest \(manifest)") }
+            out.line("  verified: \(backup.verified ? "yes" : "no")\(backup.integrityCheck.map { ", \($0)" } ?? "")")
+        }
+        if let adoption, adoption.isNeeded {
+            out.section("Phase 1 — adopt as \(adoption.version)")
+            for change in adoption.changes { out.line("  \(change.key): \(change.before) → \(change.after)") }
+        }
+        if let migration, !migration.hops.isEmpty {
+            out.section("Phase 2 — migrate")
+            for hop in migration.hops {
+                let discarded = hop.removedEntities.map { "\($0.count) \($0.name) rows (entity removed)" }
+                    + hop.discardedValues.filter { $0.count > 0 }.map { "\($0.count) values of \($0.name)" }
+                    + hop.discardedLinks.filter { $0.count > 0 }.map { "\($0.count) links of \($0.name)" }
+                out.line("  \(hop.from) → \(hop.to) (\(hop.kind)): discards \(discarded.isEmpty ? "nothing" : discarded.joined(separator: "; "))")
+            }
+        }
+        if !refusals.isEmpty {
+            out.section("Cannot be saved as it is")
+            for refusal in refusals {
+                let code = refusal.coreDataErrorCode.map { " (\($0))" } ?? ""
+                out.line("  - \(refusal.hop.isEmpty ? "" : refusal.hop + ": ")\(refusal.message)\(code)")
+                if !refusal.remedy.isEmpty { out.line("    Try: \(refusal.remedy)") }
+            }
+        }
+        if let fallback {
+            out.section("Fallback to a clean store")
+            for line in fallback.renderText().split(separator: "\n", omittingEmptySubsequences: false) { out.line("  " + line) }
+        }
+        for note in notes { out.line("  note: \(note)") }
+        if let error {
+            out.blank()
+            out.error(error)
+            return out.text
+        }
+        out.section("Outcome")
+        let prefix = dryRun ? "Dry run — would end: " : ""
+        switch status {
+        case .upgraded:
+            if let published {
+                let rows = published.rowsByEntity.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                out.line("  \(prefix)Upgraded to \(published.version) in \(String(format: "%.2f", seconds)) s (\(rows)); match: \(published.matchOutcome).")
+            } else {
+                out.line("  \(prefix)upgraded to \(target?.version ?? "the target"); nothing was written.")
+            }
+        case .adoptedOnly:
+            out.line("  \(prefix)\(dryRun ? "adopted" : "Adopted") as \(adoption?.version ?? "its version") (no migration needed)\(dryRun ? "; nothing was written" : "; match: exact").")
+        case .alreadyCurrent: out.line("  Already exactly at \(target?.version ?? adoption?.version ?? "the target"): nothing to do, nothing written.")
+        case .refused: out.line("  Refused: nothing was changed. Run with --on-failure clean to quarantine the store and start clean with every row that can be saved.")
+        case .fellBackToClean:
+            if dryRun {
+                out.line("  \(prefix)fell back to a clean store (--on-failure clean); nothing was written.")
+            } else {
+                out.line("  Fell back to a clean \(fallback?.cleanStore?.version ?? "") store; the original is in \(fallback?.quarantine ?? "the quarantine"). To put it back: \(fallback?.restoreCommand ?? "")")
+            }
+        case .failed: out.line("  Failed.")
+        }
+        return out.text
+    }
+}

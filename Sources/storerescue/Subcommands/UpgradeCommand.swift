@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import StoreRescue
+
+/// `storerescue upgrade STORE --catalog CATALOG`: the two-phase bootstrap in place — verified
+/// backup, adopt, migrate, verify, atomic replacement — or, when the store cannot be saved, a
+/// refusal (`--on-failure keep`) or the clean fallback (`--on-failure clean`).
+struct UpgradeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "upgrade",
+        abstract: "Upgrade a store in place to the latest version: verified backup, adopt, migrate, atomic replace.",
+        discussion: """
+            Works on the store an app will open (its path, sidecars and all). Reads and matches it; \
+            takes a verified compressed backup into --backup-dir (never the store's folder); stamps \
+            an unversioned store as the version it really is (phase 1, adopt); migrates it through \
+            the catalog's plan (phase 2); verifies the result (integrity_check, links, row counts, \
+            match exact) and replaces the store atomically, after checking under its lock that it \
+            still is what was backed up. A store that cannot be saved is left as it is (--on-failure \
+            keep) or quarantined — moved, never deleted — and replaced by a clean store holding every \
+            row that can be salvaged, with an incident report (--on-failure clean). Exit status: 0 \
+            upgraded; 2 already at the target (nothing written); 3 refused (nothing changed); 4 \
+            adopted only; 5 fell back to a clean store; 64 usage; 65/66 input unreadable; 73/74 \
+            cannot write; 75 the store is in use, changed since the backup, or the run was \
+            interrupted (the store is the original). See Docs/UPGRADE.md.
+            """)
+
+    @Argument(help: "The store's main file (replaced in place).")
+    var store: String
+
+    @Option(help: "The catalog: a catalog file (.json), .xcdatamodeld, .momd, .mom or reference store.")
+    var catalog: String
+
+    @Option(help: "The version to upgrade to (default: the latest the plan reaches).")
+    var to: String?
+
+    @Option(help: "The store's version, overriding what match finds (an ambiguous store).")
+    var from: String?
+
+    @Option(help: ArgumentHelp("Where the backup (and, on a fallback, the quarantine) goes.", valueName: "dir"))
+    var backupDir = BackupOptions.defaultDestinationDirectory
+
+    @Option(help: ArgumentHelp("What to do with a store that cannot be saved: keep (change nothing) or clean (quarantine it, start clean, salvage its rows).", valueName: "keep|clean"))
+    var onFailure: UpgradeOptions.FailurePolicy = .keep
+
+    @Option(help: "Seconds to wait for another process to close the store.")
+    var timeout: Double = 30
+
+    @Flag(help: "Check the backup's snapshot and the result with quick_check instead of the full integrity_check.")
+    var quickCheck = false
+
+    @Flag(help: "Show what would happen; write nothing anywhere.")
+    var dryRun = false
+
+    @Flag(help: "Print the report as JSON (the contract in Docs/JSON-OUTPUT.md).")
+    var json = false
+
+    func validate() throws {
+        guard timeout >= 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds.") }
+    }
+
+    func run() throws {
+        let options = UpgradeOptions(
+            mode: .upgrade, targetVersion: to, sourceVersion: from, backupDirectory: backupDir, onFailure: onFailure,
+            isDryRun: dryRun, lockTimeout: timeout, fullIntegrityCheck: !quickCheck)
+        try UpgradeCommand.execute(store: store, catalog: catalog, options: options, json: json)
+    }
+
+    static func execute(store: String, catalog: String, options: UpgradeOptions, json: Bool) throws {
+        let loaded: Catalog
+        do {
+            loaded = try Catalog.load(path: catalog)
+        } catch {
+            throw CommandOutput.failure(error, json: json)
+        }
+        let report = CommandOutput.withUpgradeProgress(json: json) { progress, cancellation in
+            StoreUpgrader.upgrade(store: store, catalog: loaded, options: options, progress: progress, cancellation: cancellation)
+        }
+        try CommandOutput.finish(report, json: json)
+    }
+}
+
+/// `storerescue adopt STORE --catalog CATALOG`: phase 1 alone, with the same backup first.
+struct AdoptCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "adopt",
+        abstract: "Stamp a store's metadata as the version it really is (phase 1 of upgrade), in place, after a verified backup.",
+        discussion: """
+            For a store written without versioned schemas (no version checksum, no identifiers, \
+            hashes missing): its hashes, identifiers, digest and checksum are written exactly as \
+            Core Data would, app keys and the store UUID kept; no row changes. The version is what \
+            match finds (an adoptable store) or --as. The same verified backup as upgrade is taken \
+            first, and the store is replaced atomically. Exit status: 4 adopted; 2 nothing to adopt \
+            (the metadata already names the version exactly); 3 refused (the version cannot be \
+            told, or --as disagrees with the store's hashes); otherwise as upgrade. See Docs/UPGRADE.md.
+            """)
+
+    @Argument(help: "The store's main file (replaced in place).")
+    var store: String
+
+    @Option(help: "The catalog: a catalog file (.json), .xcdatamodeld, .momd, .mom or reference store.")
+    var catalog: String
+
+    @Option(name: .customLong("as"), help: ArgumentHelp("The version the store is (default: what match finds).", valueName: "version"))
+    var version: String?
+
+    @Option(help: ArgumentHelp("Where the backup goes.", valueName: "dir"))
+    var backupDir = BackupOptions.defaultDestinationDirectory
+
+    @Option(help: "Seconds to wait for another process to close the store.")
+    var timeout: Double = 30
+
+    @Flag(help: "Show what would happen; write nothing anywhere.")
+    var dryRun = false
+
+    @Flag(help: "Print the report as JSON (the contract in Docs/JSON-OUTPUT.md).")
+    var json = false
+
+    func validate() throws {
+        guard timeout >= 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds.") }
+    }
+
+    func run() throws {
+        let options = UpgradeOptions(
+            mode: .adopt(as: version), backupDirectory: backupDir, onFailure: .keep, isDryRun: dryRun, lockTimeout: timeout)
+        try UpgradeCommand.execute(store: store, catalog: catalog, options: options, json: json)
+    }
+}
+
+extension UpgradeOptions.FailurePolicy: ExpressibleByArgument {}
+
+extension UpgradeReport: CommandReport {
+    var renderedText: String { renderText() }
+}

@@ -1,0 +1,393 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+/// `StoreUpgrader` end to end through its library API: both phases, the backup, refusals, the
+/// clean fallback, and — with a fault injected at every stage — that the store at its path is
+/// always the original (every row) or the finished upgrade.
+struct StoreUpgraderTests {
+    struct InjectedFailure: Error {}
+
+    @Test func theJournalSampleIsAdoptedAsV1AndMigratedToV4InOneRun() throws {
+        let fixture = try UpgradeFixture()
+        let store = try fixture.journalStore()
+        let uuid = try UpgradeFixture.uuid(of: store)
+        let report = StoreUpgrader.upgrade(store: store, catalog: try fixture.journalCatalog, options: fixture.options())
+
+        #expect(report.status == .upgraded, "\(report.error?.message ?? "") \(report.refusals.map(\.message))")
+        #expect(report.exitStatus == .success)
+        #expect(report.phases.map(\.name) == ["read", "backup", "adopt", "migrate", "verify", "publish"])
+        #expect(report.phases.allSatisfy { $0.status == "done" }, "\(report.phases)")
+        #expect(report.source?.version == "V1" && report.target?.version == "V4")
+        #expect(report.adoption?.isNeeded == true && report.adoption?.version == "V1")
+        #expect(report.migration?.hops.map(\.to) == ["V2", "V3", "V4"])
+        let backup = try #require(report.backup)
+        #expect(backup.kind == "snapshot" && backup.verified && backup.integrityCheck == "ok")
+        #expect(backup.path.hasPrefix(fixture.backups + "/") && FileManager.default.fileExists(atPath: backup.path))
+        #expect(try FileDigest.of(path: backup.path).sha256 == backup.sha256)
+
+        let match = StoreMatcher.match(storePath: store, catalog: try fixture.journalCatalog)
+        #expect(match.outcome == .exact && match.version == "V4")
+        #expect(report.published?.rowsByEntity == ["Entry": 5, "Tag": 3])
+        #expect(try UpgradeFixture.count("ZENTRY", in: store) == 5)
+        #expect(try UpgradeFixture.uuid(of: store) == uuid, "the store UUID is kept")
+        #expect(try fixture.strayNames(besides: store) == [], "no workspace or stray file is left beside the store")
+        #expect(!FileManager.default.fileExists(atPath: store + "-wal"))
+
+        // Again: exactly at the target, nothing written, its own status.
+        let before = try fixture.appFiles()
+        let again = StoreUpgrader.upgrade(store: store, catalog: try fixture.journalCatalog, options: fixture.options())
+        #expect(again.status == .alreadyCurrent && again.exitStatus == .nothingToDo)
+        #expect(try fixture.appFiles() == before)
+    }
+
+    @Test func aDryRunShowsEveryPhaseAndTouchesNothing() throws {
+        let fixture = try UpgradeFixture()
+        let store = try fixture.journalStore()
+        let before = try fixture.appFiles()
+        let report = StoreUpgrader.upgrade(store: store, catalog: try fixture.journalCatalog, options: fixture.options(dryRun: true))
+        #expect(report.dryRun && report.status == .upgraded)
+        #expect(report.phases.map(\.name) == ["read", "backup", "adopt", "migrate", "verify", "publish"])
+        #expect(report.phases.dropFirst().allSatisfy { $0.status == "predicted" })
+        #expect(report.migration?.hops.count == 3)
+        #expect(try fixture.appFiles() == before)
+        #expect(!FileManager.default.fileExists(atPath: fixture.backups), "not even the backup folder is created")
+    }
+
+    @Test func adoptStampsTheVersionAndChangesNoRow() throws {
+        let fixture = try UpgradeFixture()
+        let store = try fixture.journalStore()
+        let entries = try UpgradeFixture.rows("ZENTRY", in: store)
+        let uuid = try UpgradeFixture.uuid(of: store)
+        let report = StoreUpgrader.upgrade(store: store, catalog: try fixture.journalCatalog, options: fixture.options(mode: .adopt(as: nil)))
+        #expect(report.command == "adopt")
+        #expect(report.status == .adoptedOnly && report.exitStatus == .adoptedOnly, "\(report.error?.message ?? "")")
+        #expect(report.phases.map(\.name) == ["read", "backup", "adopt", "verify", "publish"])
+        let changed = Set(report.adoption?.changes.map(\.key) ?? [])
+        #expect(changed.contains("NSStoreModelVersionChecksumKey") && changed.contains("NSPersistenceFrameworkVersion"), "\(changed)")
+        let match = StoreMatcher.match(storePath: store, catalog: try fixture.journalCatalog)
+        #expect(match.outcome == .exact && match.version == "V1")
+        #expect(try UpgradeFixture.rows("ZENTRY", in: store) == entries)
+        #expect(try UpgradeFixture.uuid(of: store) == uuid)
+
+        // Adopting again: nothing to adopt.
+        let again = StoreUpgrader.upgrade(store: store, catalog: try fixture.journalCatalog, options: fixture.options(mode: .adopt(as: nil)))
+        #expect(again.status == .alreadyCurrent)
+        // --as a version the store's hashes contradict: refused, nothing written.
+        let before = try fixture.appFiles()
+        let wrong = StoreUpgrader.upgrade(store: store, catalog: try fixture.journalCatalog, options: fixture.options(mode: .adopt(as: "V2")))
+        #expect(wrong.exitStatus == .refused || wrong.error?.exitStatus == 3, "\(wrong.status) \(wrong.error?.message ?? "")")
+        #expect(try fixture.appFiles() == before)
+    }
+
+    @Test func a134110IsRefusedWithKeepAndChangesNothing() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: false)
+        let store = try fixture.catsStore(cats: 3, owners: 2, catalog: catalog)
+        let before = try fixture.appFiles()
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options())
+        #expect(report.status == .refused && report.exitStatus == .refused)
+        let refusal = try #require(report.refusals.first)
+        #expect(refusal.code == .mandatoryValueMissing && refusal.coreDataErrorCode == 134110)
+        #expect(refusal.entity == "Cat" && refusal.property == "age" && refusal.rowCount == 3)
+        #expect(refusal.remedy.contains("\"map\""))
+        #expect(try fixture.appFiles() == before)
+        #expect(report.backup == nil && !FileManager.default.fileExists(atPath: fixture.backups))
+
+        // With the one-line map, the same store upgrades.
+        let mapped = StoreUpgrader.upgrade(store: store, catalog: try fixture.catsCatalog(map: true), options: fixture.options())
+        #expect(mapped.status == .upgraded, "\(mapped.error?.message ?? "") \(mapped.refusals.map(\.message))")
+        #expect(try UpgradeFixture.count("ZCAT", in: store, where: "ZAGE = 0") == 3)
+    }
+
+    @Test func aRefusedPlanFallsBackToACleanStoreCarryingWhatItCan() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: false)
+        let store = try fixture.catsStore(cats: 3, owners: 2, catalog: catalog)
+        let originalCopy = fixture.directory.path("original.sqlite")
+        try FileManager.default.copyItem(atPath: store, toPath: originalCopy)
+        let uuid = try UpgradeFixture.uuid(of: store)
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
+        #expect(report.status == .fellBackToClean && report.exitStatus == .fellBackToClean, "\(report.error?.message ?? "")")
+        let incident = try #require(report.fallback)
+        #expect(incident.state == "complete")
+        #expect(incident.reasons.first?.coreDataErrorCode == 134110)
+        // The clean store is exactly V2, keeps the UUID, has the owners; the cats are left out.
+        let match = StoreMatcher.match(storePath: store, catalog: catalog)
+        #expect(match.outcome == .exact && match.version == "V2")
+        #expect(try UpgradeFixture.uuid(of: store) == uuid && incident.cleanStore?.uuidKept == true)
+        #expect(try UpgradeFixture.count("ZOWNER", in: store) == 2)
+        #expect(try UpgradeFixture.count("ZCAT", in: store) == 0)
+        let cat = try #require(incident.entities.first { $0.entity == "Cat" })
+        #expect(cat.keptIn == "salvage database" && cat.rowsInStore == 3 && cat.rowsNotCarried == 3)
+        let owner = try #require(incident.entities.first { $0.entity == "Owner" })
+        #expect(owner.keptIn == "clean store" && owner.rowsInCleanStore == 2 && owner.rowsNotCarried == 0)
+        // Nothing deleted: the original main file is in the quarantine, byte for byte; every cat
+        // is in the salvage database; the incident files are there.
+        let kept = incident.quarantine + "/Cats.sqlite"
+        #expect(try UpgradeFixture.sameDatabase(kept, originalCopy), "the original database, settled (its -wal folded in)")
+        let salvage = try #require(incident.salvageDatabase)
+        #expect(try UpgradeFixture.count("ZCAT", in: salvage) == 3)
+        for name in ["incident.json", "incident.txt", "intent.json"] {
+            #expect(FileManager.default.fileExists(atPath: incident.quarantine + "/" + name), "\(name)")
+        }
+        let text = try String(contentsOfFile: incident.quarantine + "/incident.txt", encoding: .utf8)
+        #expect(text.contains("storerescue restore") && text.contains("134110"))
+        #expect(incident.quarantine.hasPrefix(fixture.backups + "/quarantine/"))
+        #expect(try fixture.strayNames(besides: store) == [])
+        // The restore command in the incident puts the original back.
+        let backup = try #require(report.backup)
+        #expect(incident.restoreCommand == "storerescue restore \(backup.path) --to \(store) --force")
+    }
+
+    @Test func aDamagedStoreFallsBackWithItsReadableRowsSalvaged() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let store = try fixture.catsStore(cats: 2_000, owners: 5, catalog: catalog)
+        // Zero three pages in the middle of the cats' table.
+        let handle = try #require(FileHandle(forUpdatingAtPath: store))
+        let size = try handle.seekToEnd()
+        let pageSize: UInt64 = 4096
+        for page in [size / pageSize / 2, size / pageSize / 2 + 1, size / pageSize / 2 + 7] {
+            try handle.seek(toOffset: page * pageSize)
+            handle.write(Data(count: Int(pageSize)))
+        }
+        try handle.close()
+        let damaged = try FileDigest.of(path: store)
+        let damagedCopy = fixture.directory.path("damaged.sqlite")
+        try FileManager.default.copyItem(atPath: store, toPath: damagedCopy)
+
+        let kept = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.keep))
+        #expect(kept.status == .refused, "\(kept.status) \(kept.error?.message ?? "")")
+        #expect(kept.refusals.contains { $0.code == .storeDamaged })
+        #expect(try FileDigest.of(path: store) == damaged, "keep changes nothing")
+
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
+        #expect(report.status == .fellBackToClean, "\(report.status) \(report.error?.message ?? "")")
+        let incident = try #require(report.fallback)
+        let match = StoreMatcher.match(storePath: store, catalog: catalog)
+        #expect(match.outcome == .exact && match.version == "V2")
+        let cats = try UpgradeFixture.count("ZCAT", in: store)
+        #expect(cats > 1_900 && cats < 2_000, "most cats survive three zeroed pages: \(cats)")
+        #expect(try UpgradeFixture.count("ZCAT", in: store, where: "ZAGE = 0") == cats, "carried through the custom stage")
+        let cat = try #require(incident.entities.first { $0.entity == "Cat" })
+        #expect(cat.rowsInCleanStore == cats && cat.rowsSalvaged == cats && cat.keptIn == "clean store")
+        #expect(try FileDigest.of(path: incident.quarantine + "/Cats.sqlite") == damaged || (try UpgradeFixture.sameDatabase(incident.quarantine + "/Cats.sqlite", damagedCopy)),
+                "the damaged file is kept as it was (settled when SQLite could settle it)")
+        let check = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .immutable)).scalar("PRAGMA integrity_check")?.string
+        #expect(check == "ok")
+    }
+
+    @Test func aStoreSQLiteCannotOpenIsCopiedRawQuarantinedAndItsRowsSalvagedByShape() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let store = try fixture.catsStore(cats: 500, owners: 3, catalog: catalog)
+        // No SQLite header any more: nothing opens it.
+        let handle = try #require(FileHandle(forUpdatingAtPath: store))
+        handle.write(Data(count: 100))
+        try handle.close()
+        let damaged = try FileDigest.of(path: store)
+
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
+        #expect(report.status == .fellBackToClean, "\(report.status) \(report.error?.message ?? "")")
+        let backup = try #require(report.backup)
+        #expect(backup.kind == "raw" && backup.verified)
+        #expect(try FileDigest.of(path: backup.path + "/Cats.sqlite") == damaged, "the raw backup is the file as it was")
+        let incident = try #require(report.fallback)
+        #expect(try FileDigest.of(path: incident.quarantine + "/Cats.sqlite") == damaged, "never settled, never changed")
+        #expect(incident.restoreCommand.hasPrefix("cp -p "))
+        let match = StoreMatcher.match(storePath: store, catalog: catalog)
+        #expect(match.outcome == .exact && match.version == "V2")
+        #expect(try UpgradeFixture.count("ZCAT", in: store) > 400, "rows told by their shape")
+    }
+
+    /// A failure (or a stop) at any stage leaves the original store with every row, or — after
+    /// publishing — the finished upgrade; never a workspace beside it.
+    @Test(arguments: [StoreUpgrader.Stage.backedUp, .written, .beforeSwap, .published])
+    func aFailureAtAnyStageLeavesTheOriginalOrTheUpgrade(stage: StoreUpgrader.Stage) throws {
+        let fixture = try UpgradeFixture()
+        let store = try fixture.journalStore()
+        let before = try fixture.appFiles()
+        let entries = try UpgradeFixture.rows("ZENTRY", in: store)
+        let originalCopy = fixture.directory.path("original.sqlite")
+        try FileManager.default.copyItem(atPath: store, toPath: originalCopy)
+        let catalog = try fixture.journalCatalog
+        let report = StoreUpgrader.upgrade(
+            store: store, catalog: catalog, options: fixture.options(), progress: nil, cancellation: nil,
+            faultInjection: { if $0 == stage { throw InjectedFailure() } })
+        #expect(report.status == .failed && report.error != nil)
+        let match = StoreMatcher.match(storePath: store, catalog: catalog)
+        if stage == .published {
+            #expect(match.outcome == .exact && match.version == "V4")
+            #expect(try UpgradeFixture.count("ZENTRY", in: store) == 5)
+        } else if stage == .beforeSwap {
+            // Settled (its WAL folded in, rollback mode: Core Data switches back on its next
+            // open) and locked when the fault struck: the same database, every row.
+            #expect(try UpgradeFixture.sameDatabase(store, originalCopy))
+            #expect(try UpgradeFixture.rows("ZENTRY", in: store) == entries)
+        } else {
+            #expect(try fixture.appFiles() == before, "the original, byte for byte")
+        }
+        #expect(try fixture.strayNames(besides: store) == [])
+        // The next run finishes the job.
+        let next = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options())
+        #expect([.upgraded, .alreadyCurrent].contains(next.status), "\(next.error?.message ?? "")")
+    }
+
+    @Test func aStoreWrittenAfterItsBackupIsNotReplaced() throws {
+        let fixture = try UpgradeFixture()
+        let store = try fixture.journalStore()
+        let report = StoreUpgrader.upgrade(
+            store: store, catalog: try fixture.journalCatalog, options: fixture.options(), progress: nil, cancellation: nil,
+            faultInjection: { stage in
+                guard stage == .backedUp else { return }
+                let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+                try connection.execute("INSERT INTO ZTAG (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (4, 2, 1, 'late')")
+            })
+        #expect(report.status == .failed)
+        #expect(report.exitStatus.rawValue == 75, "\(report.error?.message ?? "")")
+        #expect(report.error?.message.contains("changed") == true)
+        #expect(try UpgradeFixture.count("ZTAG", in: store) == 4, "the late write is still there")
+        let match = StoreMatcher.match(storePath: store, catalog: try fixture.journalCatalog)
+        #expect(match.version == "V1" || match.diagnosis.adoptAs == "V1")
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
+    func aStoreHeldOpenIsWaitedForThenRefused() throws {
+        let fixture = try UpgradeFixture()
+        let store = try fixture.journalStore()
+        let before = try fixture.appFiles()
+        let holder = try UpgradeFixture.holdOpen(store)
+        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
+        let started = Date()
+        let report = StoreUpgrader.upgrade(store: store, catalog: try fixture.journalCatalog, options: fixture.options(lockTimeout: 0.5))
+        #expect(report.exitStatus.rawValue == 75, "\(report.status) \(report.error?.message ?? "")")
+        #expect(report.error?.message.contains("open in another process") == true, "\(report.error?.message ?? "")")
+        #expect(Date().timeIntervalSince(started) >= 0.5)
+        kill(holder.processIdentifier, SIGKILL)
+        holder.waitUntilExit()
+        // The main file as it was (the holder's own -wal/-shm aside), nothing else beside it.
+        #expect(try fixture.appFiles()["Journal.sqlite"] == before["Journal.sqlite"])
+        #expect(try fixture.strayNames(besides: store) == [])
+    }
+
+    @Test func symbolicLinksAndABackupFolderBesideTheStoreAreRefused() throws {
+        let fixture = try UpgradeFixture()
+        let store = try fixture.journalStore()
+        let link = fixture.appFolder + "/Link.sqlite"
+        #expect(symlink(store, link) == 0)
+        let linked = StoreUpgrader.upgrade(store: link, catalog: try fixture.journalCatalog, options: fixture.options())
+        #expect(linked.exitStatus.rawValue == 66, "\(linked.error?.message ?? "")")
+        unlink(link)
+        var options = fixture.options()
+        options.backupDirectory = fixture.appFolder
+        let beside = StoreUpgrader.upgrade(store: store, catalog: try fixture.journalCatalog, options: options)
+        #expect(beside.exitStatus.rawValue == 64, "\(beside.error?.message ?? "")")
+        #expect(try fixture.strayNames(besides: store) == [])
+    }
+
+    @Test func anInterruptedFallbackIsUndoneByTheNextRun() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: false)
+        let store = try fixture.catsStore(cats: 3, owners: 2, catalog: catalog)
+        let before = try fixture.appFiles()
+        let stopped = StoreUpgrader.upgrade(
+            store: store, catalog: catalog, options: fixture.options(.clean), progress: nil, cancellation: nil,
+            faultInjection: { if $0 == .quarantineReady { throw InjectedFailure() } })
+        #expect(stopped.status == .failed)
+        #expect(try fixture.appFiles() == before, "the store set is as it was")
+        // The next run (keep) finds the unfinished fallback, undoes it, and reports it.
+        let next = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.keep))
+        #expect(next.recovered.count == 1 && next.recovered.first?.contains("undid an interrupted fallback") == true, "\(next.recovered)")
+        #expect(next.status == .refused)
+        #expect(try fixture.appFiles() == before)
+    }
+}
+
+/// The shared samples: WAL stores, a store without its `-shm`, and every lineage store upgraded
+/// to its latest version.
+@Suite(.enabled(if: Samples.available, "../shared/samples is absent"))
+struct StoreUpgraderSampleTests {
+    @Test(arguments: [true, false])
+    func theSyncMetadataV3StoreWithItsLiveWALIsUpgraded(keepsShm: Bool) throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try Catalog.load(path: try fixture.directory.copySampleItem("lineages/SyncMetadata/SyncMetadata.xcdatamodeld"))
+        let store = try fixture.directory.copySample("lineages/SyncMetadata/SyncMetadata_V3.sqlite")
+        let moved = fixture.appFolder + "/SyncMetadata.sqlite"
+        for suffix in ["", "-wal", "-shm"] {
+            if suffix == "-shm" && !keepsShm { try FileManager.default.removeItem(atPath: store + suffix); continue }
+            try FileManager.default.moveItem(atPath: store + suffix, toPath: moved + suffix)
+        }
+        let report = StoreUpgrader.upgrade(store: moved, catalog: catalog, options: fixture.options())
+        #expect(report.status == .upgraded, "\(report.error?.message ?? "") \(report.refusals.map(\.message))")
+        #expect(report.published?.rowsByEntity == ["SyncableSettingsMetadata": 2, "SyncFeatureEntity": 2], "the rows only the -wal held")
+        #expect(report.published?.settledSidecars.contains(moved + "-wal") == true)
+        #expect(!FileManager.default.fileExists(atPath: moved + "-wal"), "the published store is checkpointed: no -wal beside it")
+        #expect(try UpgradeFixture.count("ZSYNCFEATUREENTITY", in: moved) == 2)
+        let match = StoreMatcher.match(storePath: moved, catalog: catalog)
+        #expect(match.outcome == .exact && match.version == "SyncMetadata 4")
+        #expect(try fixture.strayNames(besides: moved) == [])
+    }
+
+    @Test func everyPostsRevisedStoreIsUpgradedToVersion4() throws {
+        let fixture = try UpgradeFixture()
+        let model = try fixture.directory.copySampleItem("lineages/PostsRevised/CoreDataMigration_Example.xcdatamodeld")
+        let path = fixture.directory.path("posts.json")
+        let json = """
+            {"formatVersion": 1, "app": "PostsRevised", "versions": [{"xcdatamodeld": "\(model)"}],
+             "stages": [
+              {"kind": "lightweight", "from": "CoreDataMigration_Example", "to": "CoreDataMigration_Example 2"},
+              {"kind": "custom", "from": "CoreDataMigration_Example 2", "to": "CoreDataMigration_Example 3",
+               "create": [{"entity": "Section", "forEach": "Post",
+                           "set": {"title": "substr(content, 1, 4) || '...'", "body": "content", "index": "0"},
+                           "link": {"post": "source"}}]},
+              {"kind": "lightweight", "from": "CoreDataMigration_Example 3", "to": "CoreDataMigration_Example 4"}]}
+            """
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
+        let catalog = try Catalog.load(path: path)
+        for n in 1...3 {
+            let copied = try fixture.directory.copySample("lineages/PostsRevised/CoreDataMigration_Example_\(n).sqlite")
+            let store = fixture.appFolder + "/Posts\(n).sqlite"
+            try FileManager.default.moveItem(atPath: copied, toPath: store)
+            for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: copied + suffix) {
+                try FileManager.default.moveItem(atPath: copied + suffix, toPath: store + suffix)
+            }
+            let posts = try UpgradeFixture.count("ZPOST", in: store)
+            let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options())
+            #expect(report.status == .upgraded, "store \(n): \(report.error?.message ?? "") \(report.refusals.map(\.message))")
+            let match = StoreMatcher.match(storePath: store, catalog: catalog)
+            #expect(match.outcome == .exact && match.version == "CoreDataMigration_Example 4", "store \(n)")
+            #expect(try UpgradeFixture.count("ZPOST", in: store) == posts)
+        }
+    }
+
+    @Test func theEmployeesStoresAreRefusedWithoutTheirCustomStageAndUpgradedWithIt() throws {
+        let fixture = try UpgradeFixture()
+        let model = try fixture.directory.copySampleItem("lineages/Employees/MWKCoreDataTests.xcdatamodeld")
+        func catalog(map: Bool) throws -> Catalog {
+            let path = fixture.directory.path("employees-\(map).json")
+            let json = """
+                {"formatVersion": 1, "app": "Employees", "versions": [{"xcdatamodeld": "\(model)"}], "current": "MWKCoreDataTests3",
+                 "stages": [{"kind": "lightweight", "versions": ["MWKCoreDataTests"]},
+                            {"kind": "custom", "from": "MWKCoreDataTests2", "to": "MWKCoreDataTests3"\(map ? """
+                            , "map": {"Employee": {"firstName": "substr(name, 1, instr(name, ' ') - 1)", "lastName": "substr(name, instr(name, ' ') + 1)"}}
+                            """ : "")}]}
+                """
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
+            return try Catalog.load(path: path)
+        }
+        for name in ["MWKCoreDataTests.sqlite", "MWKCoreDataTests2.sqlite"] {
+            let copied = try fixture.directory.copySample("lineages/Employees/\(name)")
+            let store = fixture.appFolder + "/" + name
+            try FileManager.default.moveItem(atPath: copied, toPath: store)
+            let before = try fixture.appFiles()
+            let refused = StoreUpgrader.upgrade(store: store, catalog: try catalog(map: false), options: fixture.options())
+            #expect(refused.status == .refused && Set(refused.refusals.compactMap(\.coreDataErrorCode)) == [134110])
+            #expect(try fixture.appFiles() == before)
+            let report = StoreUpgrader.upgrade(store: store, catalog: try catalog(map: true), options: fixture.options())
+            #expect(report.status == .upgraded, "\(name): \(report.error?.message ?? "") \(report.refusals.map(\.message))")
+            #expect(StoreMatcher.match(storePath: store, catalog: try catalog(map: true)).version == "MWKCoreDataTests3")
+            try FileManager.default.removeItem(atPath: store)
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+/// A store folder (`app/`, as an app's container would hold it) and a backup folder beside it,
+/// with the catalogs the upgrade tests use, and ways to read what a run left behind.
+final class UpgradeFixture {
+    let directory: TemporaryDirectory
+    let appFolder: String
+    let backups: String
+
+    static let journal = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Samples/Journal")
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        appFolder = directory.path("app")
+        backups = directory.path("backups")
+        try FileManager.default.createDirectory(atPath: appFolder, withIntermediateDirectories: false)
+    }
+
+    /// The Journal sample (V1, unversioned, framework 1241) copied into the app folder.
+    func journalStore() throws -> String {
+        let store = appFolder + "/Journal.sqlite"
+        try FileManager.default.copyItem(atPath: Self.journal.appendingPathComponent("Journal.sqlite").path, toPath: store)
+        return store
+    }
+
+    var journalCatalog: Catalog {
+        get throws { try Catalog.load(path: Self.journal.appendingPathComponent("catalog.json").path) }
+    }
+
+    /// `Cat` V1 → V2 adding the required `age` with no default (seed 000), and an `Owner`
+    /// entity the change does not touch. `map` adds the one-line custom stage that fills it.
+    func catsCatalog(map: Bool) throws -> Catalog {
+        let path = directory.path(map ? "cats-map.json" : "cats.json")
+        let stage = map
+            ? #"{"kind": "custom", "from": "V1", "to": "V2", "map": {"Cat": {"age": "0"}}}"#
+            : #"{"kind": "lightweight", "from": "V1", "to": "V2"}"#
+        let json = """
+            {"formatVersion": 1, "app": "Cats", "versions": [
+              {"name": "V1", "entities": [
+                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}]},
+                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]},
+              {"name": "V2", "entities": [
+                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}, {"name": "age", "type": "Int16"}]},
+                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}, {"name": "email", "type": "String", "optional": true}]}]}],
+             "stages": [\(stage)]}
+            """
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
+        return try Catalog.load(path: path)
+    }
+
+    /// A V1 cats store with `cats` cats and `owners` owners (framework 1523, versioned).
+    func catsStore(cats: Int, owners: Int, catalog: Catalog) throws -> String {
+        let store = appFolder + "/Cats.sqlite"
+        let version = try #require(catalog.version(named: "V1"))
+        try StoreCreator.create(model: version.model, versionIdentifiers: nil, at: store)
+        let layout = try StoreLayoutBuilder.layout(for: version.model)
+        let catEnt = try #require(layout.entityNumber(of: "Cat"))
+        let ownerEnt = try #require(layout.entityNumber(of: "Owner"))
+        let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+        try connection.execute("""
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(cats))
+            INSERT INTO ZCAT (Z_PK, Z_ENT, Z_OPT, ZNAME) SELECT i, \(catEnt), 1, 'cat ' || i || ' ' || printf('%.*c', 300, 'x') FROM n;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(owners))
+            INSERT INTO ZOWNER (Z_PK, Z_ENT, Z_OPT, ZNAME) SELECT i, \(ownerEnt), 1, 'owner ' || i FROM n;
+            UPDATE Z_PRIMARYKEY SET Z_MAX = \(cats) WHERE Z_NAME = 'Cat';
+            UPDATE Z_PRIMARYKEY SET Z_MAX = \(owners) WHERE Z_NAME = 'Owner';
+            PRAGMA wal_checkpoint(TRUNCATE);
+            """)
+        return store
+    }
+
+    func options(_ policy: UpgradeOptions.FailurePolicy = .keep, dryRun: Bool = false, mode: UpgradeOptions.Mode = .upgrade,
+                 lockTimeout: TimeInterval = 2) -> UpgradeOptions {
+        UpgradeOptions(mode: mode, backupDirectory: backups, onFailure: policy, isDryRun: dryRun, lockTimeout: lockTimeout)
+    }
+
+    /// Every file of the app folder, by name (regular files' bytes).
+    func appFiles() throws -> [String: Data] { try StoreFixtureBuilder.snapshot(of: appFolder) }
+
+    /// `SELECT count(*)` of a table in a store, read immutably.
+    static func count(_ table: String, in store: String, where condition: String = "1") throws -> Int64 {
+        let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .immutable))
+        return try connection.scalar("SELECT count(*) FROM \(table) WHERE \(condition)")?.int64 ?? -1
+    }
+
+    /// Every row of a table as text, in `Z_PK` order (to compare content across runs).
+    static func rows(_ table: String, in store: String) throws -> [String] {
+        let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .immutable))
+        return try connection.rows("SELECT * FROM \(table) ORDER BY Z_PK").map { row in
+            row.map { "\($0)" }.joined(separator: "|")
+        }
+    }
+
+    /// True when two main files hold the same database page for page, apart from the header
+    /// fields settling a store rewrites (journal mode, change counter: `SnapshotComparison`).
+    static func sameDatabase(_ left: String, _ right: String) throws -> Bool {
+        let file = try ReadableFile(path: left)
+        return try SnapshotComparison.compare(
+            storeSize: file.size, readStore: { buffer, offset in try file.read(into: buffer, at: offset) }, snapshot: right) == nil
+    }
+
+    /// Holds the store open in another process (python3's sqlite3) with a write transaction
+    /// until the returned process is terminated.
+    static func holdOpen(_ store: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", """
+            import sqlite3, sys, time
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute('BEGIN IMMEDIATE')
+            print('held', flush=True)
+            time.sleep(60)
+            """, store]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        _ = pipe.fileHandleForReading.readData(ofLength: 5)
+        return process
+    }
+
+    static func uuid(of store: String) throws -> String? {
+        let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .immutable))
+        return try connection.scalar("SELECT Z_UUID FROM Z_METADATA")?.string
+    }
+
+    /// Names beside the store that are not the store set (a workspace, a stray file).
+    func strayNames(besides store: String) throws -> [String] {
+        let name = (store as NSString).lastPathComponent
+        return try FileManager.default.contentsOfDirectory(atPath: appFolder).filter { $0 != name && !$0.hasPrefix(name + "-") }.sorted()
+    }
+}
