@@ -51,16 +51,7 @@ struct LineageMigrationTests {
     @Test func postsRevisedStoresMigrateToVersion4ThroughTheSectionSplit() throws {
         let dir = try TemporaryDirectory()
         let model = try dir.copySampleItem("lineages/PostsRevised/CoreDataMigration_Example.xcdatamodeld")
-        let catalog = try catalogFile("""
-            {"formatVersion": 1, "app": "PostsRevised", "versions": [{"xcdatamodeld": "\(model)"}],
-             "stages": [
-              {"kind": "lightweight", "from": "CoreDataMigration_Example", "to": "CoreDataMigration_Example 2"},
-              {"kind": "custom", "from": "CoreDataMigration_Example 2", "to": "CoreDataMigration_Example 3",
-               "create": [{"entity": "Section", "forEach": "Post",
-                           "set": {"title": "substr(content, 1, 4) || '...'", "body": "content", "index": "0"},
-                           "link": {"post": "source"}}]},
-              {"kind": "lightweight", "from": "CoreDataMigration_Example 3", "to": "CoreDataMigration_Example 4"}]}
-            """, in: dir)
+        let catalog = try catalogFile(LineageCatalogs.postsRevised(model: model), in: dir)
         let fixture = try MigrationFixture(versions: catalog.versions)
         for n in 1...3 {
             let store = try dir.copySample("lineages/PostsRevised/CoreDataMigration_Example_\(n).sqlite")
@@ -101,13 +92,7 @@ struct LineageMigrationTests {
         let dir = try TemporaryDirectory()
         let model = try dir.copySampleItem("lineages/Employees/MWKCoreDataTests.xcdatamodeld")
         func catalog(map: Bool) throws -> Catalog {
-            try catalogFile("""
-                {"formatVersion": 1, "app": "Employees", "versions": [{"xcdatamodeld": "\(model)"}], "current": "MWKCoreDataTests3",
-                 "stages": [{"kind": "lightweight", "versions": ["MWKCoreDataTests"]},
-                            {"kind": "custom", "from": "MWKCoreDataTests2", "to": "MWKCoreDataTests3"\(map ? """
-                            , "map": {"Employee": {"firstName": "substr(name, 1, instr(name, ' ') - 1)", "lastName": "substr(name, instr(name, ' ') + 1)"}}
-                            """ : "")}]}
-                """, in: dir)
+            try catalogFile(LineageCatalogs.employees(model: model, map: map), in: dir)
         }
         let withMap = try catalog(map: true)
         let fixture = try MigrationFixture(versions: withMap.versions)

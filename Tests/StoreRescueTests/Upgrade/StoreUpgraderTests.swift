@@ -333,16 +333,7 @@ struct StoreUpgraderSampleTests {
         let fixture = try UpgradeFixture()
         let model = try fixture.directory.copySampleItem("lineages/PostsRevised/CoreDataMigration_Example.xcdatamodeld")
         let path = fixture.directory.path("posts.json")
-        let json = """
-            {"formatVersion": 1, "app": "PostsRevised", "versions": [{"xcdatamodeld": "\(model)"}],
-             "stages": [
-              {"kind": "lightweight", "from": "CoreDataMigration_Example", "to": "CoreDataMigration_Example 2"},
-              {"kind": "custom", "from": "CoreDataMigration_Example 2", "to": "CoreDataMigration_Example 3",
-               "create": [{"entity": "Section", "forEach": "Post",
-                           "set": {"title": "substr(content, 1, 4) || '...'", "body": "content", "index": "0"},
-                           "link": {"post": "source"}}]},
-              {"kind": "lightweight", "from": "CoreDataMigration_Example 3", "to": "CoreDataMigration_Example 4"}]}
-            """
+        let json = LineageCatalogs.postsRevised(model: model)
         #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
         let catalog = try Catalog.load(path: path)
         for n in 1...3 {
@@ -366,13 +357,7 @@ struct StoreUpgraderSampleTests {
         let model = try fixture.directory.copySampleItem("lineages/Employees/MWKCoreDataTests.xcdatamodeld")
         func catalog(map: Bool) throws -> Catalog {
             let path = fixture.directory.path("employees-\(map).json")
-            let json = """
-                {"formatVersion": 1, "app": "Employees", "versions": [{"xcdatamodeld": "\(model)"}], "current": "MWKCoreDataTests3",
-                 "stages": [{"kind": "lightweight", "versions": ["MWKCoreDataTests"]},
-                            {"kind": "custom", "from": "MWKCoreDataTests2", "to": "MWKCoreDataTests3"\(map ? """
-                            , "map": {"Employee": {"firstName": "substr(name, 1, instr(name, ' ') - 1)", "lastName": "substr(name, instr(name, ' ') + 1)"}}
-                            """ : "")}]}
-                """
+            let json = LineageCatalogs.employees(model: model, map: map)
             #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
             return try Catalog.load(path: path)
         }

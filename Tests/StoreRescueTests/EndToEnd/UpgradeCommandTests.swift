@@ -1,0 +1,224 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+/// `storerescue upgrade` and `adopt` as an operator runs them: every exit status on the project's
+/// samples, the JSON contract, and what holds whatever happens — a file-size limit, a read-only
+/// folder, SIGTERM, `kill -9` — the store at its path is the original (every row) or the finished
+/// upgrade, never a mix, and nothing is left beside it.
+@Suite(.enabled(if: CommandRunner.isAvailable, "the storerescue executable is not built"))
+struct UpgradeCommandTests {
+    static let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Samples")
+
+    /// A sample store copied into `app/` of a fresh folder; its catalog's path.
+    private func sample(_ folder: String, _ store: String, catalog: String = "catalog.json", in fixture: UpgradeFixture) throws -> (String, String) {
+        let path = fixture.appFolder + "/" + store
+        try FileManager.default.copyItem(atPath: Self.samples.appendingPathComponent("\(folder)/\(store)").path, toPath: path)
+        return (path, Self.samples.appendingPathComponent("\(folder)/\(catalog)").path)
+    }
+
+    @Test func everySampleEndsWithItsOwnStatus() throws {
+        let fixture = try UpgradeFixture()
+        // Seed 004: adopted as V1 and migrated to V2 in one run (0); then already current (2).
+        let (items, itemsCatalog) = try sample("Seed004", "Items.sqlite", in: fixture)
+        let upgraded = try CommandRunner.run(["upgrade", items, "--catalog", itemsCatalog, "--backup-dir", fixture.backups, "--json"])
+        #expect(upgraded.status == 0, "\(upgraded.stdout) \(upgraded.stderr)")
+        let json = try upgraded.json()
+        for key in ["command", "store", "catalog", "dryRun", "status", "source", "target", "phases", "backup", "adoption", "migration",
+                    "refusals", "published", "fallback", "recovered", "notes", "seconds", "error"] {
+            #expect(json[key] != nil, "missing \(key)")
+        }
+        #expect(json["status"] as? String == "upgraded" && json["error"] is NSNull && json["fallback"] is NSNull)
+        #expect((json["phases"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["read", "backup", "adopt", "migrate", "verify", "publish"])
+        let backup = try #require(json["backup"] as? [String: Any])
+        for key in ["kind", "path", "manifest", "sha256", "snapshotSHA256", "size", "snapshotSize", "verified", "integrityCheck", "seconds"] {
+            #expect(backup[key] != nil, "backup key \(key)")
+        }
+        #expect(backup["verified"] as? Bool == true)
+        let adoption = try #require(json["adoption"] as? [String: Any])
+        #expect(adoption["version"] as? String == "V1" && adoption["needed"] as? Bool == true)
+        let published = try #require(json["published"] as? [String: Any])
+        #expect(published["version"] as? String == "V2" && published["rowsByEntity"] as? [String: Int] == ["Item": 3])
+        let again = try CommandRunner.run(["upgrade", items, "--catalog", itemsCatalog, "--backup-dir", fixture.backups])
+        #expect(again.status == 2, "\(again.stdout) \(again.stderr)")
+        #expect(again.stdout.contains("Already exactly at V2: nothing to do, nothing written."))
+
+        // Seed 000: 134110 without the map (3, nothing changed); with it, upgraded (0).
+        let (cats, catsCatalog) = try sample("Seed000", "Cats.sqlite", in: fixture)
+        let before = try FileDigest.of(path: cats)
+        let refused = try CommandRunner.run(["upgrade", cats, "--catalog", catsCatalog, "--backup-dir", fixture.backups])
+        #expect(refused.status == 3, "\(refused.stdout) \(refused.stderr)")
+        #expect(refused.stdout.contains("Cat.age") && refused.stdout.contains("(134110)") && refused.stdout.contains("Try:"))
+        #expect(try FileDigest.of(path: cats) == before)
+        let mapped = try CommandRunner.run([
+            "upgrade", cats, "--catalog", Self.samples.appendingPathComponent("Seed000/catalog-with-map.json").path, "--backup-dir", fixture.backups,
+        ])
+        #expect(mapped.status == 0, "\(mapped.stdout) \(mapped.stderr)")
+
+        // Seed 001: the ten-version lineage, V1 → V10.
+        let (lineage, lineageCatalog) = try sample("Seed001", "Lineage.sqlite", in: fixture)
+        let ten = try CommandRunner.run(["upgrade", lineage, "--catalog", lineageCatalog, "--backup-dir", fixture.backups, "--json"])
+        #expect(ten.status == 0, "\(ten.stdout) \(ten.stderr)")
+        #expect((try ten.json()["published"] as? [String: Any])?["version"] as? String == "V10")
+        #expect(try UpgradeFixture.count("ZITEM", in: lineage) == 5)
+
+        // The Journal: adopt alone (4).
+        let (journal, journalCatalog) = try sample("Journal", "Journal.sqlite", in: fixture)
+        let adopted = try CommandRunner.run(["adopt", journal, "--catalog", journalCatalog, "--backup-dir", fixture.backups])
+        #expect(adopted.status == 4, "\(adopted.stdout) \(adopted.stderr)")
+        #expect(adopted.stdout.contains("Adopted as V1"))
+
+        // The damaged notes: refused (3) with keep; fell back to clean (5) with clean.
+        let (notes, notesCatalog) = try sample("Damaged", "Notes.sqlite", in: fixture)
+        let kept = try CommandRunner.run(["upgrade", notes, "--catalog", notesCatalog, "--backup-dir", fixture.backups])
+        #expect(kept.status == 3, "\(kept.stdout) \(kept.stderr)")
+        let clean = try CommandRunner.run(["upgrade", notes, "--catalog", notesCatalog, "--backup-dir", fixture.backups, "--on-failure", "clean", "--json"])
+        #expect(clean.status == 5, "\(clean.stdout) \(clean.stderr)")
+        let fallback = try #require(try clean.json()["fallback"] as? [String: Any])
+        for key in ["state", "store", "createdAt", "reasons", "quarantine", "quarantinedFiles", "backup", "backupKind", "cleanStore",
+                    "salvageDatabase", "rowsUnreadable", "entities", "restoreCommand", "restoreByHand", "notes"] {
+            #expect(fallback[key] != nil, "fallback key \(key)")
+        }
+        #expect(fallback["state"] as? String == "complete")
+        let note = try #require((fallback["entities"] as? [[String: Any]])?.first { $0["entity"] as? String == "Note" })
+        #expect(note["rowsInCleanStore"] as? Int == 267 && note["keptIn"] as? String == "clean store", "\(note)")
+        #expect(try UpgradeFixture.count("ZNOTE", in: notes) == 267)
+        #expect(try fixture.strayNames(besides: items) == ["Cats.sqlite", "Journal.sqlite", "Lineage.sqlite", "Notes.sqlite"])
+    }
+
+    @Test func theIncidentsRestoreCommandPutsTheOriginalBack() throws {
+        let fixture = try UpgradeFixture()
+        let (cats, catsCatalog) = try sample("Seed000", "Cats.sqlite", in: fixture)
+        let rows = try UpgradeFixture.rows("ZCAT", in: cats)
+        let clean = try CommandRunner.run(["upgrade", cats, "--catalog", catsCatalog, "--backup-dir", fixture.backups, "--on-failure", "clean", "--json"])
+        #expect(clean.status == 5, "\(clean.stdout) \(clean.stderr)")
+        let fallback = try #require(try clean.json()["fallback"] as? [String: Any])
+        #expect(try UpgradeFixture.count("ZCAT", in: cats) == 0)
+        let command = try #require(fallback["restoreCommand"] as? String)
+        let restored = try CommandRunner.run(program: "/bin/sh", ["-c", command.replacingOccurrences(of: "storerescue ", with: "\"$0\" "), CommandRunner.executable.path])
+        #expect(restored.status == 0, "\(restored.stdout) \(restored.stderr)")
+        #expect(try UpgradeFixture.rows("ZCAT", in: cats) == rows)
+    }
+
+    @Test func aDryRunWritesNothingAnywhere() throws {
+        let fixture = try UpgradeFixture()
+        let (notes, notesCatalog) = try sample("Damaged", "Notes.sqlite", in: fixture)
+        let before = try fixture.appFiles()
+        let run = try CommandRunner.run(["upgrade", notes, "--catalog", notesCatalog, "--backup-dir", fixture.backups, "--on-failure", "clean", "--dry-run"])
+        #expect(run.status == 5, "\(run.stdout) \(run.stderr)")
+        #expect(run.stdout.contains("fallback") && run.stdout.contains("predicted"))
+        #expect(try fixture.appFiles() == before)
+        #expect(!FileManager.default.fileExists(atPath: fixture.backups))
+    }
+
+    @Test func badInputGetsAOneLineErrorAndItsStatus() throws {
+        let fixture = try UpgradeFixture()
+        let (journal, catalog) = try sample("Journal", "Journal.sqlite", in: fixture)
+        let missing = try CommandRunner.run(["upgrade", fixture.appFolder + "/nothing.sqlite", "--catalog", catalog, "--backup-dir", fixture.backups])
+        #expect(missing.status == 66 && missing.stderr.hasPrefix("Error: ") && !missing.stderr.contains("Fatal error"))
+        let badCatalog = try CommandRunner.run(["upgrade", journal, "--catalog", fixture.appFolder + "/none.json", "--backup-dir", fixture.backups])
+        #expect([65, 66].contains(badCatalog.status), "\(badCatalog.stderr)")
+        let policy = try CommandRunner.run(["upgrade", journal, "--catalog", catalog, "--on-failure", "delete"])
+        #expect(policy.status == 64)
+        let beside = try CommandRunner.run(["upgrade", journal, "--catalog", catalog, "--backup-dir", fixture.appFolder, "--json"])
+        #expect(beside.status == 64)
+        #expect((try beside.json()["error"] as? [String: Any])?["message"] != nil)
+        #expect(try fixture.strayNames(besides: journal) == [])
+    }
+
+    /// A big V1 → V2 store (the migrate tests' `BigStore`) in `app/`.
+    private func largeStore(_ fixture: UpgradeFixture, rows: Int) throws -> (store: String, catalog: String) {
+        try BigStore.make(store: fixture.appFolder + "/big.sqlite", catalog: fixture.directory.path("big.json"), rows: rows)
+    }
+
+    @Test func aFileSizeLimitIsAClearErrorAndTheStoreStaysTheOriginal() throws {
+        let fixture = try UpgradeFixture()
+        let (store, catalog) = try largeStore(fixture, rows: 20_000)
+        let before = try fixture.appFiles()
+        let result = try CommandRunner.run(program: "/bin/sh", [
+            "-c", "ulimit -f 4096 && exec \"$0\" upgrade \"$1\" --catalog \"$2\" --backup-dir \"$3\"",
+            CommandRunner.executable.path, store, catalog, fixture.backups,
+        ])
+        #expect(result.status == 74, "\(result.stdout) \(result.stderr)")
+        #expect(result.stderr.hasPrefix("Error: ") && result.stderr.split(separator: "\n").count <= 2)
+        #expect(try fixture.appFiles() == before, "the store, byte for byte, and nothing beside it")
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr"), "needs chattr"))
+    func aReadOnlyFolderIsRefusedBeforeAnythingIsWritten() throws {
+        let fixture = try UpgradeFixture()
+        let (store, catalog) = try sample("Journal", "Journal.sqlite", in: fixture)
+        let before = try fixture.appFiles()
+        // Read-only even for root: the folder is made immutable (undone below).
+        let locked = try CommandRunner.run(program: "/usr/bin/chattr", ["+i", fixture.appFolder])
+        try #require(locked.status == 0, "chattr +i is not permitted here: \(locked.stderr)")
+        defer { _ = try? CommandRunner.run(program: "/usr/bin/chattr", ["-i", fixture.appFolder]) }
+        let result = try CommandRunner.run(["upgrade", store, "--catalog", catalog, "--backup-dir", fixture.backups])
+        _ = try CommandRunner.run(program: "/usr/bin/chattr", ["-i", fixture.appFolder])
+        #expect(result.status == 73, "\(result.stdout) \(result.stderr)")
+        #expect(result.stderr.contains("not writable"))
+        #expect(try fixture.appFiles() == before)
+    }
+
+    @Test func sigtermStopsItAndLeavesTheOriginalOrTheUpgrade() throws {
+        let fixture = try UpgradeFixture()
+        let (store, catalog) = try largeStore(fixture, rows: 150_000)
+        let process = Process()
+        process.executableURL = CommandRunner.executable
+        process.arguments = ["upgrade", store, "--catalog", catalog, "--backup-dir", fixture.backups]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: 0.8)
+        let sent = Date()
+        process.terminate()
+        process.waitUntilExit()
+        #expect([0, 75].contains(process.terminationStatus), "status \(process.terminationStatus)")
+        #expect(Date().timeIntervalSince(sent) < 3)
+        let match = StoreMatcher.match(storePath: store, catalog: try Catalog.load(path: catalog))
+        #expect(match.outcome == .exact && (match.version == "V1" || match.version == "V2"))
+        #expect(try UpgradeFixture.count("ZITEM", in: store) == 150_000)
+        #expect(try fixture.strayNames(besides: store) == [])
+    }
+
+    /// `kill -9` at a handful of instants (the full campaign is `Scripts/crash-upgrade.sh`): the
+    /// store opens with all its rows, as V1 or V2; the next run finishes and sweeps what was left.
+    @Test func killedAtAnyInstantTheStoreIsTheOriginalOrTheUpgrade() throws {
+        let fixture = try UpgradeFixture()
+        let (pristine, catalog) = try largeStore(fixture, rows: 50_000)
+        let loaded = try Catalog.load(path: catalog)
+        let template = fixture.directory.path("template.sqlite")
+        try FileManager.default.moveItem(atPath: pristine, toPath: template)
+        var outcomes: [String] = []
+        for (round, delay) in [0.05, 0.3, 0.7, 1.2].enumerated() {
+            let store = fixture.appFolder + "/big.sqlite"
+            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: store + suffix) }
+            try FileManager.default.copyItem(atPath: template, toPath: store)
+            let process = Process()
+            process.executableURL = CommandRunner.executable
+            process.arguments = ["upgrade", store, "--catalog", catalog, "--backup-dir", fixture.backups + "-\(round)"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: delay)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let match = StoreMatcher.match(storePath: store, catalog: loaded)
+            #expect(match.outcome == .exact && ["V1", "V2"].contains(match.version ?? ""), "round \(round): \(match.outcome) \(match.version ?? "")")
+            #expect(try UpgradeFixture.count("ZITEM", in: store) == 50_000, "round \(round)")
+            let check = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readOnly)).scalar("PRAGMA quick_check")?.string
+            #expect(check == "ok", "round \(round)")
+            outcomes.append(match.version ?? "?")
+            // What the kill left (a private workspace) is swept by the next run once stale.
+            for name in try FileManager.default.contentsOfDirectory(atPath: fixture.appFolder) where name.contains(TemporaryItems.marker) {
+                try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: fixture.appFolder + "/" + name)
+            }
+            let next = try CommandRunner.run(["upgrade", store, "--catalog", catalog, "--backup-dir", fixture.backups + "-\(round)"])
+            #expect([0, 2].contains(next.status), "round \(round): \(next.stdout) \(next.stderr)")
+            #expect(StoreMatcher.match(storePath: store, catalog: loaded).version == "V2")
+            #expect(try fixture.strayNames(besides: store) == [], "round \(round): swept")
+        }
+        #expect(!outcomes.isEmpty)
+    }
+}
