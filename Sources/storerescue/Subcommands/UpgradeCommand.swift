@@ -72,8 +72,10 @@ struct UpgradeCommand: ParsableCommand {
         } catch {
             throw CommandOutput.failure(error, json: json)
         }
-        let report = CommandOutput.withUpgradeProgress(json: json) { progress, cancellation in
-            StoreUpgrader.upgrade(store: store, catalog: loaded, options: options, progress: progress, cancellation: cancellation)
+        let report = try CommandOutput.withProgress(json: json) { (bar: ((UpgradeProgressLine) -> Void)?, cancellation) in
+            StoreUpgrader.upgrade(
+                store: store, catalog: loaded, options: options, progress: bar.map { bar in { bar(UpgradeProgressLine($0)) } },
+                cancellation: cancellation)
         }
         try CommandOutput.finish(report, json: json)
     }

@@ -124,6 +124,17 @@ extension BackupProgress: ProgressReporting {
     var phaseLabel: String { phase.rawValue }
 }
 
+/// `UpgradeProgress` as the progress bar shows it (its fraction is optional: unknown is 0).
+struct UpgradeProgressLine: ProgressReporting {
+    var phaseLabel: String
+    var fraction: Double
+
+    init(_ progress: UpgradeProgress) {
+        phaseLabel = progress.phase.rawValue
+        fraction = progress.fraction ?? 0
+    }
+}
+
 extension SalvageProgress: ProgressReporting {
     var phaseLabel: String { phase.rawValue }
 }
@@ -270,25 +281,6 @@ extension CommandOutput {
 extension CommandOutput {
     /// Runs a migration with a phase line on a terminal (none on a pipe or with `--json`) and
     /// Ctrl-C wired to its cancellation flag.
-    /// Runs an upgrade with its progress shown on a terminal (never with `--json`) and the
-    /// process's interrupt flag as its cancellation.
-    static func withUpgradeProgress<Result>(
-        json: Bool, _ work: (_ progress: ((UpgradeProgress) -> Void)?, _ cancellation: CancellationFlag) -> Result
-    ) -> Result {
-        let cancellation = InterruptHandling.cancellation
-        let isTerminal = !json && isatty(STDERR_FILENO) == 1
-        var last = ""
-        let result = work(isTerminal ? { progress in
-            let percent = progress.fraction.map { String(format: " %3.0f%%", $0 * 100) } ?? ""
-            let line = "\r\(progress.phase.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0))\(percent)"
-            guard line != last else { return }
-            last = line
-            FileHandle.standardError.write(Data(("\r\u{1B}[K" + line.dropFirst()).utf8))
-        } : nil, cancellation)
-        if isTerminal, !last.isEmpty { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-        return result
-    }
-
     static func withMigrationProgress<Result>(
         json: Bool, _ work: (_ progress: ((MigrationProgress) -> Void)?, _ cancellation: CancellationFlag) -> Result
     ) -> Result {
