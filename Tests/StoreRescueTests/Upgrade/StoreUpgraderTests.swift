@@ -286,6 +286,28 @@ struct StoreUpgraderTests {
         #expect(try fixture.strayNames(besides: store) == [])
     }
 
+    @Test func aFallbackKilledAfterItsSwapIsMarkedCompleteByTheNextRun() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: false)
+        let store = try fixture.catsStore(cats: 3, owners: 2, catalog: catalog)
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
+        let quarantine = try #require(report.fallback?.quarantine)
+        // As a kill right after the rename leaves them: the journal still says replacing, the
+        // incident pending.
+        for (name, from, to) in [("intent.json", "\"done\"", "\"replacing\""), ("incident.json", "\"complete\"", "\"pending\"")] {
+            let path = quarantine + "/" + name
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            #expect(text.contains(from))
+            try text.replacingOccurrences(of: from, with: to).write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        let clean = try fixture.appFiles()
+        let next = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.keep))
+        #expect(next.recovered.count == 1 && next.recovered.first?.contains("finished an interrupted fallback") == true, "\(next.recovered)")
+        #expect(next.status == .alreadyCurrent, "the clean store is exactly V2")
+        #expect(try String(contentsOfFile: quarantine + "/incident.json", encoding: .utf8).contains("\"complete\""))
+        #expect(try fixture.appFiles() == clean, "the clean store is left as it is")
+    }
+
     @Test func anInterruptedFallbackIsUndoneByTheNextRun() throws {
         let fixture = try UpgradeFixture()
         let catalog = try fixture.catsCatalog(map: false)
