@@ -38,6 +38,24 @@ import Testing
         #expect(check?.string == "ok")
     }
 
+    /// The text report's lost-and-found line says where such rows went, and never "not written"
+    /// in plain mode, which writes them all.
+    @Test func lostAndFoundLineSaysWhereRowsWent() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        try SalvageFixtures.plainDatabase(at: store)
+        let clean = directory.path("clean.sqlite")
+        let connection = try SQLiteConnection(path: clean, options: SQLiteOpenOptions(mode: .create))
+        try connection.execute("CREATE TABLE t (a); INSERT INTO t VALUES (1), (2)")
+        let cleanReport = try Salvager.salvage(store: clean, into: directory.path("clean-out.sqlite"))
+        #expect(cleanReport.renderText().contains("  Lost and found  0 live rows, 0 deleted rows of no known table\n"))
+        try SalvageFixtures.zeroPage(1, of: store, pageSize: 4096)
+        let report = try Salvager.salvage(store: store, into: directory.path("out.sqlite"))
+        let text = report.renderText()
+        #expect(text.contains("  Lost and found  \(report.lostAndFound.rows) live rows, \(report.lostAndFound.deletedRows) deleted rows in lost_and_found_"))
+        #expect(!text.contains("not written"))
+    }
+
     /// Rows from free pages never join the live table: they go to `deleted_and_found_<n>`, named
     /// by the table they most likely came from.
     @Test func deletedRowsAreKeptApart() throws {
