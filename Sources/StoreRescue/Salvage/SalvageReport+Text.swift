@@ -47,9 +47,15 @@ extension SalvageReport {
         out.field("Deleted", "\(totals.deleted) rows on free pages (deleted, recoverable; never mixed into live tables)")
         out.field("Resolved", "\(totals.duplicatesResolved) duplicate copies, \(totals.danglingCleared) dangling values cleared, "
             + "\(totals.danglingRowsDropped) join rows dropped, \(totals.valuesFixed) Z_ENT/Z_OPT values fixed")
-        out.field("Lost and found", lostAndFound.tables.isEmpty
-            ? "\(lostAndFound.rows) live rows, \(lostAndFound.deletedRows) deleted rows of no known table (not written)"
-            : "\(lostAndFound.rows) live rows, \(lostAndFound.deletedRows) deleted rows in \(lostAndFound.tables.joined(separator: ", "))")
+        let lost = "\(lostAndFound.rows) live rows, \(lostAndFound.deletedRows) deleted rows"
+        if !lostAndFound.tables.isEmpty {
+            out.field("Lost and found", "\(lost) in \(lostAndFound.tables.joined(separator: ", "))")
+        } else if mode == .coreData, lostAndFound.rows + lostAndFound.deletedRows > 0 {
+            // Only Core Data mode leaves them out: the version has no table for them.
+            out.field("Lost and found", "\(lost) of no known table (not written; salvage without --catalog to keep them)")
+        } else {
+            out.field("Lost and found", "\(lost) of no known table")
+        }
         if !notes.isEmpty {
             out.section("Notes")
             for note in notes { out.line("  - \(note)") }

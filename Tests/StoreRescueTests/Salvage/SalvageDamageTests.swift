@@ -138,6 +138,24 @@ import Testing
         #expect(refused == 0, "page 1 damage never hides the other pages")
     }
 
+    /// A schema row whose table name changed to another valid name: the table's rows come back
+    /// under the name as read, and are its own — not counted as another table's rows ("misplaced"),
+    /// and not missing from the table the original named.
+    @Test func renamedTableHoldsItsOwnRows() throws {
+        let original = try Original(pageSize: 4096, rows: 300)
+        let report = try Self.check(original, label: "events renamed") { path in
+            var data = try Data(contentsOf: URL(fileURLWithPath: path))
+            // The schema row's `name` value: the first "events" on page 1 not inside CREATE TABLE.
+            let page = data.prefix(4096)
+            let name = try #require(page.range(of: Data("tableeventsevents".utf8)))
+            data.replaceSubrange(name.lowerBound + 5..<name.lowerBound + 11, with: Data("evfnts".utf8))
+            try data.write(to: URL(fileURLWithPath: path))
+        }
+        let tables = try #require(report).tables.map(\.name)
+        #expect(tables.contains("evfnts") && !tables.contains("events"), "\(tables)")
+        #expect(report?.tables.first { $0.name == "evfnts" }?.rows.recovered == original.rows["events"]?.count)
+    }
+
     /// The file cut at every page boundary (and mid-page) of a small store.
     @Test func truncatedAtEveryPageBoundary() throws {
         let original = try Original(pageSize: 4096, rows: 300)

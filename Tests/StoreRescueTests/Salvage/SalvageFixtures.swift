@@ -81,6 +81,25 @@ enum SalvageFixtures {
         handle.write(bytes)
     }
 
+    // MARK: - Pages
+
+    static func u16(_ data: Data, at offset: Int) -> Int { Int(data[offset]) << 8 | Int(data[offset + 1]) }
+
+    static func u32(_ data: Data, at offset: Int) -> Int { u16(data, at: offset) << 16 | u16(data, at: offset + 2) }
+
+    /// The root page of `table`, from the undamaged store's schema.
+    static func rootPage(of table: String, in path: String) throws -> Int? {
+        let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .immutable))
+        return try connection.scalar("SELECT rootpage FROM sqlite_schema WHERE name = ?", [.text(table)])?.int64.map(Int.init)
+    }
+
+    /// The child the first cell of a table interior page points to (4096-byte pages, not page 1).
+    static func firstChild(ofInteriorPage page: Int, in data: Data) -> Int? {
+        let base = (page - 1) * 4096
+        guard data[base] == 5, u16(data, at: base + 3) > 0 else { return nil }
+        return u32(data, at: base + u16(data, at: base + 12))
+    }
+
     // MARK: - Truth
 
     /// Rows whose cell lies on a page whose bytes in `damaged` equal those in `original`, and whose

@@ -38,6 +38,24 @@ import Testing
         #expect(check?.string == "ok")
     }
 
+    /// The text report's lost-and-found line says where such rows went, and never "not written"
+    /// in plain mode, which writes them all.
+    @Test func lostAndFoundLineSaysWhereRowsWent() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        try SalvageFixtures.plainDatabase(at: store)
+        let clean = directory.path("clean.sqlite")
+        let connection = try SQLiteConnection(path: clean, options: SQLiteOpenOptions(mode: .create))
+        try connection.execute("CREATE TABLE t (a); INSERT INTO t VALUES (1), (2)")
+        let cleanReport = try Salvager.salvage(store: clean, into: directory.path("clean-out.sqlite"))
+        #expect(cleanReport.renderText().contains("  Lost and found  0 live rows, 0 deleted rows of no known table\n"))
+        try SalvageFixtures.zeroPage(1, of: store, pageSize: 4096)
+        let report = try Salvager.salvage(store: store, into: directory.path("out.sqlite"))
+        let text = report.renderText()
+        #expect(text.contains("  Lost and found  \(report.lostAndFound.rows) live rows, \(report.lostAndFound.deletedRows) deleted rows in lost_and_found_"))
+        #expect(!text.contains("not written"))
+    }
+
     /// Rows from free pages never join the live table: they go to `deleted_and_found_<n>`, named
     /// by the table they most likely came from.
     @Test func deletedRowsAreKeptApart() throws {
@@ -61,6 +79,92 @@ import Testing
         #expect(deletedIDs.allSatisfy { $0 > last }, "only rows that were deleted")
         #expect(Set(deletedIDs).count == deletedIDs.count)
         #expect(report.tables.first { $0.name == "people" }?.rows.deleted == deletedIDs.count)
+    }
+
+    /// A stale copy of a live leaf on a free page (what an update that moves rows leaves behind),
+    /// its text changed: the tree's copy wins, the other is counted as a duplicate resolved —
+    /// never written, never taken for deleted rows.
+    @Test func staleCopyOnAFreePageLosesToTheTree() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        try SalvageFixtures.plainDatabase(at: store)
+        let original = try SalvageFixtures.rows(of: store)
+        var data = try Data(contentsOf: URL(fileURLWithPath: store))
+        let root = try #require(try SalvageFixtures.rootPage(of: "people", in: store))
+        let leaf = try #require(SalvageFixtures.firstChild(ofInteriorPage: root, in: data))
+        #expect(data[(leaf - 1) * 4096] == 13, "a table leaf")
+        let cells = SalvageFixtures.u16(data, at: (leaf - 1) * 4096 + 3)
+        let trunk = SalvageFixtures.u32(data, at: 32)
+        #expect(trunk > 0 && SalvageFixtures.u32(data, at: (trunk - 1) * 4096 + 4) > 0, "the fixture has free leaves")
+        let free = SalvageFixtures.u32(data, at: (trunk - 1) * 4096 + 8)
+        var copy = data.subdata(in: (leaf - 1) * 4096..<leaf * 4096)
+        var replaced = 0
+        while let range = copy.range(of: Data("person ".utf8)) {
+            copy.replaceSubrange(range, with: Data("PERSON ".utf8))
+            replaced += 1
+        }
+        #expect(replaced == cells)
+        data.replaceSubrange((free - 1) * 4096..<free * 4096, with: copy)
+        try data.write(to: URL(fileURLWithPath: store))
+
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        let recovered = try SalvageFixtures.rows(of: output)
+        #expect(recovered["people"] == original["people"], "the tree's copies, not the stale ones")
+        let people = try #require(report.tables.first { $0.name == "people" })
+        #expect(people.rows.duplicatesResolved == cells)
+        #expect(report.totals.duplicatesResolved == cells)
+        let stale = recovered.filter { $0.key.hasPrefix("deleted_and_found_") }.values.flatMap(\.values)
+            .filter { $0.contains { $0.string?.hasPrefix("PERSON ") == true } }
+        #expect(stale.isEmpty, "a stale copy is not a deleted row")
+    }
+
+    /// The root page of `people` (an interior page) zeroed: its leaves are orphans, still live
+    /// data, named by the pointer map; every live row comes back in its table.
+    @Test func orphanedLeavesAreStillRecovered() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        try SalvageFixtures.plainDatabase(at: store)
+        let original = try SalvageFixtures.rows(of: store)
+        let root = try #require(try SalvageFixtures.rootPage(of: "people", in: store))
+        try SalvageFixtures.zeroPage(root, of: store, pageSize: 4096)
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        #expect(try SalvageFixtures.rows(of: output)["people"] == original["people"])
+        let people = try #require(report.tables.first { $0.name == "people" })
+        #expect(people.identifiedBy.schemaTree == 0)
+        #expect(people.identifiedBy.pointerMap > 0)
+        #expect(people.pages.damaged == 1)
+    }
+
+    /// A `WITHOUT ROWID` table's rows live in an index b-tree: recognised and skipped (said so),
+    /// as are index pages; the other tables come back whole.
+    @Test func withoutRowidTablesAndIndexPagesAreSkipped() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .create))
+        try connection.execute("""
+            CREATE TABLE settings (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+            CREATE TABLE notes (body TEXT);
+            CREATE INDEX notes_body ON notes (body);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)
+            INSERT INTO settings SELECT 'key ' || i, i FROM n;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)
+            INSERT INTO notes SELECT 'note ' || i FROM n;
+            """)
+        let notes = "SELECT rowid, body FROM notes ORDER BY rowid"
+        let original = try connection.rows(notes)
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        let written = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+        #expect(try written.rows(notes) == original)
+        #expect(try written.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'settings'")?.int64 == 0)
+        let settings = try #require(report.tables.first { $0.name == "settings" })
+        #expect(settings.disposition == "skipped")
+        #expect(settings.reason?.contains("WITHOUT ROWID") == true, "\(settings.reason ?? "no reason")")
+        #expect(report.pages.indexLeaf > 0)
+        #expect(report.lostAndFound.rows == 0, "no index entry taken for a row")
+        #expect(report.totals.unreadable == 0)
     }
 
     /// Page 1 gone (header and schema root): the schema is found again on the pages it spills
