@@ -21,6 +21,7 @@ import json
 import os
 import plistlib
 import random
+import re
 import resource
 import shutil
 import signal
@@ -31,6 +32,7 @@ import struct
 import subprocess
 import sys
 import threading
+import urllib.parse
 import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -45,8 +47,13 @@ TRAP_MARKERS = ["Fatal error", "Stack dump", "Current stack trace", "Segmentatio
 # ---------------------------------------------------------------------------------------------
 # Commands: one entry per command that reads input. `takes` are the input roles it is run on;
 # `argv` is its template: {input} the hostile input, {out} a fresh folder for what it writes,
-# {catalog} a good catalog, {store} a good store, {version} the case's version name.
-# `writes`: the command may create files (only ever in {out}); on failure {out} must hold nothing.
+# {catalog} a good catalog, {lineage_catalog} the catalog of the sample the input was made from
+# (the good one when there is none), {store} a good store, {version} the case's version name,
+# {copy} a private copy of the hostile input (with its folder) for commands that write in place,
+# {store_copy} a private copy of the good store.
+# `writes`: the command may create files (only ever in {out}); on failure {out} must hold nothing,
+# on success `result` (when given) must open with `PRAGMA integrity_check` = ok. A command that
+# does not write leaves {out} empty whatever happens.
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Command:
@@ -54,29 +61,73 @@ class Command:
     takes: tuple
     argv: tuple
     writes: bool = False
-    # Its failure may be a whole report rather than an error: `inspect --deep` of a damaged
-    # store prints the report (kind "damaged", an integrity-failure finding) and exits 65.
-    reports_failures: bool = False
+    # Exit statuses that are a report rather than an error (the report explains the failure on
+    # stdout): `inspect --deep` of a damaged store prints kind "damaged" and exits 65; `migrate`
+    # prints its plan with the refusals and exits 3 (2: already at the target). `report_key` is the
+    # JSON field such a report always has.
+    report_statuses: tuple = ()
+    report_key: str = "kind"
+    # Statuses that mean it wrote its result (else {out} must be empty).
+    success_statuses: tuple = (0, 1)
+    # The file whose `PRAGMA integrity_check` must be ok after a success.
+    result: str = ""
+    # True: always --json; None: --json on about half the runs (by the seed).
+    json: object = None
+    # Writes in place by design: run on {copy}; the copy must stay byte-identical or pass
+    # integrity_check, and what appears beside it is recorded (not yet a finding).
+    in_place: bool = False
+    # Statuses documented beyond the common ones: read from `storerescue NAME --help` ("Exit
+    # status ..."), so a command documents its own; 70 never counts.
+    help_statuses: bool = False
+    # A command still being written: skipped, with a line saying so, when `--help` fails.
+    optional: bool = False
+
+    @property
+    def verb(self):
+        return self.argv[0]
 
 
 COMMANDS = [
-    Command("inspect", ("store",), ("inspect", "{input}", "--deep", "--counts"), reports_failures=True),
+    Command("inspect", ("store",), ("inspect", "{input}", "--deep", "--counts"), report_statuses=(65,)),
     Command("match", ("store",), ("match", "{input}", "--catalog", "{catalog}")),
     Command("match --catalog", ("catalog", "model"), ("match", "{store}", "--catalog", "{input}")),
-    Command("create --model", ("store", "model"), ("create", "--model", "{input}", "{out}/new.sqlite"), writes=True),
-    Command("create --catalog", ("catalog",), ("create", "--catalog", "{input}", "--version", "{version}", "{out}/new.sqlite"), writes=True),
+    Command("create --model", ("store", "model"), ("create", "--model", "{input}", "{out}/new.sqlite"), writes=True,
+            result="{out}/new.sqlite"),
+    Command("create --catalog", ("catalog",), ("create", "--catalog", "{input}", "--version", "{version}", "{out}/new.sqlite"), writes=True,
+            result="{out}/new.sqlite"),
     Command("catalog show", ("catalog", "model", "store"), ("catalog", "show", "{input}")),
     Command("catalog learn", ("store",), ("catalog", "learn", "{input}", "--catalog", "{out}/catalog.json", "--name", "Learned",
                                            "--app", "Campaign", "--dry-run")),
     Command("backup", ("store",), ("backup", "{input}", "--to", "{out}/backups", "--timeout", "2"), writes=True),
     Command("verify", ("backup",), ("verify", "{input}")),
-    Command("restore", ("backup",), ("restore", "{input}", "--to", "{out}/restored.sqlite"), writes=True),
-    # Added by the open issues (one line each once they exist), e.g.:
-    # Command("migrate", ("store",), ("migrate", "{input}", "--catalog", "{catalog}", "--to", "{out}/migrated.sqlite"), writes=True),
-    # Command("upgrade", ("store",), ("upgrade", "{input}", "--catalog", "{catalog}", "--backups", "{out}/backups", "--dry-run")),
-    # Command("adopt", ("store",), ("adopt", "{input}", "--catalog", "{catalog}", "--dry-run")),
-    # Command("salvage", ("store",), ("salvage", "{input}", "--to", "{out}/salvaged.sqlite"), writes=True),
+    Command("restore", ("backup",), ("restore", "{input}", "--to", "{out}/restored.sqlite"), writes=True,
+            result="{out}/restored.sqlite"),
+    Command("migrate", ("store",), ("migrate", "{input}", "--catalog", "{lineage_catalog}", "--out", "{out}/migrated.sqlite"),
+            writes=True, report_statuses=(2, 3), report_key="status", success_statuses=(0,), result="{out}/migrated.sqlite",
+            help_statuses=True),
+    Command("migrate --dry-run", ("store",), ("migrate", "{input}", "--catalog", "{lineage_catalog}", "--dry-run"),
+            report_statuses=(2, 3), report_key="status", json=True, help_statuses=True),
+    Command("migrate --catalog", ("catalog", "model"), ("migrate", "{store}", "--catalog", "{input}", "--out", "{out}/migrated.sqlite"),
+            writes=True, report_statuses=(2, 3), report_key="status", success_statuses=(0,), result="{out}/migrated.sqlite",
+            help_statuses=True),
+    Command("salvage", ("store",), ("salvage", "{input}", "--out", "{out}/salvaged.sqlite"), writes=True, success_statuses=(0,),
+            result="{out}/salvaged.sqlite", help_statuses=True),
+    Command("salvage --catalog", ("store",), ("salvage", "{input}", "--out", "{out}/salvaged.sqlite", "--catalog", "{lineage_catalog}"),
+            writes=True, success_statuses=(0,), result="{out}/salvaged.sqlite", help_statuses=True),
+    # In place by design (issue 8): on a private copy; backups only in {out}.
+    Command("upgrade", ("store",), ("upgrade", "{copy}", "--catalog", "{lineage_catalog}", "--backup-dir", "{out}/backups"),
+            writes=True, json=True, in_place=True, help_statuses=True, optional=True),
+    Command("upgrade --catalog", ("catalog", "model"), ("upgrade", "{store_copy}", "--catalog", "{input}", "--backup-dir", "{out}/backups"),
+            writes=True, json=True, in_place=True, help_statuses=True, optional=True),
+    Command("adopt", ("store",), ("adopt", "{copy}", "--catalog", "{lineage_catalog}", "--backup-dir", "{out}/backups"),
+            writes=True, json=True, in_place=True, help_statuses=True, optional=True),
 ]
+
+# The catalog of each lineage in the samples: a store made from one of its stores is migrated,
+# salvaged and upgraded with it (the others with the SyncMetadata catalog, which they refuse).
+LINEAGE_CATALOGS = {"lineages/SyncMetadata/": "lineages/SyncMetadata/SyncMetadata.xcdatamodeld",
+                    "lineages/PostsRevised/": "lineages/PostsRevised/CoreDataMigration_Example.xcdatamodeld",
+                    "lineages/Employees/": "lineages/Employees/MWKCoreDataTests.xcdatamodeld"}
 
 
 @dataclass
@@ -86,6 +137,7 @@ class Case:
     role: str          # store, backup, catalog, model
     main: str          # the input's path inside the case folder
     version: str = "V1"
+    sample: str = ""   # the sample it was made from, if any
 
     @property
     def key(self):
@@ -106,10 +158,10 @@ class Corpus:
     def sample(self, relative):
         return os.path.join(self.samples, relative)
 
-    def new_case(self, family, name, role, main, version="V1"):
+    def new_case(self, family, name, role, main, version="V1", sample=""):
         folder = os.path.join(self.folder, family, name)
         os.makedirs(folder, exist_ok=True)
-        case = Case(family, name, role, main, version)
+        case = Case(family, name, role, main, version, sample)
         self.cases.append(case)
         return case, folder
 
@@ -124,7 +176,7 @@ class Corpus:
         return target
 
     def store_case(self, family, name, sample, edit=None, file_name="s.sqlite"):
-        case, folder = self.new_case(family, name, "store", file_name)
+        case, folder = self.new_case(family, name, "store", file_name, sample=sample)
         path = self.copy_store(sample, folder, file_name)
         if edit:
             edit(path)
@@ -604,6 +656,102 @@ class Corpus:
                 os.mkfifo(os.path.join(folder, "fifo"))
         for label, key in (("momd-dev-zero", "momd"), ("xcdatamodeld-dev-zero", "xcdatamodeld"), ("mom-dev-zero", "mom")):
             catalog_case(label, {"formatVersion": 1, "app": "A", "versions": [{"name": "V1", key: "/dev/zero"}]})
+        self.stage_catalogs()
+
+    # ---- family: hostile catalogs, continued: stages and custom steps -----------------------
+    def stage_catalogs(self):
+        """Catalogs whose versions are the SyncMetadata model (so the good V3 store matches and
+        `migrate` reaches the plan and the custom steps) with hostile stages, maps and steps."""
+        model = self.sample("lineages/SyncMetadata/SyncMetadata.xcdatamodeld")
+        v2, v3, v4 = "SyncMetadata 2", "SyncMetadata 3", "SyncMetadata 4"
+
+        def stage_case(name, stages=None, raw=None):
+            case, folder = self.new_case("catalog", f"stages-{name}", "catalog", "catalog.json", v4)
+            shutil.copytree(model, os.path.join(folder, "SyncMetadata.xcdatamodeld"))
+            path = os.path.join(folder, "catalog.json")
+            if raw is not None:
+                open(path, "wb").write(raw)
+            else:
+                json.dump({"formatVersion": 1, "app": "Sync", "versions": [{"xcdatamodeld": "SyncMetadata.xcdatamodeld"}],
+                           "stages": stages}, open(path, "w"))
+
+        def custom(**steps):
+            return [dict({"kind": "custom", "from": v3, "to": v4}, **steps)]
+
+        def mapping(expression, attribute="state"):
+            return custom(map={"SyncFeatureEntity": {attribute: expression}})
+
+        stage_case("good-custom", mapping("upper(state)"))
+        stage_case("cycle-pair", [{"kind": "lightweight", "from": v3, "to": v4}, {"kind": "lightweight", "from": v4, "to": v3}])
+        stage_case("cycle-three", [{"kind": "lightweight", "from": v2, "to": v3}, {"kind": "lightweight", "from": v3, "to": v4},
+                                   {"kind": "custom", "from": v4, "to": v2}])
+        stage_case("backwards", [{"kind": "custom", "from": v4, "to": v3}])
+        stage_case("self", [{"kind": "custom", "from": v3, "to": v3, "map": {"SyncFeatureEntity": {"state": "1"}}}])
+        stage_case("list-and-pair-overlap", [{"kind": "lightweight", "versions": [v2, v3, v4]}, {"kind": "custom", "from": v3, "to": v4}])
+        stage_case("unknown-from", [{"kind": "custom", "from": "V99", "to": v4}])
+        stage_case("unknown-to", [{"kind": "lightweight", "from": v3, "to": "V99"}])
+        stage_case("unknown-in-list", [{"kind": "lightweight", "versions": [v3, "Nope", v4]}])
+        stage_case("escape-version", [{"kind": "lightweight", "from": "\x1b[2J\x1b]0;pwned\x07", "to": v4}])
+        stage_case("huge-version", [{"kind": "lightweight", "from": "V" * 1_000_000, "to": v4}])
+        stage_case("ten-thousand", [{"kind": "lightweight", "versions": []} for _ in range(10_000)]
+                   + [{"kind": "lightweight", "from": v3, "to": v4}])
+        stage_case("not-array", {"from": v3})
+        stage_case("unknown-kind", [{"kind": "quantum", "from": v3, "to": v4}])
+        stage_case("unknown-keys", [{"kind": "custom", "from": v3, "to": v4, "sql": "DROP TABLE Z_METADATA"}])
+        stage_case("lightweight-with-map", [{"kind": "lightweight", "from": v3, "to": v4, "map": {"SyncFeatureEntity": {"state": "1"}}}])
+        # Huge maps and expressions.
+        stage_case("map-100k-attributes", custom(map={"SyncFeatureEntity": {f"a{i}": "1" for i in range(100_000)}}))
+        stage_case("map-20k-entities", custom(map={f"E{i}": {"x": "1"} for i in range(20_000)}))
+        stage_case("map-3MB-literal", mapping("'" + "x" * 3_000_000 + "'"))
+        stage_case("map-deep-parentheses", mapping("(" * 100_000 + "1" + ")" * 100_000))
+        stage_case("map-deep-calls", mapping("upper(" * 50_000 + "state" + ")" * 50_000))
+        stage_case("map-long-sum", mapping("+".join(["1"] * 200_000)))
+        stage_case("map-deep-json", mapping("json('" + "[" * 5000 + "]" * 5000 + "')"))
+        # Expressions that are hostile SQL.
+        for label, expression in (
+                ("subquery", "(SELECT group_concat(name) FROM sqlite_master)"), ("statement-injection", "state; DROP TABLE Z_METADATA"),
+                ("comment-injection", "state) --"), ("load-extension", "load_extension('/tmp/evil.so')"),
+                ("readfile", "readfile('/etc/passwd')"), ("writefile", "writefile('/tmp/storerescue-pwned', 'x')"),
+                ("fts3-tokenizer", "fts3_tokenizer('simple')"), ("randomblob-900MB", "randomblob(900000000)"),
+                ("zeroblob-2GB", "zeroblob(2000000000)"), ("printf-2G", "printf('%.*c', 2147483647, 'x')"),
+                ("concatenated-blobs", "randomblob(300000000) || randomblob(300000000)"),
+                ("replace-amplifier", "replace(replace(hex(zeroblob(50000000)), '0', '0000'), '0', '0000')"),
+                ("printf-literal-2G", "printf('%.2147483647c', 'x')"), ("printf-computed-format", "printf(state, 2147483647, 'x')"),
+                ("like-backtracking", "replace(hex(zeroblob(20000000)), '0', 'a') LIKE '%a%a%a%a%a%a%a%a%a%a%a%b'"),
+                ("parameter", "?1"), ("named-parameter", ":x"), ("qualified-name", "base.ZSYNCFEATUREENTITY.ZSTATE"),
+                ("column-name", "ZSTATE"), ("unknown-property", "nope"), ("unknown-function", "evil(1)"),
+                ("integer-overflow", "abs(-9223372036854775808)"), ("invalid-utf8-cast", "CAST(x'fffe41' AS TEXT)"),
+                ("escape-value", "char(27) || '[2J' || char(7)"), ("raise", "raise(ABORT, 'x')"),
+                ("window-function", "row_number() OVER ()"), ("aggregate", "count(*)"), ("uuid-arguments", "uuid(1, 2, 3)"),
+                ("collate", "state COLLATE nocase"), ("infinity-into-string", "1e999"), ("null-into-required", None),
+                ("duplicate-into-unique", "'same'")):
+            attribute = "name" if label in ("null-into-required", "duplicate-into-unique") else "state"
+            stage_case(f"expr-{label}", mapping(expression if expression is not None else "NULL", attribute))
+        # Hostile names in maps and steps.
+        stage_case("map-entity-injection", custom(map={'SyncFeatureEntity"; DROP TABLE Z_METADATA; --': {"state": "1"}}))
+        stage_case("map-attribute-injection", custom(map={"SyncFeatureEntity": {'state" = 1; --': "1"}}))
+        stage_case("map-reserved-entity", custom(map={"Z_METADATA": {"Z_PLIST": "x'00'"}}))
+        stage_case("map-escape-names", custom(map={"Sync\x1b[2J": {"\x07": "1"}}))
+        # willMigrate / didMigrate / create steps.
+        stage_case("will-delete-everything", custom(willMigrate=[{"delete": "SyncFeatureEntity", "where": "1"},
+                                                               {"delete": "SyncableSettingsMetadata", "where": "1"}]))
+        stage_case("will-where-injection", custom(willMigrate=[{"delete": "SyncFeatureEntity", "where": "1; DROP TABLE Z_METADATA"}]))
+        stage_case("will-update-blob-bomb", custom(willMigrate=[{"update": "SyncFeatureEntity", "set": {"state": "randomblob(900000000)"},
+                                                               "where": "1"}]))
+        stage_case("did-update-unknown", custom(didMigrate=[{"update": "Nope", "set": {"x": "1"}, "where": "1"}]))
+        stage_case("did-thousands-of-steps", custom(didMigrate=[{"update": "SyncFeatureEntity", "set": {"state": "state || 'x'"},
+                                                                "where": "1"}] * 5000))
+        stage_case("step-unknown-keys", custom(willMigrate=[{"truncate": "SyncFeatureEntity"}]))
+        stage_case("create-unknown-entity", custom(create=[{"entity": "Nope", "forEach": "SyncFeatureEntity", "set": {"x": "1"}}]))
+        stage_case("create-ten-thousand", custom(create=[{"entity": "SyncableSettingsMetadata", "forEach": "SyncFeatureEntity",
+                                                           "set": {"key": f"'k{i}-' || name"}} for i in range(10_000)]))
+        stage_case("create-link-unknown", custom(create=[{"entity": "SyncableSettingsMetadata", "forEach": "SyncFeatureEntity",
+                                                           "set": {"key": "name"}, "link": {"nope": "source"}}]))
+        stage_case("create-duplicate-unique", custom(create=[{"entity": "SyncableSettingsMetadata", "forEach": "SyncFeatureEntity",
+                                                               "set": {"key": "'same'"}}]))
+        stage_case("steps-wrong-types", custom(willMigrate={"update": 1}, map=[1, 2], create="x", didMigrate=None))
+        stage_case("raw-deep-stages", None, raw=b'{"formatVersion": 1, "app": "Sync", "versions": [{"xcdatamodeld": '
+                   b'"SyncMetadata.xcdatamodeld"}], "stages": ' + b"[" * 50_000 + b"]" * 50_000 + b"}")
 
     # ---- family: hostile .xcdatamodel files and compiled .mom files -------------------------
     def model_files(self):
@@ -748,6 +896,46 @@ class Outcome:
     memory_mb: float
     findings: list = field(default_factory=list)
     argv: list = field(default_factory=list)
+    created: list = field(default_factory=list)   # in-place commands: what appeared beside the copy
+
+
+def copy_faithfully(source, target):
+    """Copies a folder entry by entry as it is: regular files by content, links as links (never
+    followed), FIFOs and sockets made anew, folders recursively. Nothing special is ever opened."""
+    os.makedirs(target, exist_ok=True)
+    for name in os.listdir(source):
+        path, copy = os.path.join(source, name), os.path.join(target, name)
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            os.symlink(os.readlink(path), copy)
+        elif stat.S_ISDIR(info.st_mode):
+            copy_faithfully(path, copy)
+        elif stat.S_ISFIFO(info.st_mode):
+            os.mkfifo(copy)
+        elif stat.S_ISSOCK(info.st_mode):
+            make_socket(copy)
+        elif stat.S_ISREG(info.st_mode):
+            shutil.copyfile(path, copy)
+        os.chmod(copy, stat.S_IMODE(info.st_mode), follow_symlinks=False) if not stat.S_ISLNK(info.st_mode) else None
+
+
+def integrity_check(path):
+    """'ok', or what is wrong. Never opens a store whose sidecars are not regular files (SQLite
+    would block on a FIFO)."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if os.path.lexists(path + suffix) and not stat.S_ISREG(os.lstat(path + suffix).st_mode):
+            return f"not checked: {os.path.basename(path + suffix)!r} is not a regular file"
+    if not os.path.exists(path):
+        return "missing"
+    try:
+        connection = sqlite3.connect("file:" + urllib.parse.quote(path) + "?mode=ro", uri=True, timeout=1)
+        try:
+            rows = connection.execute("PRAGMA integrity_check").fetchall()
+        finally:
+            connection.close()
+        return "ok" if rows == [("ok",)] else "; ".join(str(row[0]) for row in rows[:3])
+    except sqlite3.Error as error:
+        return f"does not open: {error}"
 
 
 def run_one(binary, case, command, folders, json_mode, options):
@@ -758,10 +946,18 @@ def run_one(binary, case, command, folders, json_mode, options):
     out = os.path.join(run_folder, "out")
     os.makedirs(out)
     environment = run_environment(run_folder)
+    copy_folder = os.path.join(run_folder, "copy")
     substitutions = {"input": os.path.join(case_folder, case.main), "out": out, "catalog": folders["catalog"],
-                     "store": folders["store"], "version": case.version}
+                     "lineage_catalog": lineage_catalog(case, folders), "store": folders["store"], "version": case.version,
+                     "copy": os.path.join(copy_folder, case.main), "store_copy": os.path.join(copy_folder, os.path.basename(folders["store"]))}
+    if command.in_place:
+        if "{copy}" in command.argv:
+            copy_faithfully(case_folder, copy_folder)
+        else:
+            copy_faithfully(os.path.dirname(folders["store"]), copy_folder)
     argv = [binary] + [part.format(**substitutions) for part in command.argv] + (["--json"] if json_mode else [])
     before = snapshot(case_folder)
+    copy_before = snapshot(copy_folder) if command.in_place else {}
     stdout_path, stderr_path = os.path.join(run_folder, "stdout"), os.path.join(run_folder, "stderr")
     started = time.monotonic()
     with open(stdout_path, "wb") as stdout, open(stderr_path, "wb") as stderr:
@@ -789,18 +985,29 @@ def run_one(binary, case, command, folders, json_mode, options):
     memory_mb = usage.ru_maxrss / 1024 if usage else 0
     stdout = open(stdout_path, "rb").read().decode("utf-8", "replace")
     stderr = open(stderr_path, "rb").read().decode("utf-8", "replace")
+    documented = options.statuses.get(command.name, DOCUMENTED_STATUSES)
 
     if status < 0:
         findings.append(f"trap: killed by signal {-status}")
     for marker in TRAP_MARKERS:
         if marker in stderr or marker in stdout:
             findings.append(f"trap: output contains {marker!r}")
-    if status >= 0 and status not in DOCUMENTED_STATUSES:
+    if status >= 0 and status not in documented:
         findings.append(f"exit {status}" + (" (a bug in StoreRescue, or an undocumented status)" if status == 70 else " is not documented"))
     after = snapshot(case_folder)
     if after != before:
         changed = sorted(set(before) ^ set(after) | {k for k in before if after.get(k) != before[k]})
         findings.append(f"input changed or files created beside it: {changed[:5]}")
+    created = []
+    if command.in_place:
+        copy_after = snapshot(copy_folder)
+        created = sorted(set(copy_after) - set(copy_before))
+        target = substitutions["copy"] if "{copy}" in command.argv else substitutions["store_copy"]
+        main = os.path.relpath(target, copy_folder)
+        if copy_after.get(main) != copy_before.get(main) and status >= 0:
+            verdict = integrity_check(target)
+            if verdict != "ok" and not verdict.startswith("not checked"):
+                findings.append(f"the store it changed in place fails integrity_check: {verdict[:200]}")
     leftovers = [name for name in os.listdir(environment["TMPDIR"])]
     if leftovers:
         findings.append(f"left in $TMPDIR: {leftovers[:3]}")
@@ -809,8 +1016,19 @@ def run_one(binary, case, command, folders, json_mode, options):
             if ".storerescue-tmp-" in name:
                 findings.append(f"temporary left in the output folder: {name}")
                 break
-    if command.writes and status not in (0, 1) and any(files for _, _, files in os.walk(out)):
-        findings.append("failed, yet left files in its output folder")
+    wrote = [os.path.relpath(os.path.join(d, f), out) for d, _, fs in os.walk(out) for f in fs]
+    if not command.writes and wrote:
+        findings.append(f"wrote files though it writes nothing: {wrote[:3]}")
+    elif command.writes and status not in command.success_statuses and wrote and not command.in_place:
+        findings.append(f"failed, yet left files in its output folder: {wrote[:3]}")
+    elif command.result and status in command.success_statuses and status >= 0 and not (command.json is True and "--dry-run" in argv):
+        result = command.result.format(**substitutions)
+        if os.path.lexists(result):
+            verdict = integrity_check(result)
+            if verdict != "ok":
+                findings.append(f"its result {os.path.basename(result)} fails integrity_check: {verdict[:200]}")
+        elif status == 0:
+            findings.append(f"exit 0, yet no {os.path.basename(result)}")
     if memory_mb > options.memory_mb:
         findings.append(f"peak memory {memory_mb:.0f} MB over the {options.memory_mb} MB bound")
     # Text is for people: never a runaway amplification of the input (a 20,000-entity store may
@@ -818,6 +1036,7 @@ def run_one(binary, case, command, folders, json_mode, options):
     input_bytes = sum(entry[2] for entry in before.values() if entry[0] == stat.S_IFREG)
     if not json_mode and len(stdout) + len(stderr) > 200_000 + input_bytes:
         findings.append(f"printed {len(stdout) + len(stderr)} characters of text for {input_bytes} bytes of input")
+    is_report_status = status in command.report_statuses
     if json_mode:
         try:
             document = json.loads(stdout)
@@ -827,8 +1046,8 @@ def run_one(binary, case, command, folders, json_mode, options):
                 if "staleTemporariesRemoved" not in document:
                     findings.append("--json output lacks staleTemporariesRemoved")
                 error = document.get("error")
-                is_report = command.reports_failures and error is None and document.get("kind") is not None
-                if (status not in (0, 1, 64) and status in DOCUMENTED_STATUSES and not is_report
+                is_report = is_report_status and error is None and document.get(command.report_key) is not None
+                if (status not in (0, 1, 64) and status in documented and not is_report
                         and not (isinstance(error, dict) and error.get("exitStatus") == status)):
                     findings.append(f"--json error.exitStatus is not the exit status {status}")
                 if isinstance(error, dict) and len(error.get("message", "")) > 5000:
@@ -839,8 +1058,8 @@ def run_one(binary, case, command, folders, json_mode, options):
     else:
         if has_raw_control(stdout) or has_raw_control(stderr):
             findings.append("a raw control character reached the terminal")
-        is_report = command.reports_failures and stdout and not stderr
-        if status not in (0, 1, 64) and status in DOCUMENTED_STATUSES and not is_report:
+        is_report = is_report_status and stdout and not stderr
+        if status not in (0, 1, 64) and status in documented and not is_report:
             lines = stderr.splitlines()
             if not (lines and lines[0].startswith("Error: ") and len(lines) <= 2 and (len(lines) == 1 or lines[1].startswith("Try: "))):
                 findings.append(f"the error is not one Error: line and one Try: line: {stderr[:200]!r}")
@@ -848,7 +1067,35 @@ def run_one(binary, case, command, folders, json_mode, options):
                 findings.append("the error line is over 5,000 characters")
     if not options.keep:
         shutil.rmtree(run_folder, ignore_errors=True)
-    return Outcome(case.key, case.family, command.name, status, seconds, memory_mb, findings, argv[1:])
+    return Outcome(case.key, case.family, command.name, status, seconds, memory_mb, findings, argv[1:], created)
+
+
+def lineage_catalog(case, folders):
+    for prefix, catalog in LINEAGE_CATALOGS.items():
+        if case.sample.startswith(prefix):
+            return os.path.join(folders["fixtures"], "lineages", os.path.basename(catalog))
+    return folders["catalog"]
+
+
+def is_available(binary, verb):
+    """`storerescue VERB --help` succeeds and is that command's help (an unknown subcommand prints
+    the top-level help and exits 0)."""
+    result = subprocess.run([binary, verb, "--help"], capture_output=True, text=True)
+    return result.returncode == 0 and f"USAGE: storerescue {verb} " in result.stdout
+
+
+def documented_statuses(binary, command):
+    """The common statuses, plus those the command's own help lists after "Exit status"."""
+    statuses = set(DOCUMENTED_STATUSES)
+    if command.help_statuses:
+        help_text = subprocess.run([binary, command.verb, "--help"], capture_output=True, text=True).stdout
+        start = re.search(r"Exit\s+status", help_text)
+        if start:
+            text = help_text[start.start():]
+            text = text[: text.find("USAGE:")] if "USAGE:" in text else text
+            statuses |= {int(n) for n in re.findall(r"(?<![\w.-])(\d{1,3})(?![\w.])", text) if int(n) < 256}
+    statuses.discard(70)
+    return statuses
 
 
 def plan(cases, commands, seed, slice_size, both_modes=False):
@@ -870,32 +1117,35 @@ def plan(cases, commands, seed, slice_size, both_modes=False):
                     chosen.append(by_family[family].pop(rng.randrange(len(by_family[family]))))
         runs = chosen
     if both_modes:  # reproducing one case: text and JSON both
-        return [(case, command, mode) for case, command in runs for mode in (False, True)]
+        return [(case, command, mode) for case, command in runs for mode in ((True,) if command.json else (False, True))]
     # JSON on about half the runs (text checks on the rest), fixed by the seed.
-    return [(case, command, rng.random() < 0.5) for case, command in runs]
+    return [(case, command, rng.random() < 0.5 or command.json is True) for case, command in runs]
 
 
 def print_table(outcomes, cases):
+    """Rows: commands; columns: families (with their inputs on the first row)."""
     families = sorted({o.family for o in outcomes} | {c.family for c in cases})
-    commands = [c.name for c in COMMANDS if any(o.command == c.name for o in outcomes)]
+    commands = [c.name for c in COMMANDS if any(o.command == c.name for o in outcomes)] + (
+        ["all"] if any(o.command == "all" for o in outcomes) else [])
     corpus = {family: sum(1 for c in cases if c.family == family) for family in families}
-    width = max(len(c) for c in commands) if commands else 10
-    header = f"{'family':<16}{'inputs':>7}  " + "  ".join(f"{c:>{max(len(c), 7)}}" for c in commands) + f"  {'runs':>6}{'findings':>9}"
+    widths = {family: max(len(family), 7) for family in families}
+    name_width = max([len(c) for c in commands] + [18])
+    header = f"{'command':<{name_width}}" + "".join(f"  {f:>{widths[f]}}" for f in families) + f"  {'runs':>6}  {'findings':>8}"
     print(header)
     print("-" * len(header))
-    for family in families:
+    print(f"{'(inputs)':<{name_width}}" + "".join(f"  {corpus[f]:>{widths[f]}}" for f in families) + f"  {len(cases):>6}")
+    for command in commands:
         cells = []
-        for command in commands:
+        for family in families:
             runs = [o for o in outcomes if o.family == family and o.command == command]
             bad = sum(1 for o in runs if o.findings)
             cell = f"{len(runs)}" + (f"/{bad}!" if bad else "") if runs else "-"
-            cells.append(f"{cell:>{max(len(command), 7)}}")
-        family_runs = [o for o in outcomes if o.family == family]
-        print(f"{family:<16}{corpus[family]:>7}  " + "  ".join(cells)
-              + f"  {len(family_runs):>6}{sum(1 for o in family_runs if o.findings):>9}")
+            cells.append(f"  {cell:>{widths[family]}}")
+        command_runs = [o for o in outcomes if o.command == command]
+        print(f"{command:<{name_width}}" + "".join(cells) + f"  {len(command_runs):>6}  {sum(1 for o in command_runs if o.findings):>8}")
     print("-" * len(header))
-    total = f"{'total':<16}{len(cases):>7}"
-    print(total + f"{len(outcomes):>{len(header) - len(total) - 9}}{sum(1 for o in outcomes if o.findings):>9}")
+    print(f"{'total':<{name_width}}" + "".join(f"  {sum(1 for o in outcomes if o.family == f):>{widths[f]}}" for f in families)
+          + f"  {len(outcomes):>6}  {sum(1 for o in outcomes if o.findings):>8}")
     statuses = {}
     for o in outcomes:
         statuses[o.status] = statuses.get(o.status, 0) + 1
@@ -905,7 +1155,22 @@ def print_table(outcomes, cases):
     if slowest:
         print(f"slowest run: {slowest.seconds:.2f} s ({slowest.command} on {slowest.case}); "
               f"peak memory: {heaviest.memory_mb:.0f} MB ({heaviest.command} on {heaviest.case})")
+    for command, created in created_beside_copies(outcomes).items():
+        print(f"{command} (in place) created beside the copy: " + (", ".join(f"{n} ({c})" for n, c in created.items()) or "nothing"))
     print("cells: runs, and /N! when N of them broke an invariant")
+
+
+def created_beside_copies(outcomes):
+    """For each in-place command, the names that appeared beside the copy (digits folded to N)
+    and how many runs left each: what the command must document."""
+    result = {}
+    for outcome in outcomes:
+        if any(c.name == outcome.command and c.in_place for c in COMMANDS):
+            names = result.setdefault(outcome.command, {})
+            for name in outcome.created:
+                folded = re.sub(r"[0-9]+", "N", name)
+                names[folded] = names.get(folded, 0) + 1
+    return result
 
 
 def main():
@@ -956,16 +1221,30 @@ def main():
     folders["store"] = corpus.copy_store("lineages/SyncMetadata/SyncMetadata_V3.sqlite", good_store_folder)
     folders["catalog"] = os.path.join(folders["fixtures"], "SyncMetadata.xcdatamodeld")
     shutil.copytree(corpus.sample("lineages/SyncMetadata/SyncMetadata.xcdatamodeld"), folders["catalog"])
+    for catalog in LINEAGE_CATALOGS.values():
+        if os.path.isdir(corpus.sample(catalog)):
+            shutil.copytree(corpus.sample(catalog), os.path.join(folders["fixtures"], "lineages", os.path.basename(catalog)))
     fixtures_before = snapshot(folders["fixtures"])
 
-    commands = [c for c in COMMANDS if not options.command or c.name in options.command]
+    binary = os.path.abspath(options.bin)
+    commands, skipped = [], []
+    for command in COMMANDS:
+        if options.command and command.name not in options.command:
+            continue
+        if command.optional and not is_available(binary, command.verb):
+            print(f"{command.name}: not available in this build (storerescue {command.verb} --help fails or does not describe it); "
+                  "skipped", flush=True)
+            skipped.append(command.name)
+            continue
+        commands.append(command)
+    options.statuses = {command.name: documented_statuses(binary, command) for command in commands}
     runs = plan(cases, commands, options.seed, options.slice, both_modes=bool(options.only))
     started = time.monotonic()
     outcomes = []
     lock = threading.Lock()
 
     def work_one(run):
-        outcome = run_one(os.path.abspath(options.bin), run[0], run[1], folders, run[2], options)
+        outcome = run_one(binary, run[0], run[1], folders, run[2], options)
         with lock:
             outcomes.append(outcome)
             if outcome.findings:
@@ -989,6 +1268,8 @@ def main():
         json.dump({"inputs": len(cases), "runs": len(outcomes), "seconds": seconds,
                    "families": {f: sum(1 for c in cases if c.family == f) for f in sorted({c.family for c in cases})},
                    "commands": sorted({o.command for o in outcomes}),
+                   "runsByCommand": {c: sum(1 for o in outcomes if o.command == c) for c in sorted({o.command for o in outcomes})},
+                   "skipped": skipped, "createdBesideCopies": created_beside_copies(outcomes),
                    "findings": [{"case": o.case, "command": o.command, "status": o.status, "findings": o.findings, "argv": o.argv}
                                 for o in findings]}, open(options.summary_json, "w"), indent=1)
     if not options.keep:

@@ -70,7 +70,9 @@ struct DataStepRunner {
                 let column = layout.propertyColumns[entity]?[assignment.property]
             else { throw Failure(jsonPath: assignment.jsonPath, reason: "\(entity) has no attribute \(assignment.property) in \(version.name)") }
             let value = try translate(assignment.expression, scope: scope, jsonPath: assignment.jsonPath)
-            sets.append("\(column.quotedSQLIdentifier) = " + MigrationFunctions.converting(value, to: attribute.type, entity: entity, attribute: attribute.name, pk: "Z_PK"))
+            let converted = MigrationFunctions.converting(value, to: attribute.type, entity: entity, attribute: attribute.name, pk: "Z_PK")
+            sets.append("\(column.quotedSQLIdentifier) = " + (attribute.isOptional
+                ? converted : MigrationFunctions.requiring(converted, entity: entity, attribute: attribute.name, pk: "Z_PK")))
         }
         let filter = try condition.map { " AND (" + (try translate($0, scope: scope, jsonPath: jsonPath + ".where")) + ")" } ?? ""
         try connection.execute("UPDATE \(SQLLiteral.table(table, in: schema)) SET \(sets.joined(separator: ", ")) WHERE Z_ENT IN (\(numbers))\(filter)")

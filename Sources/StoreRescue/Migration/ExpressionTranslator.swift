@@ -109,6 +109,7 @@ struct ExpressionTranslator {
                 if next == "." { throw Failure(reason: "\"\(word).…\" is a qualified name; name the property alone") }
                 if next == "(" && scope[word] == nil {
                     if Self.nondeterministicFunctions.contains(upper) { isNondeterministic = true }
+                    if upper == "PRINTF" || upper == "FORMAT" { try Self.checkFormat(of: word, in: scalars, after: end) }
                     output += word
                 } else if let sql = scope[word] {
                     output += "(" + sql + ")"
@@ -135,6 +136,50 @@ struct ExpressionTranslator {
         guard depth == 0 else { throw Failure(reason: "unbalanced \"(\"") }
         guard !output.trimmingCharacters(in: .whitespaces).isEmpty else { throw Failure(reason: "the expression is empty") }
         return (output, isNondeterministic)
+    }
+
+    /// The widest field `printf`/`format` may pad to. SQLite (3.40) spends its time in a loop per
+    /// character past its length limit: `printf('%.*c', 2147483647, 'x')` costs 17 s per object.
+    static let maximumFormatWidth = 100_000
+
+    /// `printf(` / `format(` must start with a literal format whose widths and precisions are
+    /// written in it (no `*`) and at most `maximumFormatWidth`.
+    private static func checkFormat(of function: String, in scalars: [Unicode.Scalar], after end: Int) throws(Failure) {
+        var i = end
+        while i < scalars.count, scalars[i] != "(" { i += 1 }
+        i += 1
+        while i < scalars.count, scalars[i].properties.isWhitespace { i += 1 }
+        guard i < scalars.count, scalars[i] == "'" else {
+            throw Failure(reason: "\(function)'s format must be a string literal ('%05d'), so that its widths can be checked")
+        }
+        let close = try closing("'", in: scalars, from: i, what: "string")
+        let format = Array(String(String.UnicodeScalarView(scalars[(i + 1)..<close])).replacingOccurrences(of: "''", with: "'").unicodeScalars)
+        var j = 0
+        while j < format.count {
+            guard format[j] == "%" else { j += 1; continue }
+            j += 1
+            while j < format.count, "-+ 0#!,".unicodeScalars.contains(format[j]) { j += 1 }
+            for part in 0..<2 {
+                if part == 1 {
+                    guard j < format.count, format[j] == "." else { break }
+                    j += 1
+                }
+                if j < format.count, format[j] == "*" {
+                    throw Failure(reason: "\(function)'s format takes a width or precision from an argument (*); write it in the format")
+                }
+                var digits = 0
+                var value = 0
+                while j < format.count, ("0"..."9").contains(format[j]) {
+                    digits += 1
+                    if digits <= 9 { value = value * 10 + Int(format[j].value - 48) }
+                    j += 1
+                }
+                if digits > 9 || value > maximumFormatWidth {
+                    throw Failure(reason: "\(function)'s format pads a field wider than \(maximumFormatWidth) characters")
+                }
+            }
+            j += 1  // the conversion character (or the second % of %%)
+        }
     }
 
     private func unknown(_ name: String) -> Failure {

@@ -154,6 +154,7 @@ enum MigrationEngine {
         let layouts = try context.layouts(history: includesHistory)
         let path = store.probe.path
         let originalFingerprint = FileFingerprint(path: path)
+        let valueLimit = maximumValueBytes(storeAt: URL(fileURLWithPath: path).resolvingSymlinksInPath().path)
 
         // The base: the store as read (the original, immutably, or its private copy).
         // The probe refused a symbolic link unless trusted (--follow-symlinks); ATTACH then opens
@@ -184,7 +185,8 @@ enum MigrationEngine {
             let metadata = StoreMetadata(
                 uuid: uuid, rowVersion: 1,
                 plist: StoreMetadataWriter.plist(versionHashes: state.version.versionHashes, versionIdentifiers: state.version.versionIdentifiers))
-            _ = try writeVersion(state, base: base, into: file, metadata: metadata, modelCache: nil, isFinal: false, cancellation: cancellation)
+            _ = try writeVersion(
+                state, base: base, into: file, metadata: metadata, modelCache: nil, isFinal: false, valueLimit: valueLimit, cancellation: cancellation)
             let connection = try SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .immutable))
             base = Base(
                 path: file, isImmutable: false, physical: try PhysicalSchema.read(from: connection),
@@ -203,7 +205,8 @@ enum MigrationEngine {
                 if hopsSinceBase > 0 || !base.isWorkspaceFile { try materialize("version-\(index)-\(hop.from).sqlite") }
                 if runsBefore {
                     stepRows[(hop.stage ?? hop.summary) + ".willMigrate"] = try runSteps(
-                        hop.custom.willMigrate, handler: handlers?.willMigrate, on: base.path, state: state, stage: hop.stage ?? hop.summary)
+                        hop.custom.willMigrate, handler: handlers?.willMigrate, on: base.path, state: state, stage: hop.stage ?? hop.summary,
+                        valueLimit: valueLimit)
                     try materializeBaseAgain(&base, &state)
                 }
             }
@@ -220,7 +223,8 @@ enum MigrationEngine {
                 try materialize("version-\(index + 1)-\(hop.to).sqlite")
                 if runsAfter {
                     stepRows[(hop.stage ?? hop.summary) + ".didMigrate"] = try runSteps(
-                        hop.custom.didMigrate, handler: handlers?.didMigrate, on: base.path, state: state, stage: hop.stage ?? hop.summary)
+                        hop.custom.didMigrate, handler: handlers?.didMigrate, on: base.path, state: state, stage: hop.stage ?? hop.summary,
+                        valueLimit: valueLimit)
                     try materializeBaseAgain(&base, &state)
                 }
             }
@@ -238,7 +242,8 @@ enum MigrationEngine {
                 preserving: readout.metadata?.plist ?? [:]))
         let modelCache = target.modelCacheContent
         report(.writing)
-        let summary = try writeVersion(state, base: base, into: file, metadata: metadata, modelCache: modelCache, isFinal: true, cancellation: cancellation)
+        let summary = try writeVersion(
+            state, base: base, into: file, metadata: metadata, modelCache: modelCache, isFinal: true, valueLimit: valueLimit, cancellation: cancellation)
         finishedSteps += 1
         guard FileFingerprint(path: path) == originalFingerprint else { throw MigrationError.storeChanged(path: path) }
 
@@ -255,6 +260,21 @@ enum MigrationEngine {
             summary: summary, verification: verification, stepRows: stepRows, frameworkVersion: frameworkVersion,
             modelCacheWritten: modelCache != nil, intermediateFiles: intermediates)
     }
+
+    /// The largest string or blob a migration statement may make: the store's size (main file
+    /// and WAL: no value read from it can be larger), and at least 64 MiB for what custom steps
+    /// compute. A catalog's `randomblob(900000000)` or `printf('%.*c', 2147483647, 'x')` then stops
+    /// the migration ("string or blob too big") instead of taking gigabytes of memory and disk.
+    static func maximumValueBytes(storeAt path: String) -> Int32 {
+        let size = ["", "-wal"].reduce(Int64(0)) { total, suffix in
+            let attributes = try? FileManager.default.attributesOfItem(atPath: path + suffix)
+            return total + ((attributes?[.size] as? NSNumber)?.int64Value ?? 0)
+        }
+        return Int32(min(max(size, Int64(minimumValueLimit)), 1_000_000_000))
+    }
+
+    /// The value limit of a small store.
+    static let minimumValueLimit = 64 << 20
 
     /// The database the next version is read from.
     struct Base {
@@ -280,9 +300,10 @@ enum MigrationEngine {
     /// Runs a stage's catalog steps, then its Swift handler, on a workspace file.
     private static func runSteps(
         _ steps: [CustomStageDefinition.DataStep], handler: (@Sendable (MigrationContext) throws -> Void)?, on file: String,
-        state: VirtualVersion, stage: String
+        state: VirtualVersion, stage: String, valueLimit: Int32
     ) throws -> [Int64] {
         let connection = try SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .readWrite))
+        connection.limitValueLength(to: valueLimit)
         try MigrationFunctions.register(on: connection)
         let runner = DataStepRunner(connection: connection, version: state.version, layout: state.layout, schema: "main")
         do {
@@ -301,10 +322,11 @@ enum MigrationEngine {
     /// Writes one version into `file` (a new file) from `base`.
     private static func writeVersion(
         _ state: VirtualVersion, base: Base, into file: String, metadata: StoreMetadata, modelCache: Data?, isFinal: Bool,
-        cancellation: CancellationFlag?
+        valueLimit: Int32, cancellation: CancellationFlag?
     ) throws -> VersionWriter.Summary {
         do {
             let connection = try SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .create))
+            connection.limitValueLength(to: valueLimit)
             if let cancellation { connection.setProgressHandler { cancellation.isCancelled } }
             try connection.execute("PRAGMA page_size = 4096")
             try connection.execute("PRAGMA auto_vacuum = 2")
@@ -345,6 +367,11 @@ enum MigrationEngine {
         if primary == 9 { return .interrupted(path: path) }  // SQLITE_INTERRUPT
         if let range = error.message.range(of: MigrationFunctions.conversionFailurePrefix) {
             return .valueDoesNotConvert(path: path, detail: String(error.message[range.upperBound...]))
+        }
+        if primary == 18 {  // SQLITE_TOOBIG: a value over maximumValueBytes
+            return .customStepFailed(
+                path: path, stage: stage,
+                detail: "a value would be larger than the store and than \(minimumValueLimit >> 20) MiB (\(error.message))")
         }
         if primary == 19 { return .constraintViolated(path: path, version: version, detail: error.message) }  // SQLITE_CONSTRAINT
         if primary == 13 || primary == 10 || primary == 14 {  // FULL, IOERR, CANTOPEN

@@ -67,3 +67,24 @@ public enum MigrationError: OperatorFacingError, Equatable {
         }
     }
 }
+
+extension MigrationError {
+    /// The same error with every path inside `folder` (the private workspace the new store and
+    /// the versions on the way are written in, removed when the run ends) replaced by `path`,
+    /// the NEW_STORE the operator named: a message never names a file that no longer exists.
+    func naming(_ path: String, insteadOfFilesIn folder: String) -> MigrationError {
+        func rename(_ file: String) -> String { file == folder || file.hasPrefix(folder + "/") ? path : file }
+        switch self {
+        case .unknownVersion: return self
+        case .notACoreDataStore(let file, let reason): return .notACoreDataStore(path: rename(file), reason: reason)
+        case .valueDoesNotConvert(let file, let detail): return .valueDoesNotConvert(path: rename(file), detail: detail)
+        case .constraintViolated(let file, let version, let detail): return .constraintViolated(path: rename(file), version: version, detail: detail)
+        case .customStepFailed(let file, let stage, let detail): return .customStepFailed(path: rename(file), stage: stage, detail: detail)
+        case .writeFailed(let file, let reason): return .writeFailed(path: rename(file), reason: reason)
+        case .readFailed(let file, let reason): return .readFailed(path: rename(file), reason: reason)
+        case .verificationFailed(let file, let problems): return .verificationFailed(path: rename(file), problems: problems)
+        case .storeChanged(let file): return .storeChanged(path: rename(file))
+        case .interrupted(let file): return .interrupted(path: rename(file))
+        }
+    }
+}

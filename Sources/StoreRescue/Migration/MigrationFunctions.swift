@@ -10,9 +10,13 @@ import SRSQLite
 ///   attribute type `type` (`AttributeType.rawValue`); a value that does not convert stops the
 ///   statement with an error naming the entity, attribute, `Z_PK` and value.
 /// - `storerescue_fits(value, type)`: 1 when `value` converts, else 0 (for dry-run counts).
+/// - `storerescue_missing(entity, attribute, pk)`: stops the statement, as a value that does not
+///   convert does: a custom step left a required attribute without a value. Only ever reached
+///   through `COALESCE(value, storerescue_missing(…))` (`requiring`), so it costs nothing per row.
 enum MigrationFunctions {
     static let convert = "storerescue_convert"
     static let fits = "storerescue_fits"
+    static let missing = "storerescue_missing"
     /// The prefix of a conversion error's message, so the migrator can tell it from SQLite's own.
     static let conversionFailurePrefix = "storerescue: value does not convert: "
 
@@ -30,6 +34,14 @@ enum MigrationFunctions {
                 sqlite3_result_error(context, "\(error)", -1)
             }
         }))
+        // Not deterministic: SQLite must never evaluate it once up front as a constant.
+        try connection.registerFunction(missing, argumentCount: 3, isDeterministic: false) { values in
+            let pk = values[2].int64.map(String.init) ?? "?"
+            let attribute = values[1].string ?? "?"
+            throw ConversionFailure(
+                message: conversionFailurePrefix + "\(values[0].string ?? "?").\(attribute) of the object with Z_PK \(pk) is NULL, "
+                    + "and \(attribute) is required")
+        }
         try connection.registerFunction(fits, argumentCount: 2) { values in
             guard case .integer(let code) = values[1], let type = AttributeType(rawValue: Int(code)) else { return .integer(0) }
             return .integer(StorageValue.convert(values[0], to: type) == nil ? 0 : 1)
@@ -59,6 +71,13 @@ enum MigrationFunctions {
         case .text(let text): return "the text \"\(text.count > 60 ? String(text.prefix(57)) + "…" : text)\""
         case .blob(let data): return "\(data.count) bytes of data"
         }
+    }
+
+    /// `sql` (a required attribute's value, computed by a custom step), stopping the statement
+    /// at the first object where it is NULL: Core Data's validation refuses to save such an
+    /// object, and the migration must say so, naming it, rather than fail its final check.
+    static func requiring(_ sql: String, entity: String, attribute: String, pk: String) -> String {
+        "COALESCE(\(sql), \(missing)(\(SQLLiteral.string(entity)), \(SQLLiteral.string(attribute)), \(pk)))"
     }
 
     /// `storerescue_convert(expression, …)` for `attribute` of `entity`.

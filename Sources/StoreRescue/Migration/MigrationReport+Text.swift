@@ -1,8 +1,11 @@
 import Foundation
 
 extension MigrationReport {
+    /// How many refusals the text lists before saying how many more there are.
+    static let refusalsShownAsText = 50
+
     /// The report for people: what the store is, the plan hop by hop (only what changes), what
-    /// is discarded, every refusal with what to do, and the result.
+    /// is discarded, the refusals with what to do (the first 50), and the result.
     public func renderText() -> String {
         var out = TextTableWriter()
         out.line("\(dryRun ? "Migration plan for" : "Migrate") \(store)\(output.map { " → \($0)" } ?? "")")
@@ -59,10 +62,14 @@ extension MigrationReport {
         }
         if !refusals.isEmpty {
             out.section("Refused")
-            for refusal in refusals {
+            // A catalog can hold 100,000 mistakes; a person reads the first ones (JSON has all).
+            for refusal in refusals.prefix(Self.refusalsShownAsText) {
                 let code = refusal.coreDataErrorCode.map { " (\($0))" } ?? ""
                 out.line("  - \(refusal.hop.isEmpty ? "" : refusal.hop + ": ")\(refusal.message)\(code)")
                 out.line("    Try: \(refusal.remedy)")
+            }
+            if refusals.count > Self.refusalsShownAsText {
+                out.line("  … and \(refusals.count - Self.refusalsShownAsText) more refusals (all of them with --json)")
             }
         }
         let warnings = planIssues.filter { $0.severity == .warning }

@@ -72,27 +72,64 @@ enum ExpressionCheck {
             let mapping = mappings[index - 1]
             for source in state.rowSources {
                 let values = [source.pk] + source.attributes.keys.sorted().compactMap { source.attributes[$0] }
-                if compiles("SELECT \(values.joined(separator: ", ")) FROM \(source.from) \(RowSource.alias) WHERE \(source.condition) LIMIT 0", connection) == nil {
+                // Each value once more where an aggregate or window function is refused (a WHERE
+                // clause): `count(*)` in a map would fold every object into one row.
+                let perObject = source.attributes.keys.sorted().compactMap { source.attributes[$0] }.map { "(\(perObjectForm($0))) IS NULL" }
+                if compiles("SELECT \(values.joined(separator: ", ")) FROM \(source.from) \(RowSource.alias) WHERE \(source.condition) LIMIT 0", connection) == nil,
+                    perObject.isEmpty
+                        || compiles("SELECT 1 FROM \(source.from) \(RowSource.alias) WHERE \(perObject.joined(separator: " OR ")) LIMIT 0", connection) == nil
+                {
                     continue
                 }
                 if let message = compiles("SELECT 1 FROM \(source.from) \(RowSource.alias) WHERE \(source.condition) LIMIT 0", connection) {
                     return "\(mapping.hop.from) → \(mapping.hop.to), \(source.entity): the condition is not valid SQL: \(message)"
                 }
                 for name in source.attributes.keys.sorted() {
-                    guard let value = source.attributes[name],
-                        let message = compiles("SELECT \(value) FROM \(source.from) \(RowSource.alias) LIMIT 0", connection)
-                    else { continue }
+                    guard let value = source.attributes[name] else { continue }
+                    var failure = compiles("SELECT \(value) FROM \(source.from) \(RowSource.alias) LIMIT 0", connection)
+                        .map { "SQLite rejects the expression: \($0)" }
+                    if failure == nil, let message = compiles(
+                        "SELECT 1 FROM \(source.from) \(RowSource.alias) WHERE (\(perObjectForm(value))) IS NULL LIMIT 0",
+                        connection)
+                    {
+                        failure = "an aggregate or window function computes one value over many objects; an expression "
+                            + "computes one object's value from its own properties (SQLite: \(message))"
+                    }
+                    guard let failure else { continue }
                     var place = "\(source.entity).\(name)"
                     if case .expression(_, let jsonPath)? = mapping.entity(named: source.entity)?.attributes.first(where: { $0.name == name })?.value {
                         place += " (\(jsonPath))"
                     } else if let step = mapping.creations.first(where: { $0.entity == source.entity })?.assignments.first(where: { $0.property == name }) {
                         place += " (\(step.jsonPath))"
                     }
-                    return "\(mapping.hop.from) → \(mapping.hop.to), \(place): SQLite rejects the expression: \(message)"
+                    return "\(mapping.hop.from) → \(mapping.hop.to), \(place): \(failure)"
                 }
             }
         }
         return nil
+    }
+
+    /// `sql` with the keys of created objects (`(first-key + row_number() OVER (ORDER BY pk))`,
+    /// the migrator's own window function) as plain values, so that what remains of a window
+    /// or aggregate function is the catalog's.
+    private static func perObjectForm(_ sql: String) -> String {
+        let opening = "{{first-key:", window = "}} + row_number() OVER (ORDER BY "
+        guard sql.contains(opening) else { return sql }
+        var result = ""
+        var rest = sql[...]
+        while let start = rest.range(of: opening) {
+            result += rest[..<start.lowerBound]
+            var digitsEnd = start.upperBound
+            while digitsEnd < rest.endIndex, rest[digitsEnd].isASCII, rest[digitsEnd].isNumber { digitsEnd = rest.index(after: digitsEnd) }
+            if digitsEnd > start.upperBound, rest[digitsEnd...].hasPrefix(window) {
+                result += "coalesce(0, "
+                rest = rest[rest.index(digitsEnd, offsetBy: window.count)...]
+            } else {
+                result += rest[start]
+                rest = rest[start.upperBound...]
+            }
+        }
+        return result + rest
     }
 
     /// nil when `sql` compiles, else SQLite's message. First-key tokens (worked out when the

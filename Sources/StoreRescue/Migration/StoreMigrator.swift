@@ -62,9 +62,14 @@ public enum StoreMigrator {
             try faultInjection?(.prepared)
 
             let file = workspace.path("migrated.sqlite")
-            let written = try MigrationEngine.write(
-                preparation, store: store, readout: readout, catalog: catalog, to: file, workspace: workspace.path, options: options,
-                progress: progress, cancellation: cancellation)
+            let written: MigrationEngine.Written
+            do {
+                written = try MigrationEngine.write(
+                    preparation, store: store, readout: readout, catalog: catalog, to: file, workspace: workspace.path, options: options,
+                    progress: progress, cancellation: cancellation)
+            } catch let error as MigrationError {
+                throw error.naming(output, insteadOfFilesIn: workspace.path)
+            }
             if cancellation?.isCancelled == true { throw MigrationError.interrupted(path: output) }
             try faultInjection?(.written)
             do {

@@ -101,12 +101,26 @@ struct VersionWriter {
         return result
     }
 
-    /// `sql` with every first-key token replaced by its value.
+    /// `sql` with every first-key token replaced by its value (a token without one is kept).
+    /// One pass over `sql`: a catalog's 10,000 `create` steps give 10,000 tokens and statements.
     func resolve(_ sql: String, _ firstKeys: [Int: Int64]) -> String {
-        guard sql.contains("{{first-key:") else { return sql }
-        var result = sql
-        for (id, key) in firstKeys { result = result.replacingOccurrences(of: VirtualVersion.firstKeyToken(id), with: String(key)) }
-        return result
+        let opening = "{{first-key:"
+        guard sql.contains(opening) else { return sql }
+        var result = ""
+        var rest = sql[...]
+        while let start = rest.range(of: opening) {
+            result += rest[..<start.lowerBound]
+            if let end = rest.range(of: "}}", range: start.upperBound..<rest.endIndex),
+                let id = Int(rest[start.upperBound..<end.lowerBound]), let key = firstKeys[id]
+            {
+                result += String(key)
+                rest = rest[end.upperBound...]
+            } else {
+                result += rest[start]
+                rest = rest[start.upperBound...]
+            }
+        }
+        return result + rest
     }
 
     // MARK: - Rows

@@ -66,8 +66,10 @@ extension VirtualVersion {
                         } catch {
                             throw ExpressionFailure(jsonPath: assignment.jsonPath, entity: creation.forEach, reason: error.reason)
                         }
-                        row.attributes[attribute.name] = MigrationFunctions.converting(
+                        let converted = MigrationFunctions.converting(
                             translated.sql, to: attribute.type, entity: creation.entity, attribute: attribute.name, pk: row.pk)
+                        row.attributes[attribute.name] = attribute.isRequired
+                            ? MigrationFunctions.requiring(converted, entity: creation.entity, attribute: attribute.name, pk: row.pk) : converted
                     } else if let defaultValue = destination.model.entity(named: creation.entity)
                         .flatMap({ destination.model.allProperties(of: $0).first { $0.name == attribute.name } })
                         .flatMap({ property -> SQLiteValue? in
@@ -76,6 +78,9 @@ extension VirtualVersion {
                         })
                     {
                         row.attributes[attribute.name] = SQLLiteral.value(defaultValue)
+                    } else if attribute.isRequired {
+                        row.attributes[attribute.name] = MigrationFunctions.requiring(
+                            "NULL", entity: creation.entity, attribute: attribute.name, pk: row.pk)
                     }
                 }
                 next.rowSources.append(row)
@@ -166,6 +171,8 @@ extension VirtualVersion {
             sql = "COALESCE(\(sql), \(SQLLiteral.value(replacement)))"
         } else if let replacement = attribute.nullReplacement {
             sql = SQLLiteral.value(replacement)
+        } else if attribute.isRequired, case .expression = attribute.value {
+            sql = MigrationFunctions.requiring(sql, entity: entity, attribute: attribute.name, pk: source.pk)
         }
         return (sql, isRandom)
     }

@@ -36,6 +36,13 @@ public final class SQLiteConnection {
         }, Unmanaged.passUnretained(box).toOpaque())
     }
 
+    /// Bounds the size of any string or blob a statement makes or reads (`SQLITE_LIMIT_LENGTH`;
+    /// SQLite's default is 1,000,000,000 bytes). A statement that would pass it fails with
+    /// `SQLITE_TOOBIG` ("string or blob too big") instead of allocating it.
+    public func limitValueLength(to bytes: Int32) {
+        sqlite3_limit(handle, SQLITE_LIMIT_LENGTH, bytes)
+    }
+
     /// Opens the database at `path` as `options` say.
     ///
     /// - Throws: `SQLiteError` when SQLite cannot open or configure the file.

@@ -101,6 +101,11 @@ final class PlainSalvageOutput: SalvageOutput {
     func finish(bookkeeping: BookkeepingRows) throws -> SalvageOutputSummary {
         writer.finishInserting()
         try connection.execute("COMMIT")
+        if writtenTables.isEmpty && looseTables.isEmpty {
+            // Nothing was recovered: SQLite has not written page 1 yet (a database without a
+            // table is a 0-byte file). Writing the header makes it an empty database.
+            try connection.execute("PRAGMA user_version = 0")
+        }
         var tables: [String: SalvageOutputSummary.TableResult] = [:]
         for name in writtenTables + looseTables {
             let count = try connection.scalar("SELECT count(*) FROM \(name.quotedSQLIdentifier)")?.int64 ?? 0

@@ -113,6 +113,33 @@ import Testing
         #expect(setup.outputFolderNames().isEmpty)
     }
 
+    /// Two whole pages and a byte (the hostile-input campaign's `truncated-8193` of a sample with
+    /// 31 tables): page 1 is the schema tree's interior page, page 2 a pointer map; no schema row
+    /// and no table page survive. Nothing to recover is a result, not a bug: an empty database
+    /// (it was a 0-byte file, which failed salvage's own check: exit 70).
+    @Test func aStoreWithNoRecoverableTableGivesAnEmptyDatabase() throws {
+        let setup = try Setup()
+        try FileManager.default.removeItem(atPath: setup.store)
+        do {
+            let connection = try SQLiteConnection(path: setup.store, options: SQLiteOpenOptions(mode: .create))
+            try connection.execute("PRAGMA page_size = 4096; PRAGMA auto_vacuum = FULL")
+            for table in 0..<60 {
+                let columns = (0..<20).map { "ZCOLUMN_NUMBER_\($0)_OF_A_LONG_NAME TEXT" }.joined(separator: ", ")
+                try connection.execute("CREATE TABLE ZTABLE\(table) (Z_PK INTEGER PRIMARY KEY, \(columns))")
+            }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: setup.store))[100] == 0x05, "page 1 is an interior page of the schema tree")
+        try SalvageFixtures.truncate(setup.store, to: 2 * 4096 + 1)
+        let before = try setup.inputSnapshot()
+        let report = try Salvager.salvage(store: setup.store, into: setup.output)
+        #expect(report.error == nil)
+        let connection = try SQLiteConnection(path: setup.output, options: SQLiteOpenOptions(mode: .immutable))
+        #expect(try connection.rows("PRAGMA integrity_check").compactMap { $0.first?.string } == ["ok"])
+        #expect(try connection.scalar("SELECT count(*) FROM sqlite_schema")?.int64 == 0)
+        #expect(setup.outputFolderNames() == ["salvaged.sqlite"])
+        #expect(try setup.inputSnapshot() == before)
+    }
+
     /// A failure at any point — before, while and after the rows are written, and after the file
     /// is linked into place — leaves nothing at the output and nothing in its folder.
     @Test(arguments: Salvager.Stage.allCases)
