@@ -62,14 +62,15 @@ public struct AdoptionStamp: Sendable, Encodable {
 
     /// Writes the stamp into the `Z_METADATA` row of `file` (a private copy, never the store an
     /// app opens): `Z_PLIST` replaced, `Z_UUID` and `Z_VERSION` kept.
-    func apply(to file: String) throws {
+    /// - Parameter store: the path named in errors (the store the file is a copy of).
+    func apply(to file: String, reportedAs store: String) throws {
         let connection = try SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .readWrite))
         try connection.inTransaction {
             let statement = try connection.prepare("UPDATE Z_METADATA SET Z_PLIST = ?")
             try statement.bind([.blob(StoreMetadataWriter.encode(plist))])
             _ = try statement.step()
             guard connection.changes == 1 else {
-                throw UpgradeError.metadataRowMissing(path: file, rows: Int(connection.changes))
+                throw UpgradeError.metadataRowMissing(path: store, rows: Int(connection.changes))
             }
         }
     }

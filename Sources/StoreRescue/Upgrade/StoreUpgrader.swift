@@ -486,7 +486,7 @@ final class UpgradeRun {
             } catch {
                 throw MigrationError.writeFailed(path: file, reason: StoreCreator.reason(error))
             }
-            try stamp.apply(to: file)
+            try stamp.apply(to: file, reportedAs: storePath)
             try Self.finishFile(file, walMode: Self.isWALHeader(storePath))
             guard let version = catalog.versions.first(where: { $0.name == stamp.version }) else {
                 throw InternalError(detail: "no version \(stamp.version)")

@@ -55,7 +55,7 @@ public enum UpgradeError: OperatorFacingError, Equatable {
         case .backupNotVerified: return "check the backup folder's disk (storerescue verify BACKUP), or choose another with --backup-dir"
         case .storeChangedSinceBackup: return "close the app that uses the store and run the command again"
         case .snapshotUnreadable: return "check the backup folder's disk and run the command again"
-        case .metadataRowMissing: return "inspect the store (storerescue inspect STORE); a store without its metadata row is saved with --on-failure clean"
+        case .metadataRowMissing: return "inspect the store (storerescue inspect STORE); `storerescue upgrade STORE --catalog CATALOG --on-failure clean` saves its rows into a clean store"
         case .resultNotAtTarget: return "report a bug with the command line, the catalog and (if you can) the store"
         case .notThatVersion: return "adopt stamps only the version a store really is: run storerescue match STORE --catalog CATALOG"
         case .backupFolderIsStoreFolder: return "give a --backup-dir outside the store's folder (an app must not find new files beside its store)"
