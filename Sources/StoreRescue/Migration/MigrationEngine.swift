@@ -332,14 +332,14 @@ enum MigrationEngine {
             try connection.execute("PRAGMA auto_vacuum = 2")
             _ = try connection.scalar("PRAGMA journal_mode = OFF")
             try connection.execute("PRAGMA synchronous = OFF")
-            try connection.execute("PRAGMA cache_size = -16384")
+            try connection.execute("PRAGMA cache_size = -4096")
             try MigrationFunctions.register(on: connection)
             do {
                 try connection.execute("ATTACH DATABASE \(SQLLiteral.string(SQLiteConnection.readOnlyURI(path: base.path, immutable: base.isImmutable))) AS base")
             } catch let error as SQLiteError {
                 throw MigrationError.readFailed(path: base.path, reason: error.message + " (SQLite code \(error.resultCode))")
             }
-            try connection.execute("PRAGMA base.cache_size = -8192")
+            try connection.execute("PRAGMA base.cache_size = -4096")
             let writer = VersionWriter(
                 connection: connection, state: state, basePhysical: base.physical, basePrimaryKeys: base.primaryKeys,
                 metadata: metadata, modelCache: modelCache, cancellation: cancellation)
