@@ -7,10 +7,12 @@
 #      checkpoint-on-close off (`.dbconfig no_ckpt_on_close on`, `PRAGMA wal_autocheckpoint=0`),
 #      so the `-wal` beside the copy holds committed rows the main file does not have;
 #   2. `storerescue upgrade STORE --catalog C --backup-dir DIR --json` starts, and is killed with
-#      SIGKILL after a random delay in [0, T] (T: the wall time of one uncut run, measured first).
+#      SIGKILL after a random delay in [0, T] (T: the wall time of an uncut run: one measured
+#      first, then the latest run that went uncut — a killed run that finished first, or a second
+#      run of step 4 that upgraded — so T follows the machine's load).
 #      The publication (StoreReplacement: settle, lock, compare, rename) is under a second of
 #      T, so odd runs draw the delay from all of [0, T] and even runs from its end, [P, T], where
-#      P is T less twice the uncut run's verify + publish phases and a second;
+#      P is T less twice that run's verify + publish phases and a second;
 #   3. the store must be the original or the upgrade, whole: `match --json` says exact V1 or exact
 #      V4, `PRAGMA integrity_check` is ok and the row count is the copy's, -wal rows included
 #      (a -wal of one database beside the other would fail these);
@@ -110,17 +112,20 @@ fresh_copy
 start=$(date +%s.%N)
 "$BIN" upgrade "$store" --catalog "$CATALOG" --backup-dir "$backups" --json >"$work/uncut.json"
 typical=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
-late=$(python3 - "$work/uncut.json" "$typical" <<'PY'
+# late_start REPORT T: P for an uncut run's JSON report and wall time.
+late_start() {
+  python3 - "$1" "$2" <<'PY'
 import json, sys
 phases = {p["name"]: p["seconds"] for p in json.load(open(sys.argv[1]))["phases"]}
 end = phases.get("verify", 0) + phases.get("publish", 0)
 print(f"{max(0.0, float(sys.argv[2]) - 2 * end - 1):.2f}")
 PY
-)
+}
+late=$(late_start "$work/uncut.json" "$typical")
 uncut=$(check_store)
 [ "$uncut" = "exact V4|ok|$EXPECTED_ROWS" ] || { echo "an uncut upgrade does not give exact V4 with every row: $uncut" >&2; exit 1; }
 echo "store: $pristine_rows rows, $((pristine_bytes / 1000000)) MB, + 200–1,200 rows in the -wal ($WAL_BYTES bytes this time);" \
-     "an uncut upgrade takes $typical s; $RUNS runs, kill -9 after a random delay in [0, $typical] s (odd runs) or [$late, $typical] s (even runs)" | tee "$results"
+     "an uncut upgrade takes $typical s; $RUNS runs, kill -9 after a random delay in [0, $typical] s (odd runs) or [$late, $typical] s (even runs), T following each uncut second run" | tee "$results"
 
 # --- the runs --------------------------------------------------------------------------------
 original=0; upgraded=0; finished=0; failures=0; broken=0; second_upgraded=0; second_current=0
@@ -128,12 +133,13 @@ swept_store=0; swept_backups=0; started_at=$(date +%s)
 for run in $(seq 1 "$RUNS"); do
   fresh_copy
   from=0; [ $((run % 2)) -eq 0 ] && from=$late
+  typical_used=$typical
   delay=$(awk -v a="$from" -v t="$typical" -v r="$RANDOM" 'BEGIN { printf "%.3f", a + (t - a) * r / 32767 }')
   "$BIN" upgrade "$store" --catalog "$CATALOG" --backup-dir "$backups" --json >"$run_dir/first.json" 2>"$run_dir/first.stderr" &
   pid=$!
   sleep "$delay"
   if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" 2>/dev/null || true; fi
-  first_status=0; wait "$pid" || first_status=$?
+  first_status=0; wait "$pid" 2>/dev/null || first_status=$?  # (no "Killed" line from the shell)
   echo "delay $delay s, exit status $first_status, -wal $WAL_BYTES bytes, expected rows $EXPECTED_ROWS" >"$run_dir/first.txt"
   ls -la "$run_dir/store" "$backups" >>"$run_dir/first.txt" 2>&1 || true
 
@@ -149,7 +155,15 @@ for run in $(seq 1 "$RUNS"); do
   esac
   case $first_status in
     137) ;;
-    0) if [ "$what" = upgraded ]; then finished=$((finished + 1)); else first_status="0 but the store is $what"; fi ;;
+    0)
+      if [ "$what" = upgraded ]; then
+        finished=$((finished + 1))
+        # It finished before the kill: its own time (the report's, plus start-up) is the next T.
+        typical=$(python3 -c 'import json, sys; print(f"{json.load(open(sys.argv[1]))[\"seconds\"] + 0.2:.2f}")' "$run_dir/first.json")
+        late=$(late_start "$run_dir/first.json" "$typical")
+      else
+        first_status="0 but the store is $what"
+      fi ;;
   esac
   case $first_status in
     137|0) ;;
@@ -164,8 +178,12 @@ for run in $(seq 1 "$RUNS"); do
   [ -n "$left_store" ] && swept_store=$((swept_store + $(echo "$left_store" | wc -l)))
   [ -n "$left_backups" ] && swept_backups=$((swept_backups + $(echo "$left_backups" | wc -l)))
   find "$run_dir/store" "$backups" -maxdepth 1 -name '*.storerescue-tmp-*' -exec touch -h -d '2 hours ago' {} + 2>/dev/null || true
-  second_status=0
+  second_status=0; start=$(date +%s.%N)
   "$BIN" upgrade "$store" --catalog "$CATALOG" --backup-dir "$backups" --json >"$run_dir/second.json" 2>"$run_dir/second.stderr" || second_status=$?
+  if [ "$second_status" = 0 ]; then  # an uncut upgrade: the next runs' T
+    typical=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
+    late=$(late_start "$run_dir/second.json" "$typical")
+  fi
   final=$(check_store)
   remaining=$(leftovers "$run_dir/store")
   problem=""
@@ -181,8 +199,8 @@ for run in $(seq 1 "$RUNS"); do
     keep_failure "$run" "killed at $delay s (first run exit $first_status, store $what): $problem"
     continue
   fi
-  printf '  run %3d: kill at %6.2f s -> %-8s (exit %3s); left %d beside the store, %d in the backups; second run exit %s\n' \
-    "$run" "$delay" "$what" "$first_status" "$(echo -n "$left_store" | grep -c . || true)" \
+  printf '  run %3d: kill at %6.2f s of %5.2f -> %-8s (exit %3s); left %d beside the store, %d in the backups; second run exit %s\n' \
+    "$run" "$delay" "$typical_used" "$what" "$first_status" "$(echo -n "$left_store" | grep -c . || true)" \
     "$(echo -n "$left_backups" | grep -c . || true)" "$second_status" >&2
 done
 rm -rf "$run_dir"
