@@ -159,7 +159,7 @@ for run in $(seq 1 "$RUNS"); do
       if [ "$what" = upgraded ]; then
         finished=$((finished + 1))
         # It finished before the kill: its own time (the report's, plus start-up) is the next T.
-        typical=$(python3 -c 'import json, sys; print(f"{json.load(open(sys.argv[1]))[\"seconds\"] + 0.2:.2f}")' "$run_dir/first.json")
+        typical=$(python3 -c 'import json, sys; print("%.2f" % (json.load(open(sys.argv[1]))["seconds"] + 0.2))' "$run_dir/first.json")
         late=$(late_start "$run_dir/first.json" "$typical")
       else
         first_status="0 but the store is $what"
