@@ -15,6 +15,7 @@ Exit status: 0 when every run kept every invariant, 1 when any finding was recor
 Adding a command is one entry in COMMANDS (see Docs/SECURITY.md).
 """
 import argparse
+import glob
 import gzip
 import hashlib
 import json
@@ -74,8 +75,13 @@ class Command:
     # True: always --json; None: --json on about half the runs (by the seed).
     json: object = None
     # Writes in place by design: run on {copy}; the copy must stay byte-identical or pass
-    # integrity_check, and what appears beside it is recorded (not yet a finding).
+    # integrity_check, and nothing but the store's own -wal, -shm or -journal may appear beside
+    # it (no workspace, no temporary).
     in_place: bool = False
+    # `upgrade --on-failure clean`: on exit 5 the store at the copy's path passes integrity_check
+    # and `match` says exact; BACKUPS/quarantine/*/incident.json is complete and the quarantine
+    # holds the original main file.
+    fallback: bool = False
     # Statuses documented beyond the common ones: read from `storerescue NAME --help` ("Exit
     # status ..."), so a command documents its own; 70 never counts.
     help_statuses: bool = False
@@ -114,13 +120,21 @@ COMMANDS = [
             result="{out}/salvaged.sqlite", help_statuses=True),
     Command("salvage --catalog", ("store",), ("salvage", "{input}", "--out", "{out}/salvaged.sqlite", "--catalog", "{lineage_catalog}"),
             writes=True, success_statuses=(0,), result="{out}/salvaged.sqlite", help_statuses=True),
-    # In place by design (issue 8): on a private copy; backups only in {out}.
-    Command("upgrade", ("store",), ("upgrade", "{copy}", "--catalog", "{lineage_catalog}", "--backup-dir", "{out}/backups"),
-            writes=True, json=True, in_place=True, help_statuses=True, optional=True),
-    Command("upgrade --catalog", ("catalog", "model"), ("upgrade", "{store_copy}", "--catalog", "{input}", "--backup-dir", "{out}/backups"),
-            writes=True, json=True, in_place=True, help_statuses=True, optional=True),
-    Command("adopt", ("store",), ("adopt", "{copy}", "--catalog", "{lineage_catalog}", "--backup-dir", "{out}/backups"),
-            writes=True, json=True, in_place=True, help_statuses=True, optional=True),
+    # In place by design (issue 8): on a private copy; backups (and quarantines) only in {out}.
+    # 2 already current, 3 refused, 4 adopted only and 5 fell back are reports (`status`).
+    Command("upgrade", ("store",), ("upgrade", "{copy}", "--catalog", "{lineage_catalog}", "--backup-dir", "{out}/backups",
+                                    "--timeout", "5"),
+            writes=True, json=True, in_place=True, help_statuses=True, report_statuses=(2, 3, 4, 5), report_key="status"),
+    Command("upgrade --catalog", ("catalog", "model"), ("upgrade", "{store_copy}", "--catalog", "{input}", "--backup-dir",
+                                                         "{out}/backups", "--timeout", "5"),
+            writes=True, json=True, in_place=True, help_statuses=True, report_statuses=(2, 3, 4, 5), report_key="status"),
+    Command("adopt", ("store",), ("adopt", "{copy}", "--catalog", "{lineage_catalog}", "--backup-dir", "{out}/backups",
+                                  "--timeout", "5"),
+            writes=True, json=True, in_place=True, help_statuses=True, report_statuses=(2, 3, 4, 5), report_key="status"),
+    Command("upgrade --on-failure clean", ("store",), ("upgrade", "{copy}", "--catalog", "{lineage_catalog}", "--backup-dir",
+                                                       "{out}/backups", "--on-failure", "clean", "--timeout", "5"),
+            writes=True, json=True, in_place=True, help_statuses=True, report_statuses=(2, 3, 4, 5), report_key="status",
+            fallback=True),
 ]
 
 # The catalog of each lineage in the samples: a store made from one of its stores is migrated,
@@ -620,7 +634,7 @@ class Corpus:
         catalog_case("subentities-2000", version([{"name": "Root"}] + [{"name": f"S{i}", "parent": "Root",
                                                                        "attributes": [{"name": f"s{i}", "type": "Int"}]} for i in range(2000)]))
         for reserved in ("_METADATA", "_PRIMARYKEY", "_MODELCACHE", "_modelcache"):
-            catalog_case(f"reserved-{reserved.lower()}", version([{"name": reserved, "attributes": [{"name": "a", "type": "String"}]}]))
+            catalog_case(f"reserved-{reserved.lower()}" + ("-lowercase" if reserved.islower() else ""), version([{"name": reserved, "attributes": [{"name": "a", "type": "String"}]}]))
         catalog_case("escape-names", {"formatVersion": 1, "app": "Evil\x1b[2J", "versions": [
             {"name": "V1\x07", "entities": [{"name": "Item\x1b]0;pwned\x07", "attributes": [{"name": "t\x1b[31m", "type": "String"}]}]}]},
             version="V1\x07")
@@ -837,6 +851,12 @@ class Corpus:
             # Each family from its own seed: a case is the same whichever families are built.
             self.random = random.Random(f"{self.seed}-{name}")
             builder()
+        # Two cases of one name would share a corpus folder and a run folder (one overwriting,
+        # or removing, the other's files mid-run).
+        keys = [case.key for case in self.cases]
+        duplicates = sorted({key for key in keys if keys.count(key) > 1})
+        if duplicates:
+            raise SystemExit(f"the corpus names several inputs alike: {duplicates[:5]}")
         if families:
             self.cases = [case for case in self.cases if case.family in families]
         return self.cases
@@ -956,6 +976,9 @@ def run_one(binary, case, command, folders, json_mode, options):
         else:
             copy_faithfully(os.path.dirname(folders["store"]), copy_folder)
     argv = [binary] + [part.format(**substitutions) for part in command.argv] + (["--json"] if json_mode else [])
+    if command.fallback and os.path.isfile(substitutions["copy"]) and not os.path.islink(substitutions["copy"]):
+        substitutions["original_bytes"] = open(substitutions["copy"], "rb").read()
+        substitutions["had_wal"] = any(os.path.lexists(substitutions["copy"] + s) for s in ("-wal", "-journal"))
     before = snapshot(case_folder)
     copy_before = snapshot(copy_folder) if command.in_place else {}
     stdout_path, stderr_path = os.path.join(run_folder, "stdout"), os.path.join(run_folder, "stderr")
@@ -1004,10 +1027,16 @@ def run_one(binary, case, command, folders, json_mode, options):
         created = sorted(set(copy_after) - set(copy_before))
         target = substitutions["copy"] if "{copy}" in command.argv else substitutions["store_copy"]
         main = os.path.relpath(target, copy_folder)
+        store_set = {main + suffix for suffix in ("", "-wal", "-shm", "-journal")}
+        foreign = [name for name in created if name not in store_set]
+        if foreign:
+            findings.append(f"created beside the store: {foreign[:5]}")
         if copy_after.get(main) != copy_before.get(main) and status >= 0:
             verdict = integrity_check(target)
             if verdict != "ok" and not verdict.startswith("not checked"):
                 findings.append(f"the store it changed in place fails integrity_check: {verdict[:200]}")
+    if command.fallback and status == 5:
+        findings += fallback_findings(binary, target, substitutions, copy_before.get(main), environment)
     leftovers = [name for name in os.listdir(environment["TMPDIR"])]
     if leftovers:
         findings.append(f"left in $TMPDIR: {leftovers[:3]}")
@@ -1068,6 +1097,50 @@ def run_one(binary, case, command, folders, json_mode, options):
     if not options.keep:
         shutil.rmtree(run_folder, ignore_errors=True)
     return Outcome(case.key, case.family, command.name, status, seconds, memory_mb, findings, argv[1:], created)
+
+
+def fallback_findings(binary, store, substitutions, original, environment):
+    """Exit 5 (fell back to a clean store): the clean store is sound and exactly the catalog's
+    target; the quarantine's incident is complete and keeps the original main file."""
+    findings = []
+    verdict = integrity_check(store)
+    if verdict != "ok":
+        findings.append(f"fell back, yet the clean store fails integrity_check: {verdict[:200]}")
+    else:
+        try:
+            match = subprocess.run([binary, "match", store, "--catalog", substitutions["lineage_catalog"], "--json"],
+                                   capture_output=True, text=True, env=environment, stdin=subprocess.DEVNULL, timeout=60)
+            outcome, said = json.loads(match.stdout).get("outcome"), f"exit {match.returncode}"
+        except (OSError, ValueError, subprocess.SubprocessError) as error:
+            outcome, said = None, str(error)[:100]
+        if outcome != "exact":
+            findings.append(f"fell back, yet match says {outcome!r} of the clean store ({said})")
+    quarantines = sorted(glob.glob(os.path.join(substitutions["out"], "backups", "quarantine", "*")))
+    if len(quarantines) != 1:
+        return findings + [f"fell back, yet {len(quarantines)} quarantine folders"]
+    try:
+        state = json.load(open(os.path.join(quarantines[0], "incident.json"))).get("state")
+    except (OSError, ValueError) as error:
+        state = f"unreadable ({error})"
+    if state != "complete":
+        findings.append(f"fell back, yet incident.json's state is {state!r}")
+    kept = os.path.join(quarantines[0], os.path.basename(store))
+    if not os.path.isfile(kept):
+        findings.append(f"fell back, yet the quarantine has no {os.path.basename(store)}")
+    elif original and original[0] == stat.S_IFREG and hashlib.sha256(open(kept, "rb").read()).hexdigest() != original[3]:
+        # A readable store is settled first: only its header's counters and journal mode may
+        # differ, unless its -wal was folded in (then the pages differ by design).
+        before, after = substitutions.get("original_bytes"), open(kept, "rb").read()
+        if before is not None and not substitutions.get("had_wal") and len(before) == len(after):
+            differing = [i for i in range(len(after)) if before[i] != after[i] and i not in SETTLE_HEADER_BYTES]
+            if differing:
+                findings.append(f"the quarantined main file differs from the original at byte {differing[0]}")
+    return findings
+
+
+# Header bytes settling a store may rewrite: the file format versions (journal mode), the change
+# counter, the database size in pages, version-valid-for and the SQLite version number.
+SETTLE_HEADER_BYTES = {18, 19} | set(range(24, 32)) | set(range(92, 100))
 
 
 def lineage_catalog(case, folders):
@@ -1271,7 +1344,9 @@ def main():
                    "runsByCommand": {c: sum(1 for o in outcomes if o.command == c) for c in sorted({o.command for o in outcomes})},
                    "skipped": skipped, "createdBesideCopies": created_beside_copies(outcomes),
                    "findings": [{"case": o.case, "command": o.command, "status": o.status, "findings": o.findings, "argv": o.argv}
-                                for o in findings]}, open(options.summary_json, "w"), indent=1)
+                                for o in findings],
+                   "outcomes": [{"case": o.case, "command": o.command, "status": o.status, "seconds": round(o.seconds, 2),
+                                 "memoryMB": round(o.memory_mb)} for o in outcomes]}, open(options.summary_json, "w"), indent=1)
     if not options.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 1 if findings else 0

@@ -246,6 +246,23 @@ struct CleanFallback {
                         guard let entity = Self.entity(of: error), excluded[entity] == nil, round < Self.maximumExclusionRounds,
                               try leaveOut(entity, of: source, in: salvaged) else { return nil }
                         excluded[entity] = StoreMigrator.operatorFacing(error, store: salvaged).description
+                        Self.removeStore(file)
+                        continue
+                    } catch MigrationError.verificationFailed(_, let problems) {
+                        // Salvage clears the links whose destination was lost; an object whose
+                        // required link is gone fails the final check. Leave its entity out (its
+                        // rows stay in the salvage database) and carry the rest.
+                        let named = Self.entitiesMissingRequiredValues(problems).filter { name in
+                            excluded[name] == nil && source.model.entities.contains { $0.name == name }
+                        }
+                        guard !named.isEmpty, round < Self.maximumExclusionRounds else { return nil }
+                        Self.removeStore(file)  // the engine leaves the file that failed its checks
+                        var progressed = false
+                        for entity in named where try leaveOut(entity, of: source, in: salvaged) {
+                            excluded[entity] = "not carried: " + problems.filter { $0.contains(" \(entity) objects ") }.joined(separator: "; ")
+                            progressed = true
+                        }
+                        if !progressed { return nil }
                         continue
                     }
                 }
@@ -295,6 +312,9 @@ struct CleanFallback {
         do {
             let connection = try SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .readWrite))
             try connection.execute("DELETE FROM \(table.name.quotedSQLIdentifier) WHERE Z_ENT IN (\(numbers.map(String.init).joined(separator: ",")))")
+            // The salvaged store is in WAL mode and the next round reads it immutably, which
+            // would not see a -wal: fold the deletion into the main file.
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         } catch let error as SQLiteError {
             throw MigrationError.writeFailed(path: file, reason: error.message)
         }
@@ -375,6 +395,25 @@ struct CleanFallback {
     }
 
     /// The entity a data failure names (as the source version names it), when it names one.
+    /// Removes a workspace store a failed attempt left, so the next round can write it again.
+    static func removeStore(_ file: String) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(file + suffix) }
+    }
+
+    /// The entities the migration verifier names as "N Entity objects have no value for the
+    /// required property" (an entity name never holds a space).
+    static func entitiesMissingRequiredValues(_ problems: [String]) -> [String] {
+        var names: [String] = []
+        for problem in problems {
+            let words = problem.split(separator: " ", maxSplits: 2)
+            guard words.count == 3, Int64(words[0]) != nil,
+                  words[2].hasPrefix("objects have no value for the required ") else { continue }
+            let name = String(words[1])
+            if !names.contains(name) { names.append(name) }
+        }
+        return names
+    }
+
     static func entity(of error: any Error) -> String? {
         // The engine's messages name objects as `Entity` (Z_PK n); only the analysis's refusals
         // name entities structurally, so a write-time failure leaves nothing out.

@@ -266,8 +266,21 @@ final class UpgradeRun {
             report.refusals = [Self.failureRefusal(error, store: storePath)]
             try fallBack(backup: backup, reading: .success(second), since: Date())
             return
-        } catch {
+        } catch let error as StoreAccessError where Self.isDataFailure(error) {
+            // Damage only writing finds (--on-failure keep, or adopt): cannot be saved as it is.
             _ = try? verification.wait()
+            report.refusals = [Self.failureRefusal(error, store: storePath)]
+            report.status = .refused
+            return
+        } catch {
+            // A result that fails its checks because the store itself is damaged (a page the
+            // read never touched, found by the backup's integrity_check) is a store that cannot
+            // be saved, not a bug.
+            let verifyStarted = Date()
+            if let checked = try? verification.wait(), !checked.isGood,
+               try settleDamagedSnapshot(checked, backup: backup, reading: second, since: verifyStarted) {
+                return
+            }
             throw error
         }
         try faultInjection?(.written)
@@ -275,30 +288,12 @@ final class UpgradeRun {
         let verifyStarted = Date()
         progress?(UpgradeProgress(phase: .verify, fraction: nil))
         let checked = try verification.wait()
-        report.backup?.verified = checked.isGood
-        report.backup?.integrityCheck = checked.integrityCheck
         guard checked.isGood else {
-            // Sums right but the snapshot fails integrity_check: the store itself is damaged.
-            let sumsGood = checked.problems.allSatisfy { $0.contains("fails PRAGMA") }
-            if sumsGood && options.onFailure == .clean && !isAdoptOnly {
-                report.refusals = [MigrationRefusal(
-                    code: .storeDamaged, hop: "", entity: nil, property: nil, rowCount: nil,
-                    message: "the store is damaged: \(checked.integrityCheck ?? "")",
-                    remedy: "the rows that can be read are salvaged into a clean store")]
-                try fallBack(backup: backup, reading: .success(second), since: Date())
-                return
-            }
-            if sumsGood {
-                report.refusals = [MigrationRefusal(
-                    code: .storeDamaged, hop: "", entity: nil, property: nil, rowCount: nil,
-                    message: "the store is damaged: \(checked.integrityCheck ?? "")",
-                    remedy: "run with --on-failure clean to save what can be read into a clean store, or storerescue salvage")]
-                report.addPhase(.verify, "failed", since: verifyStarted, "the backed-up snapshot fails integrity_check: the store is damaged; nothing was replaced")
-                report.status = .refused
-                return
-            }
+            if try settleDamagedSnapshot(checked, backup: backup, reading: second, since: verifyStarted) { return }
             throw UpgradeError.backupNotVerified(backup: backup.backupPath, problems: checked.problems)
         }
+        report.backup?.verified = true
+        report.backup?.integrityCheck = checked.integrityCheck
         report.addPhase(.verify, "done", since: verifyStarted, "backup verified (\(options.fullIntegrityCheck ? "integrity_check" : "quick_check") ok, both SHA-256 match); new store: \(written.checks)")
         try checkCancellation()
 
@@ -320,6 +315,33 @@ final class UpgradeRun {
         case .adopt: report.status = .adoptedOnly
         default: report.status = .upgraded
         }
+    }
+
+    /// The backup's sums are right but its snapshot fails `integrity_check`: the store itself is
+    /// damaged. Refused (`--on-failure keep`, `adopt`) or fallen back to a clean store; false
+    /// when the backup itself is bad (its sums), which the caller reports as such.
+    private func settleDamagedSnapshot(
+        _ checked: BackupVerification, backup: BackupResult, reading: Reading, since start: Date
+    ) throws -> Bool {
+        report.backup?.verified = false
+        report.backup?.integrityCheck = checked.integrityCheck
+        guard checked.problems.allSatisfy({ $0.contains("fails PRAGMA") }) else { return false }
+        let isFallingBack = options.onFailure == .clean && !isAdoptOnly
+        report.refusals = [MigrationRefusal(
+            code: .storeDamaged, hop: "", entity: nil, property: nil, rowCount: nil,
+            message: "the store is damaged: \(checked.integrityCheck ?? "")",
+            remedy: isFallingBack
+                ? "the rows that can be read are salvaged into a clean store"
+                : isAdoptOnly
+                ? "run storerescue upgrade with --on-failure clean to save what can be read into a clean store, or storerescue salvage"
+                : "run with --on-failure clean to save what can be read into a clean store, or storerescue salvage")]
+        if isFallingBack {
+            try fallBack(backup: backup, reading: .success(reading), since: Date())
+        } else {
+            report.addPhase(.verify, "failed", since: start, "the backed-up snapshot fails integrity_check: the store is damaged; nothing was replaced")
+            report.status = .refused
+        }
+        return true
     }
 
     // MARK: - Checks before anything
@@ -486,6 +508,13 @@ final class UpgradeRun {
             } catch {
                 throw MigrationError.writeFailed(path: file, reason: StoreCreator.reason(error))
             }
+            // SQLite opens a file whose header names a write version it does not know read
+            // only ("attempt to write a readonly database"): such a store cannot be stamped.
+            if let version = Self.headerWriteVersion(file), !(1...2).contains(version) {
+                throw StoreAccessError.rejected(
+                    path: storePath, kind: .damaged,
+                    reason: "its header's write version (byte 18) is \(version), which SQLite does not write (1 rollback journal, 2 WAL), so it cannot be stamped in place")
+            }
             try stamp.apply(to: file, reportedAs: storePath)
             try Self.finishFile(file, walMode: Self.isWALHeader(storePath))
             guard let version = catalog.versions.first(where: { $0.name == stamp.version }) else {
@@ -626,6 +655,12 @@ final class UpgradeRun {
         return MigrationRefusal(
             code: .storeDamaged, hop: "", entity: nil, property: nil, rowCount: nil, message: facing.description,
             remedy: "run with --on-failure clean to quarantine it and salvage what can be read into a clean store, or storerescue salvage STORE --out NEW")
+    }
+
+    /// The header's file format write version (byte 18), nil when it cannot be read.
+    static func headerWriteVersion(_ path: String) -> UInt8? {
+        guard let bytes = try? BoundedFile.prefix(of: path, count: 20, followsSymlinks: false), bytes.count == 20 else { return nil }
+        return bytes[18]
     }
 
     /// True when the file's header says WAL (bytes 18 and 19 are 2).
