@@ -39,7 +39,10 @@ enum SnapshotComparison {
         do { other = try ReadableFile(path: snapshot, followsSymlinks: false) } catch {
             throw UpgradeError.snapshotUnreadable(path: snapshot, reason: error.description)
         }
-        guard storeSize == other.size else {
+        // Bytes after the database's last page (garbage appended to the file) are no part of
+        // the database: SQLite ignores them, and the online backup copies pages only. A store
+        // that grew by pages says so in its header's page count (bytes 28–31, compared).
+        guard storeSize >= other.size else {
             return Difference(description: "the store is \(storeSize) bytes, its snapshot \(other.size)")
         }
         let left = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
@@ -49,8 +52,8 @@ enum SnapshotComparison {
             right.deallocate()
         }
         var offset: Int64 = 0
-        while offset < storeSize {
-            let wanted = Int(min(Int64(bufferSize), storeSize - offset))
+        while offset < other.size {
+            let wanted = Int(min(Int64(bufferSize), other.size - offset))
             let leftCount: Int, rightCount: Int
             do {
                 leftCount = try readStore(UnsafeMutableRawBufferPointer(rebasing: left[0..<wanted]), offset)

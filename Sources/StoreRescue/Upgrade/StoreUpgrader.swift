@@ -586,14 +586,23 @@ final class UpgradeRun {
     /// Replaces the store with `file` once the store, settled and locked, is still the snapshot.
     private func publish(_ file: String, snapshot: RetainedSnapshot) throws -> StoreReplacement.Result {
         let replacement = StoreReplacement(storePath: storePath, lockTimeout: options.lockTimeout)
+        var trailing: Int64 = 0
+        defer {
+            if trailing > 0 {
+                report.notes.append("the store file had \(trailing) bytes after its database's last page (no part of the database: SQLite ignores them); they were not carried over, and the backup holds the database itself")
+            }
+        }
         return try TemporaryItems.uninterruptible {
             try replacement.replace(with: file, whileLocked: { [storePath, faultInjection] store in
+                let size = try store.size()
                 let difference = try SnapshotComparison.compare(
-                    storeSize: try store.size(), readStore: { buffer, offset in try store.read(into: buffer, at: offset) },
+                    storeSize: size, readStore: { buffer, offset in try store.read(into: buffer, at: offset) },
                     snapshot: snapshot.path)
                 if let difference {
                     throw UpgradeError.storeChangedSinceBackup(path: storePath, detail: difference.description)
                 }
+                let databaseSize = Int64(snapshot.pageSize) * Int64(snapshot.pageCount)
+                if size > databaseSize { trailing = size - databaseSize }
                 try faultInjection?(.beforeSwap)
             })
         }

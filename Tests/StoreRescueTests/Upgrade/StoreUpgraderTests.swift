@@ -252,6 +252,19 @@ struct StoreUpgraderTests {
         #expect(match.version == "V1" || match.diagnosis.adoptAs == "V1")
     }
 
+    @Test func bytesAppendedAfterTheLastPageDoNotLookLikeAWriteAfterTheBackup() throws {
+        let fixture = try UpgradeFixture()
+        let store = try fixture.journalStore()
+        let handle = try #require(FileHandle(forUpdatingAtPath: store))
+        try handle.seekToEnd()
+        handle.write(Data(repeating: 0x5A, count: 5000))
+        try handle.close()
+        let report = StoreUpgrader.upgrade(store: store, catalog: try fixture.journalCatalog, options: fixture.options())
+        #expect(report.status == .upgraded, "\(report.error?.message ?? "")")
+        #expect(report.notes.contains { $0.contains("5000 bytes after its database's last page") }, "\(report.notes)")
+        #expect(try UpgradeFixture.count("ZENTRY", in: store) == 5)
+    }
+
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
     func aStoreHeldOpenIsWaitedForThenRefused() throws {
         let fixture = try UpgradeFixture()
