@@ -65,7 +65,7 @@ struct ExpressionTranslator {
                 guard let sql = scope[name] else { throw unknown(name) }
                 output += "(" + sql + ")"
                 index = end + 1
-            case "0"..."9", "." where c != "." || (index + 1 < scalars.count && ("0"..."9").contains(scalars[index + 1])):
+            case _ where ("0"..."9").contains(c) || (c == "." && index + 1 < scalars.count && ("0"..."9").contains(scalars[index + 1])):
                 // A number: digits, a fraction, an exponent, or hexadecimal (0x1F).
                 var end = index + 1
                 let isHex = c == "0" && end < scalars.count && (scalars[end] == "x" || scalars[end] == "X")

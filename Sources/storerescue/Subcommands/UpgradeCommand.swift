@@ -27,8 +27,7 @@ struct UpgradeCommand: ParsableCommand {
     @Argument(help: "The store's main file (replaced in place).")
     var store: String
 
-    @Option(help: "The catalog: a catalog file (.json), .xcdatamodeld, .momd, .mom or reference store.")
-    var catalog: String
+    @OptionGroup var common: InPlaceOptions
 
     @Option(help: "The version to upgrade to (default: the latest the plan reaches).")
     var to: String?
@@ -36,48 +35,19 @@ struct UpgradeCommand: ParsableCommand {
     @Option(help: "The store's version, overriding what match finds (an ambiguous store).")
     var from: String?
 
-    @Option(help: ArgumentHelp("Where the backup (and, on a fallback, the quarantine) goes.", valueName: "dir"))
-    var backupDir = BackupOptions.defaultDestinationDirectory
-
     @Option(help: ArgumentHelp("What to do with a store that cannot be saved: keep (change nothing) or clean (quarantine it, start clean, salvage its rows).", valueName: "keep|clean"))
     var onFailure: UpgradeOptions.FailurePolicy = .keep
-
-    @Option(help: "Seconds to wait for another process to close the store.")
-    var timeout: Double = 30
 
     @Flag(help: "Check the backup's snapshot and the result with quick_check instead of the full integrity_check.")
     var quickCheck = false
 
-    @Flag(help: "Show what would happen; write nothing anywhere.")
-    var dryRun = false
-
-    @Flag(help: "Print the report as JSON (the contract in Docs/JSON-OUTPUT.md).")
-    var json = false
-
-    func validate() throws {
-        guard timeout >= 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds.") }
-    }
-
     func run() throws {
-        let options = UpgradeOptions(
-            mode: .upgrade, targetVersion: to, sourceVersion: from, backupDirectory: backupDir, onFailure: onFailure,
-            isDryRun: dryRun, lockTimeout: timeout, fullIntegrityCheck: !quickCheck)
-        try UpgradeCommand.execute(store: store, catalog: catalog, options: options, json: json)
-    }
-
-    static func execute(store: String, catalog: String, options: UpgradeOptions, json: Bool) throws {
-        let loaded: Catalog
-        do {
-            loaded = try Catalog.load(path: catalog)
-        } catch {
-            throw CommandOutput.failure(error, json: json)
-        }
-        let report = try CommandOutput.withProgress(json: json) { (bar: ((UpgradeProgressLine) -> Void)?, cancellation) in
-            StoreUpgrader.upgrade(
-                store: store, catalog: loaded, options: options, progress: bar.map { bar in { bar(UpgradeProgressLine($0)) } },
-                cancellation: cancellation)
-        }
-        try CommandOutput.finish(report, json: json)
+        var options = common.options(mode: .upgrade)
+        options.targetVersion = to
+        options.sourceVersion = from
+        options.onFailure = onFailure
+        options.fullIntegrityCheck = !quickCheck
+        try common.execute(store: store, options: options)
     }
 }
 
@@ -99,13 +69,23 @@ struct AdoptCommand: ParsableCommand {
     @Argument(help: "The store's main file (replaced in place).")
     var store: String
 
-    @Option(help: "The catalog: a catalog file (.json), .xcdatamodeld, .momd, .mom or reference store.")
-    var catalog: String
+    @OptionGroup var common: InPlaceOptions
 
     @Option(name: .customLong("as"), help: ArgumentHelp("The version the store is (default: what match finds).", valueName: "version"))
     var version: String?
 
-    @Option(help: ArgumentHelp("Where the backup goes.", valueName: "dir"))
+    func run() throws {
+        try common.execute(store: store, options: common.options(mode: .adopt(as: version)))
+    }
+}
+
+/// What `upgrade` and `adopt` share: the catalog, where the backup goes, how long to wait for
+/// the store, a dry run, JSON.
+struct InPlaceOptions: ParsableArguments {
+    @Option(help: "The catalog: a catalog file (.json), .xcdatamodeld, .momd, .mom or reference store.")
+    var catalog: String
+
+    @Option(help: ArgumentHelp("Where the backup (and, for upgrade's fallback, the quarantine) goes; never the store's folder.", valueName: "dir"))
     var backupDir = BackupOptions.defaultDestinationDirectory
 
     @Option(help: "Seconds to wait for another process to close the store.")
@@ -121,10 +101,23 @@ struct AdoptCommand: ParsableCommand {
         guard timeout >= 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds.") }
     }
 
-    func run() throws {
-        let options = UpgradeOptions(
-            mode: .adopt(as: version), backupDirectory: backupDir, onFailure: .keep, isDryRun: dryRun, lockTimeout: timeout)
-        try UpgradeCommand.execute(store: store, catalog: catalog, options: options, json: json)
+    func options(mode: UpgradeOptions.Mode) -> UpgradeOptions {
+        UpgradeOptions(mode: mode, backupDirectory: backupDir, isDryRun: dryRun, lockTimeout: timeout)
+    }
+
+    func execute(store: String, options: UpgradeOptions) throws {
+        let loaded: Catalog
+        do {
+            loaded = try Catalog.load(path: catalog)
+        } catch {
+            throw CommandOutput.failure(error, json: json)
+        }
+        let report = try CommandOutput.withProgress(json: json) { (bar: ((UpgradeProgressLine) -> Void)?, cancellation) in
+            StoreUpgrader.upgrade(
+                store: store, catalog: loaded, options: options, progress: bar.map { bar in { bar(UpgradeProgressLine($0)) } },
+                cancellation: cancellation)
+        }
+        try CommandOutput.finish(report, json: json)
     }
 }
 
