@@ -114,7 +114,7 @@ struct CleanFallback {
             salvageDatabase: salvageDatabase, rowsUnreadable: rowsUnreadable, entities: clean.entities,
             restoreCommand: Self.restoreCommand(backup: backupPath, kind: backupEntry.kind, store: storePath),
             restoreByHand: Self.restoreByHand(quarantine: quarantine, store: storePath),
-            notes: notes + clean.notes)
+            notes: notes)
         let sidecarsNow = StoreReplacement.sidecarSuffixes.map { storePath + $0 }.filter(StoreReplacement.exists)
         incident.quarantinedFiles = ([storePath] + sidecarsNow).map {
             IncidentReport.QuarantinedFile(originalPath: $0, path: quarantine + "/" + ($0 as NSString).lastPathComponent, size: Self.size($0))
@@ -168,7 +168,6 @@ struct CleanFallback {
         var path: String
         var carried: Bool
         var entities: [IncidentReport.EntityOutcome]
-        var notes: [String]
     }
 
     /// The store salvaged as its version and migrated to the target (entities the plan refuses
@@ -189,7 +188,9 @@ struct CleanFallback {
         if let salvageReport, let sourceName = salvageReport.version,
            let source = catalog.versions.first(where: { $0.name == sourceName }) {
             let salvagedRows = Self.rowsByEntity(salvageReport)
-            if let carried = try carry(salvaged: salvaged, source: source, target: target, salvagedRows: salvagedRows, rowsInStore: rowsInStore) {
+            if let carried = try carry(
+                salvaged: salvaged, source: source, target: target, salvagedRows: salvagedRows, rowsInStore: rowsInStore, notes: &notes
+            ) {
                 return carried
             }
             notes.append("the salvaged rows could not be carried to \(target.name); the clean store is empty and every row is in the salvage database")
@@ -201,12 +202,12 @@ struct CleanFallback {
     }
 
     /// Migrates the salvaged store to the target, leaving out the entities the plan refuses;
-    /// nil when it cannot be done at all.
+    /// nil when it cannot be done at all (why: in `notes`).
     private func carry(
-        salvaged: String, source: CatalogVersion, target: CatalogVersion, salvagedRows: [String: Int64], rowsInStore: [String: Int64]?
+        salvaged: String, source: CatalogVersion, target: CatalogVersion, salvagedRows: [String: Int64], rowsInStore: [String: Int64]?,
+        notes: inout [String]
     ) throws -> CleanStore? {
         var excluded: [String: String] = [:]  // entity (source version's name) → why
-        var extraNotes: [String] = []
         for round in 0...Self.maximumExclusionRounds {
             try checkCancellation()
             let store: OpenedStore
@@ -220,7 +221,7 @@ struct CleanFallback {
                     options: MigrationOptions(targetVersion: target.name, sourceVersion: source.name, followsSymlinks: false,
                                               fullIntegrityCheck: options.fullIntegrityCheck))
             } catch {
-                extraNotes.append("the salvaged store could not be planned: \(StoreMigrator.operatorFacing(error, store: salvaged).description)")
+                notes.append("the salvaged store could not be planned: \(StoreMigrator.operatorFacing(error, store: salvaged).description)")
                 return nil
             }
             let forward = { (name: String) in Self.forwardName(name, through: preparation.mappings) }
@@ -243,11 +244,9 @@ struct CleanFallback {
                             progress: { [progress] step in progress?(UpgradeProgress(phase: .fallback, fraction: step.fraction)) },
                             cancellation: cancellation)
                     } catch let error where UpgradeRun.isDataFailure(error) {
-                        guard let entity = Self.entity(of: error), excluded[entity] == nil, round < Self.maximumExclusionRounds,
-                              try leaveOut(entity, of: source, in: salvaged) else { return nil }
-                        excluded[entity] = StoreMigrator.operatorFacing(error, store: salvaged).description
-                        Self.removeStore(file)
-                        continue
+                        // The engine names the object, not an entity to leave out: nothing is carried.
+                        notes.append("carrying the salvaged rows to \(target.name) stopped: \(StoreMigrator.operatorFacing(error, store: storePath).description)")
+                        return nil
                     } catch MigrationError.verificationFailed(_, let problems) {
                         // Salvage clears the links whose destination was lost; an object whose
                         // required link is gone fails the final check. Leave its entity out (its
@@ -272,7 +271,7 @@ struct CleanFallback {
                 let entities = Self.outcomes(
                     source: source, salvagedRows: salvagedRows, rowsInStore: rowsInStore, inClean: inClean, excluded: excluded,
                     forward: forward, fallbackReason: nil)
-                return CleanStore(path: file, carried: true, entities: entities, notes: extraNotes)
+                return CleanStore(path: file, carried: true, entities: entities)
             }
             // Leave out one refused entity (named in its hop's destination: walked back to the
             // source version) and plan again.
@@ -332,7 +331,7 @@ struct CleanFallback {
         try UpgradeRun.finishFile(file, walMode: true)
         _ = try verifiedCounts(file, target: target)
         try CreationTarget.synchronize(file, isFolder: false)
-        return CleanStore(path: file, carried: false, entities: entities, notes: [])
+        return CleanStore(path: file, carried: false, entities: entities)
     }
 
     /// Checks the clean store (integrity, match exact target) and counts its rows per entity.
@@ -412,13 +411,6 @@ struct CleanFallback {
             if !names.contains(name) { names.append(name) }
         }
         return names
-    }
-
-    static func entity(of error: any Error) -> String? {
-        // The engine's messages name objects as `Entity` (Z_PK n); only the analysis's refusals
-        // name entities structurally, so a write-time failure leaves nothing out.
-        _ = error
-        return nil
     }
 
     static func rowsByEntity(_ report: SalvageReport) -> [String: Int64] {

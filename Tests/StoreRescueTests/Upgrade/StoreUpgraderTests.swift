@@ -265,7 +265,7 @@ struct StoreUpgraderTests {
         #expect(try UpgradeFixture.count("ZENTRY", in: store) == 5)
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
+    @Test(.enabled(if: BackupFixtures.pythonPath != nil, "needs python3"))
     func aStoreHeldOpenIsWaitedForThenRefused() throws {
         let fixture = try UpgradeFixture()
         let store = try fixture.journalStore()

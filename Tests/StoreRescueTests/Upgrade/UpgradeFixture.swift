@@ -106,7 +106,7 @@ final class UpgradeFixture {
     /// until the returned process is terminated.
     static func holdOpen(_ store: String) throws -> Process {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.executableURL = URL(fileURLWithPath: try #require(BackupFixtures.pythonPath))
         process.arguments = ["-c", """
             import sqlite3, sys, time
             c = sqlite3.connect(sys.argv[1], isolation_level=None)
