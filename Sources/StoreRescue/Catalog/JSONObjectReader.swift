@@ -5,9 +5,13 @@ struct JSONObjectReader {
     /// The JSON path of this object (`versions[2].entities[0]`; empty for the document).
     let path: String
     let file: String
-    /// Each key's first member: lookups stay constant-time in an object of 100,000 keys (a
-    /// custom stage's `map`), where a scan per key made reading it quadratic.
-    private let firstIndex: [String: Int]
+    /// Each key's first member, for a large object only: lookups stay constant-time in an object
+    /// of 100,000 keys (a custom stage's `map`), where a scan per key made reading it quadratic.
+    /// The usual object has a handful of keys, where a scan is cheaper than building a table
+    /// (`match` loads thousands of them: hashing every one cost it a third of its time).
+    private let firstIndex: [String: Int]?
+    /// Objects up to this many members are scanned instead of indexed.
+    static let scanLimit = 16
 
     init(_ value: JSONValue, path: String, file: String, allowedKeys: [String]) throws {
         self.path = path
@@ -16,11 +20,21 @@ struct JSONObjectReader {
             throw CatalogFileError.invalidValue(path: file, jsonPath: path, reason: "expected an object, found \(value.kindDescription)")
         }
         self.members = members
-        var firstIndex: [String: Int] = [:]
-        for (index, member) in members.enumerated() where firstIndex[member.key] == nil { firstIndex[member.key] = index }
-        self.firstIndex = firstIndex
-        let allowed = Set(allowedKeys)
-        for member in members where !allowed.contains(member.key) {
+        if members.count > Self.scanLimit {
+            var firstIndex: [String: Int] = [:]
+            for (index, member) in members.enumerated() where firstIndex[member.key] == nil { firstIndex[member.key] = index }
+            self.firstIndex = firstIndex
+        } else {
+            firstIndex = nil
+        }
+        let allowed: (String) -> Bool
+        if members.count > Self.scanLimit && allowedKeys.count > Self.scanLimit {
+            let set = Set(allowedKeys)
+            allowed = { set.contains($0) }
+        } else {
+            allowed = { allowedKeys.contains($0) }
+        }
+        for member in members where !allowed(member.key) {
             var reason = "unknown key"
             if let suggestion = Self.closest(to: member.key, in: allowedKeys) { reason += " (did you mean \"\(suggestion)\"?)" }
             reason += "; allowed here: " + allowedKeys.joined(separator: ", ")
@@ -30,11 +44,16 @@ struct JSONObjectReader {
 
     func childPath(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
 
-    func has(_ key: String) -> Bool { firstIndex[key] != nil }
+    private func index(of key: String) -> Int? {
+        if let firstIndex { return firstIndex[key] }
+        return members.firstIndex { $0.key == key }
+    }
+
+    func has(_ key: String) -> Bool { index(of: key) != nil }
 
     /// The value under `key`; a JSON `null` counts as absent.
     func value(_ key: String) -> JSONValue? {
-        guard let index = firstIndex[key], case let value = members[index].value, value != .null else { return nil }
+        guard let index = index(of: key), case let value = members[index].value, value != .null else { return nil }
         return value
     }
 
