@@ -31,6 +31,7 @@ final class CoreDataSalvageOutput: SalvageOutput {
     let looseTables: [String] = []
     /// `CREATE INDEX` statements dropped while loading, in creation order.
     let deferredIndexes: [String]
+    private(set) var bulkTargets: [Int: BulkTarget] = [:]
 
     private static let bookkeeping: [String: BookkeepingRows.Table] = [
         "Z_PRIMARYKEY": .primaryKey, "Z_METADATA": .metadata, "Z_MODELCACHE": .modelCache,
@@ -54,11 +55,11 @@ final class CoreDataSalvageOutput: SalvageOutput {
         }
         metadataRecovered = metadata != nil && options.storeUUID != nil
         creation = try StoreCreator.create(model: version.model, versionIdentifiers: version.versionIdentifiers, at: path, options: options)
-        connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readWrite))
         // A private file under construction: a crash discards it anyway, so no journal while
-        // loading; WAL mode (Core Data's) is restored in `finish`.
-        _ = try connection.scalar("PRAGMA journal_mode = OFF")
-        try connection.execute("PRAGMA synchronous = OFF; PRAGMA cache_size = -8192; BEGIN")
+        // loading, and out of WAL mode so pages can be appended behind SQLite (`SalvageBulkLoad`);
+        // WAL mode (Core Data's) is restored in `finish`.
+        connection = try SQLiteConnection.openForBulkLoad(path: path)
+        try connection.execute("PRAGMA cache_size = -8192; BEGIN")
         let indexes = try connection.rows(
             "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%' ORDER BY rowid")
         for index in indexes {
@@ -111,8 +112,36 @@ final class CoreDataSalvageOutput: SalvageOutput {
         }
         let rowid = target.primaryKey.count == 1 ? target.primaryKey[0] : "rowid"
         let index = try writer.addTarget(table: target.name, columns: columns, rowidColumn: rowid)
+        // Records copy as they are only when their text is in the new store's encoding (UTF-8,
+        // as `create` writes it); a UTF-16 store's rows go through SQLite, which converts them.
+        if writer.textEncoding == .utf8, let root = try Self.emptyTableRoot(target.name, connection: connection),
+            let positions = Self.bulkPositions(sources: sources, source: source, target: target)
+        {
+            bulkTargets[index] = BulkTarget.make(rootPage: root, positions: positions)
+        }
         return RowRoute(target: index, sources: sources, rules: rules)
     }
+
+    /// Column `j` of the version's table from column `j` of the damaged one, with the same
+    /// affinity (or the rowid, or NULL); nil when the columns are not the same in the same order.
+    private static func bulkPositions(sources: [RowRoute.ValueSource], source: TableDefinition, target: StoreLayout.Table) -> [BulkTarget.Position]? {
+        var positions: [BulkTarget.Position] = []
+        for index in target.columns.indices {
+            switch sources[index] {
+            case .rowid: positions.append(.rowid)
+            case .constant(.null): positions.append(.null)
+            case .record(let column, let fallback) where column == index:
+                guard TableDefinition.affinity(of: source.columns[column].declaredType) == TableDefinition.affinity(of: target.columns[index].type)
+                else { return nil }
+                positions.append(.record(fallbackIsNull: fallback == .null))
+            default: return nil
+            }
+        }
+        return positions
+    }
+
+    func pauseForBulkLoad() throws { try connection.execute("COMMIT") }
+    func resumeAfterBulkLoad() throws { try connection.execute("BEGIN") }
 
     /// `Z_ENT` values a table's rows may hold: its hierarchy's entities, or the history entity.
     func entityNumbers(of table: StoreLayout.Table) -> Set<Int64>? {

@@ -16,6 +16,7 @@ final class PlainSalvageOutput: SalvageOutput {
     private var deletedRoutes: [Int: RowRoute] = [:]
     private(set) var looseTables: [String] = []
     private var writtenTables: [String] = []
+    private(set) var bulkTargets: [Int: BulkTarget] = [:]
     /// SQLite's limit on columns per table (`SQLITE_MAX_COLUMN`).
     private static let maximumColumns = 2000
 
@@ -62,6 +63,14 @@ final class PlainSalvageOutput: SalvageOutput {
         }
         try connection.execute("CREATE TABLE \(table.name.quotedSQLIdentifier) (\(definitions.joined(separator: ", ")))")
         let target = try writer.addTarget(table: table.name, columns: columns, rowidColumn: rowidName)
+        // The same columns in the same order with the same declared types: records copy as
+        // they are (SQLite reads each value as it did in the damaged store).
+        let positions = table.columns.indices.map { index -> BulkTarget.Position in
+            index == table.rowidColumn ? .rowid : .record(fallbackIsNull: table.columns[index].defaultValue == .null)
+        }
+        if let root = try Self.emptyTableRoot(table.name, connection: connection) {
+            bulkTargets[target] = BulkTarget.make(rootPage: root, positions: positions)
+        }
         return .write(RowRoute(target: target, sources: sources, rules: nil))
     }
 
@@ -97,6 +106,9 @@ final class PlainSalvageOutput: SalvageOutput {
         cache[columnCount] = route
         return route
     }
+
+    func pauseForBulkLoad() throws { try connection.execute("COMMIT") }
+    func resumeAfterBulkLoad() throws { try connection.execute("BEGIN") }
 
     func finish(bookkeeping: BookkeepingRows) throws -> SalvageOutputSummary {
         writer.finishInserting()

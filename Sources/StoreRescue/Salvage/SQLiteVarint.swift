@@ -20,3 +20,39 @@ enum SQLiteVarint {
         return ((value << 8) | UInt64(bytes[position]), 9)
     }
 }
+
+extension SQLiteVarint {
+    /// The bytes `value` takes as a varint: 1–8 for values below 2^56, 9 above.
+    static func length(of value: UInt64) -> Int {
+        if value > 0x00FF_FFFF_FFFF_FFFF { return 9 }
+        var length = 1
+        var rest = value >> 7
+        while rest != 0 {
+            length += 1
+            rest >>= 7
+        }
+        return length
+    }
+
+    /// Writes `value` at `offset` (the caller has room for `length(of:)` bytes); returns the
+    /// length written.
+    @discardableResult
+    static func write(_ value: UInt64, into bytes: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+        let length = length(of: value)
+        if length == 9 {
+            bytes[offset + 8] = UInt8(truncatingIfNeeded: value)
+            var rest = value >> 8
+            for index in stride(from: 7, through: 0, by: -1) {
+                bytes[offset + index] = UInt8(truncatingIfNeeded: rest & 0x7F) | 0x80
+                rest >>= 7
+            }
+            return 9
+        }
+        var rest = value
+        for index in stride(from: length - 1, through: 0, by: -1) {
+            bytes[offset + index] = UInt8(truncatingIfNeeded: rest & 0x7F) | (index == length - 1 ? 0 : 0x80)
+            rest >>= 7
+        }
+        return length
+    }
+}

@@ -13,6 +13,28 @@ protocol SalvageOutput: AnyObject {
     var looseTables: [String] { get }
     /// Fix-ups, indexes, metadata, checks; closes the database. Returns per-table results.
     func finish(bookkeeping: BookkeepingRows) throws -> SalvageOutputSummary
+
+    /// Output tables (by writer target) whose rows from intact trees may be written page by
+    /// page (`SalvageBulkLoad`); empty when none may.
+    var bulkTargets: [Int: BulkTarget] { get }
+    /// Ends SQLite's transaction: until `resumeAfterBulkLoad`, pages are appended to the file
+    /// behind SQLite, which holds no lock and reads the file afresh afterwards.
+    func pauseForBulkLoad() throws
+    func resumeAfterBulkLoad() throws
+}
+
+extension SalvageOutput {
+    /// The bulk target of an output table SQLite just created: its root page, if it is empty
+    /// and has no UNIQUE index; nil otherwise.
+    static func emptyTableRoot(_ table: String, connection: SQLiteConnection) throws -> UInt32? {
+        let quoted = table.quotedSQLIdentifier
+        guard try connection.scalar("SELECT count(*) FROM pragma_index_list(?) WHERE \"unique\"", [.text(table)])?.int64 == 0,
+            try connection.scalar("SELECT 1 FROM \(quoted) LIMIT 1") == nil,
+            let root = try connection.scalar("SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = ?", [.text(table)])?.int64,
+            root >= 2, root <= Int64(UInt32.max)
+        else { return nil }
+        return UInt32(root)
+    }
 }
 
 /// What becomes of the rows of one recovered table.

@@ -175,6 +175,9 @@ public struct SalvageReport: Sendable, Encodable, Equatable {
     public var tables: [TableSummary]
     public var lostAndFound: LostAndFound
     public var totals: RowCounts
+    /// Of the rows recovered, those read from intact table trees and copied as they are, page
+    /// by page; the others went in through SQLite (see Docs/SALVAGE.md, "How rows are written").
+    public var rowsCopiedPageByPage: Int
     @NullEncoded public var metadata: MetadataSummary?
     /// What could not be read as expected, in words.
     public var notes: [String]

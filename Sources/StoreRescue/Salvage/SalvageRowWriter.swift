@@ -106,7 +106,7 @@ final class SalvageRowWriter {
 
     /// Core Data mode: every value's storage class must be one its column's declared type allows;
     /// `Z_ENT` must name an entity of the table (unless the table holds one entity only).
-    private func fits(route: RowRoute, rules: RowRoute.CoreDataRules, record: [RecordColumn], payload: UnsafeRawBufferPointer) -> Bool {
+    func fits(route: RowRoute, rules: RowRoute.CoreDataRules, record: [RecordColumn], payload: UnsafeRawBufferPointer) -> Bool {
         for (offset, source) in route.sources.enumerated() {
             guard case .record(let column, _) = source, column < record.count, record[column].isAvailable else { continue }
             let storage = record[column].storageClass
@@ -119,6 +119,19 @@ final class SalvageRowWriter {
             else { return false }
         }
         return true
+    }
+
+    /// Whether `applyFixes` would change a value of this row (a row copied as it is must not need it).
+    func needsFixes(route: RowRoute, rules: RowRoute.CoreDataRules, record: [RecordColumn], payload: UnsafeRawBufferPointer) -> Bool {
+        if let position = rules.entityPosition, let sole = rules.soleEntity,
+            recordInteger(route.sources[position], record: record, payload: payload) != sole
+        {
+            return true
+        }
+        if let position = rules.optimisticLockPosition, recordInteger(route.sources[position], record: record, payload: payload) == nil {
+            return true
+        }
+        return false
     }
 
     /// Sets a sole-entity table's `Z_ENT` and a non-integer `Z_OPT` to what Core Data expects.

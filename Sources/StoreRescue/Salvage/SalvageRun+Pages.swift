@@ -13,6 +13,32 @@ extension SalvageRun {
         }
     }
 
+    /// Pass 2's fast path: the tables whose rows may be written page by page are walked first,
+    /// with SQLite's transaction ended; then the file's header is settled, SQLite takes over
+    /// again, and the rows set aside go in through it.
+    func walkTreesInBulk(file: String) throws {
+        guard let output, !output.bulkTargets.isEmpty else { return }
+        let bulkTables = tables.indices.filter { index in
+            guard case .write(let route) = roles[index], output.bulkTargets[route.target] != nil else { return false }
+            return tables[index].rootPage != nil && !tables[index].isWithoutRowid
+        }
+        guard !bulkTables.isEmpty else { return }
+        try output.pauseForBulkLoad()
+        let load = try SalvageBulkLoad(file: file, spillPath: file + "-set-aside", targets: output.bulkTargets, writer: output.writer)
+        bulk = load
+        defer { bulk = nil }
+        for index in bulkTables {
+            guard let root = tables[index].rootPage, walkedRoots.insert(root).inserted else { continue }
+            tallies[index].addPages(try walkTree(root: root, owner: .table(index)))
+            try load.endTable()
+        }
+        try load.finish()
+        rowsCopiedPageByPage = load.rowsAppended
+        bulk = nil
+        try output.resumeAfterBulkLoad()
+        try replaySetAside(load.spill)
+    }
+
     /// Walks the table b-tree rooted at `root` depth-first, left to right (rows arrive in rowid
     /// order). A child is followed only when its number is in range, it is not already claimed
     /// (cycles, pages shared by two trees), it is a table page, and — for leaves — every rowid

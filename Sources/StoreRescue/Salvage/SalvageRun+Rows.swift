@@ -36,7 +36,7 @@ extension SalvageRun {
                 if cell.firstOverflowPage == nil {
                     let payload = UnsafeRawBufferPointer(rebasing: bytes[cell.localStart..<cell.localStart + cell.localSize])
                     let decoded = RecordDecoder.decode(payload, declaredSize: cell.payloadSize, into: &columns)
-                    if try !deliver(decoded, rowid: cell.rowid, payload: payload, page: page, owner: owner, provenance: provenance) {
+                    if try !deliver(decoded, rowid: cell.rowid, payload: payload, declaredSize: cell.payloadSize, page: page, owner: owner, provenance: provenance) {
                         complete = false
                     }
                     continue
@@ -50,7 +50,8 @@ extension SalvageRun {
                 }
                 let delivered = try chainReader.payload.withUnsafeBytes { payload in
                     let decoded = RecordDecoder.decode(payload, declaredSize: cell.payloadSize, into: &columns)
-                    return try deliver(decoded, rowid: cell.rowid, payload: payload, page: page, owner: owner, provenance: provenance)
+                    return try deliver(
+                        decoded, rowid: cell.rowid, payload: payload, declaredSize: cell.payloadSize, page: page, owner: owner, provenance: provenance)
                 }
                 if !delivered { complete = false }
             }
@@ -60,7 +61,7 @@ extension SalvageRun {
 
     /// Sends one decoded row where `owner` and `provenance` say; false when it was unreadable.
     private func deliver(
-        _ decoded: RecordDecoder.Outcome, rowid: Int64, payload: UnsafeRawBufferPointer, page: UInt32, owner: RowOwner,
+        _ decoded: RecordDecoder.Outcome, rowid: Int64, payload: UnsafeRawBufferPointer, declaredSize: Int, page: UInt32, owner: RowOwner,
         provenance: RowProvenance
     ) throws -> Bool {
         if decoded == .malformed {
@@ -73,6 +74,19 @@ extension SalvageRun {
             addSchemaRow(columns, payload)
         case (.bookkeeping(let table), _):
             bookkeeping.add(table, rowid: rowid, record: columns, payload: payload, encoding: geometry.textEncoding)
+        case (.table(let index), .tree) where bulk != nil:
+            // Pass 2's fast path (SQLite is away from the file): written page by page, or set
+            // aside whole — and counted when it goes in through SQLite, as any other row.
+            guard let bulk, case .write(let route) = roles[index] else { preconditionFailure("only tables written by route are read in bulk") }
+            switch try bulk.offer(route: route, rowid: rowid, record: columns, payload: payload, isComplete: !isPartial) {
+            case .appended:
+                tallies[index].rowsRead += 1
+            case .notFitting:
+                tallies[index].rowsRead += 1
+                tallies[index].rowsNotFitting += 1
+            case .setAside:
+                try bulk.spill.add(table: index, page: page, rowid: rowid, declaredSize: declaredSize, payload: payload)
+            }
         case (.table(let index), .tree), (.table(let index), .orphan):
             tallies[index].rowsRead += 1
             switch roles[index] {
@@ -119,6 +133,14 @@ extension SalvageRun {
             }
         }
         return true
+    }
+
+    /// Rows set aside by the fast path, delivered through SQLite in the order they were read.
+    func replaySetAside(_ spill: RowSpill) throws {
+        try spill.replay { table, page, rowid, declaredSize, payload in
+            let decoded = RecordDecoder.decode(payload, declaredSize: declaredSize, into: &columns)
+            _ = try deliver(decoded, rowid: rowid, payload: payload, declaredSize: declaredSize, page: page, owner: .table(table), provenance: .tree)
+        }
     }
 
     private func write(_ route: RowRoute, rowid: Int64, payload: UnsafeRawBufferPointer, context: SalvageRowWriter.Context) throws -> SalvageRowWriter.Outcome {

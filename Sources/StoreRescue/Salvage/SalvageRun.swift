@@ -9,6 +9,9 @@ import Foundation
 ///    version).
 /// 2. **Trees**: every table's b-tree from its root page, rowid bounds checked at every level, so
 ///    a damaged interior pointer cannot hand one table's leaf to another; these rows go in first.
+///    Tables whose records copy as they are come first, written page by page while SQLite is
+///    away from the file (`SalvageBulkLoad`); the rows that path sets aside, and other tables,
+///    go through SQLite.
 /// 3. **Sweep**: every page no tree reached, in file order: table leaves are orphans, named by the
 ///    pointer map or by their records' shape; their rows go in unless the rowid is already there.
 /// 4. **Free pages**: leaves on the freelist hold deleted rows; a rowid still live is a stale copy
@@ -64,6 +67,9 @@ final class SalvageRun {
     var bookkeeping = BookkeepingRows()
     var notes: [String] = []
     var output: (any SalvageOutput)?
+    /// Pass 2's fast path while it runs (`walkTreesInBulk`), and the rows it wrote.
+    var bulk: SalvageBulkLoad?
+    var rowsCopiedPageByPage = 0
     var pagesProcessed = 0
     /// Read from the output before it is closed: values fixed per output table (writer target).
     var valuesFixed: [Int: Int] = [:]
@@ -148,6 +154,7 @@ final class SalvageRun {
             output = try PlainSalvageOutput(path: file, geometry: geometry)
         }
         try assignRoles()
+        try walkTreesInBulk(file: file)
         try walkTrees()
         try sweepUnclaimedPages()
         try readFreePages()

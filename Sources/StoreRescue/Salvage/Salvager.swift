@@ -125,8 +125,11 @@ public enum Salvager {
     private static func failure(_ error: any Error, output: String) -> any Error {
         switch error {
         case let error as SalvageError:
-            if case .verificationFailed(_, let reason) = error { return SalvageError.verificationFailed(path: output, reason: reason) }
-            return error
+            switch error {
+            case .verificationFailed(_, let reason): return SalvageError.verificationFailed(path: output, reason: reason)
+            case .writeFailed(_, let reason): return SalvageError.writeFailed(path: output, reason: reason)
+            default: return error
+            }
         case let error as StoreCreationError:
             switch error {
             case .verificationFailed(_, let reason): return SalvageError.verificationFailed(path: output, reason: reason)

@@ -18,3 +18,16 @@ extension UnsafeRawBufferPointer {
         return true
     }
 }
+
+/// Writing the same integers, for the pages salvage writes itself (`TableTreeBuilder`,
+/// `PageAppender`); callers have checked that the bytes fit.
+extension UnsafeMutableRawBufferPointer {
+    func storeBigEndianUInt16(_ value: Int, at offset: Int) {
+        self[offset] = UInt8(truncatingIfNeeded: value >> 8)
+        self[offset + 1] = UInt8(truncatingIfNeeded: value)
+    }
+
+    func storeBigEndianUInt32(_ value: UInt32, at offset: Int) {
+        for index in 0..<4 { self[offset + index] = UInt8(truncatingIfNeeded: value >> (24 - 8 * UInt32(index))) }
+    }
+}

@@ -47,6 +47,66 @@ import Testing
         let maxima = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
             .rows("SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { "\($0[0].string ?? "")=\($0[1].int64 ?? -1)" }
         #expect(maxima == ["Item=200", "SpecialItem=0", "Owner=20", "Tag=5"])
+        #expect(report.rowsCopiedPageByPage == 225, "every entity row copied page by page; the join table (a UNIQUE key) through SQLite")
+    }
+
+    /// A store whose text is UTF-16 (the new store's is UTF-8): no record is copied as it is —
+    /// SQLite converts every text value on its way in — and the text reads back the same.
+    @Test func aUTF16StoresRowsGoThroughSQLiteWhichConvertsTheirText() throws {
+        let directory = try TemporaryDirectory()
+        let original = directory.path("utf8.sqlite")
+        try Fixtures.store(at: original)
+        let store = directory.path("utf16.sqlite")
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .create))
+            try connection.execute("PRAGMA encoding = 'UTF-16le'")
+            let source = try SQLiteConnection(path: original, options: SQLiteOpenOptions(mode: .immutable))
+            let schema = try source.rows("SELECT name, sql FROM sqlite_schema WHERE sql IS NOT NULL AND type = 'table' ORDER BY rowid")
+            for row in schema {
+                try connection.execute(try #require(row[1].string))
+                let name = try #require(row[0].string).quotedSQLIdentifier
+                for values in try source.rows("SELECT * FROM \(name)") {
+                    let insert = try connection.prepare("INSERT INTO \(name) VALUES (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))")
+                    try insert.bind(values)
+                    _ = try insert.step()
+                }
+            }
+            #expect(try connection.scalar("PRAGMA encoding") == .text("UTF-16le"))
+        }
+        let (output, report) = try Self.salvage(store, in: directory)
+        try Self.expectUsableStore(output)
+        #expect(report.rowsCopiedPageByPage == 0)
+        #expect(try Fixtures.entityRows(of: output) == Fixtures.entityRows(of: original))
+    }
+
+    /// Rows the fast path cannot copy as they are — a sole-entity table's foreign `Z_ENT`, a
+    /// `Z_OPT` that is not an integer — go in through SQLite, fixed and counted, among neighbours
+    /// copied page by page.
+    @Test func rowsNeedingAFixGoThroughSQLiteAmongCopiedOnes() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        let expected = try Fixtures.entityRows(of: store)
+        let owner: Int64
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            owner = try #require(try connection.scalar("SELECT Z_ENT FROM ZOWNER LIMIT 1")?.int64)
+            try connection.execute("UPDATE ZOWNER SET Z_ENT = 99 WHERE Z_PK = 3; UPDATE ZITEM SET Z_OPT = 'stale' WHERE Z_PK = 7")
+        }
+        let (output, report) = try Self.salvage(store, in: directory)
+        try Self.expectUsableStore(output)
+        #expect(report.totals.valuesFixed == 2)
+        #expect(report.rowsCopiedPageByPage == 223)
+        let rows = try Fixtures.entityRows(of: output)
+        #expect(rows["ZOWNER"]?.count == 20 && rows["ZITEM"]?.count == 200)
+        let check = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+        #expect(try check.scalar("SELECT Z_ENT FROM ZOWNER WHERE Z_PK = 3") == .integer(owner))
+        #expect(try check.scalar("SELECT Z_OPT FROM ZITEM WHERE Z_PK = 7") == .integer(1))
+        for table in ["ZOWNER", "ZITEM", "ZTAG"] {
+            let same = rows[table]?.filter { key, value in expected[table]?[key] == value }.count
+            // Owner 3's Z_ENT is its entity's again; item 7's Z_OPT is now 1.
+            #expect(same == (expected[table]?.count ?? 0) - (table == "ZITEM" ? 1 : 0), "every other row of \(table) as it was")
+        }
     }
 
     /// The owners' page lost: items keep their rows, their `owner` values (pointing at owners that

@@ -31,11 +31,36 @@ import Testing
         #expect(people.identifiedBy.schemaTree > 0 && people.identifiedBy.pointerMap == 0 && people.identifiedBy.recordShape == 0)
         #expect(people.rows.deleted > 0, "the deleted rows on free pages are reported")
         #expect(people.rows.recovered == original["people"]?.count)
+        // people's 150 rows and the one events row written after the ALTER TABLE are copied page
+        // by page; the 300 older events rows are short, their added column's default is not
+        // NULL, so they go in through SQLite with the default filled in.
+        #expect(report.rowsCopiedPageByPage == 151)
         var after = try SalvageFixtures.snapshot(directory.url.path)
         after["out.sqlite"] = nil
         #expect(after == before, "the store was not changed and nothing was created beside it")
         let check = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable)).scalar("PRAGMA integrity_check")
         #expect(check?.string == "ok")
+    }
+
+    /// A UTF-16 database comes back in its own encoding, its records copied as they are (the
+    /// text's bytes unchanged), and reads back the same.
+    @Test(arguments: ["UTF-16le", "UTF-16be"])
+    func utf16DatabaseKeepsItsEncodingAndItsText(encoding: String) throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("u.sqlite")
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .create))
+            try connection.execute("PRAGMA encoding = '\(encoding)'; CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, note)")
+            try connection.execute("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) "
+                + "INSERT INTO t SELECT i, 'nom ' || i || ' é✓😀', printf('%.*c', i % 900, 'ß') FROM n")
+        }
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        #expect(report.rowsCopiedPageByPage == 3000)
+        let check = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+        #expect(try check.scalar("PRAGMA encoding") == .text(encoding))
+        #expect(try SalvageFixtures.rows(of: output)["t"] == SalvageFixtures.rows(of: store)["t"])
+        #expect(try check.scalar("PRAGMA integrity_check") == .text("ok"))
     }
 
     /// The text report's lost-and-found line says where such rows went, and never "not written"
