@@ -107,6 +107,9 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "restore to a new path, or add --force to replace it (the replaced store is backed up first)"
         case .restoreTargetNotARegularFile:
             return "restore to a plain file path; remove the link or folder first if it is not wanted"
+        case .restoreVerificationFailed(_, let problems) where problems.allSatisfy({ $0.hasPrefix("the restored snapshot fails PRAGMA") }):
+            return "restore from another backup (`storerescue verify` finds a good one); or, to put back the store as it was when "
+                + "backed up (it was damaged then), add --as-backed-up"
         case .restoreVerificationFailed:
             return "restore from another backup; run `storerescue verify` on each to find a good one"
         case .interrupted:

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -8,6 +9,11 @@ import Darwin
 /// Backup file names: `<store file name>.<UTC time YYYYMMDDTHHMMSSZ>[-n].gz` and, beside it,
 /// the same name ending `.manifest.json`. They sort by time within one store, and `-n` (1, 2, …)
 /// tells apart backups taken in the same second.
+///
+/// A store name too long for that to fit in a file name (255 bytes) is cut on a character
+/// boundary and followed by `~` and eight hex digits of its SHA-256 (`nameStem`): two long names
+/// still give different backups, and the manifest keeps the store's whole path (retention and
+/// restore go by the manifest, never by the file name).
 public enum BackupNaming {
     public struct Names: Sendable, Equatable {
         public var backup: String
@@ -23,6 +29,20 @@ public enum BackupNaming {
                       c.hour ?? 0, c.minute ?? 0, c.second ?? 0)
     }
 
+    /// The longest file name the file systems in use take (`NAME_MAX`).
+    static let maximumNameBytes = 255
+    /// What a backup name adds to the store's name at most: `.`, the timestamp, `-9999` and
+    /// `.manifest.json`.
+    static let addedBytes = 1 + 16 + 5 + 14
+
+    /// The store's file name as it starts its backups' names: whole when it fits, else cut.
+    public static func nameStem(_ storeFileName: String) -> String {
+        let room = maximumNameBytes - addedBytes
+        guard storeFileName.utf8.count > room else { return storeFileName }
+        let digest = SHA256.hash(data: Data(storeFileName.utf8)).prefix(4).map { String(format: "%02x", $0) }.joined()
+        return TemporaryItems.label(storeFileName, maximumBytes: room - 9) + "~" + digest
+    }
+
     /// The first free pair of names in `folder` for a backup of `storeFileName` taken at `date`.
     ///
     /// A name taken by a regular file moves on to the next suffix; anything else at a candidate
@@ -30,7 +50,7 @@ public enum BackupNaming {
     ///
     /// - Throws: `SafeFileOutputError.destinationIsSymbolicLink` / `.destinationExists`.
     public static func freeName(storeFileName: String, date: Date, in folder: String) throws -> Names {
-        let base = storeFileName + "." + timestamp(date)
+        let base = nameStem(storeFileName) + "." + timestamp(date)
         for suffix in 0..<10_000 {
             let stem = suffix == 0 ? base : base + "-\(suffix)"
             let names = Names(backup: stem + ".gz", manifest: stem + ".manifest.json")

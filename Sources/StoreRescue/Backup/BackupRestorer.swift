@@ -20,14 +20,20 @@ public struct RestoreOptions: Sendable {
     /// `quick_check` verifies every page, b-tree and record but not that each index matches its
     /// table; the SHA-256 match with the manifest already proves the bytes are the snapshot's.
     public var fullIntegrityCheck: Bool
+    /// Restore the snapshot even when SQLite's check finds it damaged, as long as its bytes are
+    /// exactly the backup's (gzip CRC and SHA-256 as the manifest says): for putting back a store
+    /// that was already damaged when it was backed up — the way back from
+    /// `upgrade --on-failure clean`. The check's findings are reported (`damagedSnapshotCheck`).
+    public var restoresDamagedSnapshot: Bool
 
     public init(targetPath: String, force: Bool = false, replacedStoreBackupDirectory: String? = nil,
-                lockTimeout: TimeInterval = 30, fullIntegrityCheck: Bool = false) {
+                lockTimeout: TimeInterval = 30, fullIntegrityCheck: Bool = false, restoresDamagedSnapshot: Bool = false) {
         self.targetPath = targetPath
         self.force = force
         self.replacedStoreBackupDirectory = replacedStoreBackupDirectory
         self.lockTimeout = lockTimeout
         self.fullIntegrityCheck = fullIntegrityCheck
+        self.restoresDamagedSnapshot = restoresDamagedSnapshot
     }
 }
 
@@ -49,6 +55,9 @@ public struct RestoreResult: Sendable, Equatable {
     /// The new paths of the sidecars of a store too damaged for SQLite (or of a missing main
     /// file), moved as they were into `replacedStoreRawCopy`.
     public var movedSidecars: [String]
+    /// With `restoresDamagedSnapshot`: what SQLite's check found in the snapshot restored anyway
+    /// (nil when it passed).
+    public var damagedSnapshotCheck: String?
     public var seconds: Double
 }
 
@@ -105,12 +114,19 @@ public enum BackupRestorer {
         let outcome = try BackupVerifier.decompress(paths: paths, manifest: manifest, into: output,
                                                     progress: progress, cancellation: cancellation)
         problems += outcome.problems
+        var damagedSnapshotCheck: String?
         if outcome.isComplete && problems.isEmpty {
             progress?(BackupProgress(phase: .verify, completedBytes: manifest.snapshotSize, totalBytes: manifest.snapshotSize))
             let integrity = BackupVerifier.integrityCheck(path: output.temporaryPath, isQuick: !options.fullIntegrityCheck)
             if integrity != "ok" {
                 let pragma = options.fullIntegrityCheck ? "integrity_check" : "quick_check"
-                problems.append("the restored snapshot fails PRAGMA \(pragma): \(integrity)")
+                // The bytes are the backup's (checked above): a store damaged when it was backed
+                // up is put back as it was, if asked to.
+                if options.restoresDamagedSnapshot {
+                    damagedSnapshotCheck = "PRAGMA \(pragma): \(integrity)"
+                } else {
+                    problems.append("the restored snapshot fails PRAGMA \(pragma): \(integrity)")
+                }
             }
         }
         guard problems.isEmpty else {
@@ -160,7 +176,7 @@ public enum BackupRestorer {
         return RestoreResult(restoredPath: target, backupPath: paths.backup, manifest: manifest,
                              replacedStoreBackup: replacedBackup, replacedStoreRawCopy: rawCopy,
                              removedSidecars: replaced?.settledSidecars ?? [], movedSidecars: replaced?.movedSidecars ?? [],
-                             seconds: Date().timeIntervalSince(started))
+                             damagedSnapshotCheck: damagedSnapshotCheck, seconds: Date().timeIntervalSince(started))
     }
 
     /// True for the errors of a store SQLite cannot read (empty, not SQLite, truncated, damaged).

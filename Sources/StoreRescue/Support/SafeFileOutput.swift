@@ -53,7 +53,7 @@ public final class SafeFileOutput {
         TemporaryItems.sweepOnce(folder: folder)
         var attempt = 0
         while true {
-            let candidate = folder + "/" + TemporaryItems.name(label: "." + name.prefix(180), random: Self.randomSuffix())
+            let candidate = folder + "/" + TemporaryItems.name(label: "." + TemporaryItems.label(name, maximumBytes: 180), random: Self.randomSuffix())
             let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, permissions)
             if fd >= 0 {
                 TemporaryItems.lock(fd)

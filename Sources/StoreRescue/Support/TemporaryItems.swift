@@ -47,6 +47,20 @@ public enum TemporaryItems {
         "\(label)\(marker)\(getpid())-\(timestamp(Date()))-\(random)"
     }
 
+    /// `text` cut to at most `maximumBytes` bytes of UTF-8, on a character boundary: a label for
+    /// a temporary's name that leaves room for the rest within a file name's 255 bytes.
+    public static func label(_ text: String, maximumBytes: Int) -> String {
+        guard text.utf8.count > maximumBytes else { return text }
+        var label = ""
+        var bytes = 0
+        for character in text {
+            bytes += character.utf8.count
+            guard bytes <= maximumBytes else { break }
+            label.append(character)
+        }
+        return label
+    }
+
     /// The owner process id of a temporary's name, or nil for a name that is not one.
     public static func ownerProcess(ofName name: String) -> Int32? {
         guard let range = name.range(of: marker, options: .backwards) else { return nil }

@@ -86,7 +86,8 @@ struct CleanFallback {
         let name = (storePath as NSString).lastPathComponent
 
         // 3. The salvage database: every readable row, as found.
-        var salvageDatabase: String? = quarantine + "/" + name + ".salvaged.sqlite"
+        // A store name too long to take the suffix is cut as backup names are (`BackupNaming`).
+        var salvageDatabase: String? = quarantine + "/" + BackupNaming.nameStem(name) + ".salvaged.sqlite"
         var rowsUnreadable: Int64 = 0
         do {
             let plain = try Salvager.salvage(store: storePath, into: salvageDatabase!, options: SalvageOptions(), cancellation: cancellation)
@@ -449,13 +450,14 @@ struct CleanFallback {
 
     // MARK: - Files
 
-    /// `BACKUPS/quarantine/<name>.<UTC>[-n]/`, created private.
+    /// `BACKUPS/quarantine/<name>.<UTC>[-n]/`, created private (a name too long for that is cut
+    /// as backup names are: `BackupNaming.nameStem`).
     static func makeQuarantine(in backupFolder: String, store: String, date: Date) throws -> String {
         let root = backupFolder + "/quarantine"
         if mkdir(root, 0o700) != 0 && errno != EEXIST {
             throw UpgradeError.quarantineFailed(path: root, reason: SafeFileOutput.describe(errno))
         }
-        let name = (store as NSString).lastPathComponent
+        let name = BackupNaming.nameStem((store as NSString).lastPathComponent)
         for suffix in 0..<1000 {
             let candidate = root + "/" + name + "." + BackupNaming.timestamp(date) + (suffix == 0 ? "" : "-\(suffix)")
             if mkdir(candidate, 0o700) == 0 {
@@ -512,7 +514,9 @@ struct CleanFallback {
 
     static func restoreCommand(backup: String, kind: String, store: String) -> String {
         if kind == "snapshot" {
-            return "storerescue restore \(ShellQuote.quote(backup)) --to \(ShellQuote.quote(store)) --force"
+            // The store may have been damaged when it was backed up (the reason for the fallback):
+            // it is put back exactly as it was.
+            return "storerescue restore \(ShellQuote.quote(backup)) --to \(ShellQuote.quote(store)) --force --as-backed-up"
         }
         let name = (store as NSString).lastPathComponent
         return "cp -p \(ShellQuote.quote(backup + "/" + name)) \(ShellQuote.quote(store))  # with the app closed; then copy back the -wal and -journal in that folder, if any"

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import StoreRescue
 
-/// `storerescue restore BACKUP --to PATH [--force] [--full-check] [--backups-dir DIR] [--timeout S] [--json]`
+/// `storerescue restore BACKUP --to PATH [--force] [--full-check] [--as-backed-up] [--backups-dir DIR] [--timeout S] [--json]`
 struct RestoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore",
@@ -15,7 +15,9 @@ struct RestoreCommand: ParsableCommand {
             (SQLite folds its -wal in) once no process has it open (waiting up to --timeout, \
             then exit 75), locked, and the restored file is renamed over it. A store too damaged \
             for SQLite is kept byte for byte (main file and sidecars) in a .raw folder instead. \
-            Stop every process that uses the store first.
+            Stop every process that uses the store first. A backup of a store that was already \
+            damaged when it was taken fails the check; --as-backed-up restores it anyway when its \
+            bytes are exactly the backup's (the way back from upgrade --on-failure clean).
             """
     )
 
@@ -30,6 +32,9 @@ struct RestoreCommand: ParsableCommand {
 
     @Flag(name: .customLong("full-check"), help: "Run the full PRAGMA integrity_check instead of quick_check (slower).")
     var fullCheck = false
+
+    @Flag(name: .customLong("as-backed-up"), help: "Restore the snapshot even if SQLite finds it damaged, when its bytes are exactly the backup's (a store damaged when it was backed up).")
+    var asBackedUp = false
 
     @Option(name: .customLong("backups-dir"), help: ArgumentHelp("Where the backup of a replaced store goes (default: the folder of BACKUP).", valueName: "dir"))
     var replacedStoreBackupDirectory: String?
@@ -54,12 +59,14 @@ struct RestoreCommand: ParsableCommand {
         @NullEncoded var replacedStoreRawCopy: String?
         var removedSidecars: [String]
         var movedSidecars: [String]
+        /// With --as-backed-up: what SQLite's check found in the snapshot restored anyway.
+        @NullEncoded var damagedSnapshotCheck: String?
         var seconds: Double
     }
 
     func run() throws {
         let options = RestoreOptions(targetPath: target, force: force, replacedStoreBackupDirectory: replacedStoreBackupDirectory,
-                                     lockTimeout: timeout, fullIntegrityCheck: fullCheck)
+                                     lockTimeout: timeout, fullIntegrityCheck: fullCheck, restoresDamagedSnapshot: asBackedUp)
         let result = try CommandOutput.withProgress(json: json) { progress, cancellation in
             try BackupRestorer.restore(backup: backup, options: options, progress: progress, cancellation: cancellation)
         }
@@ -68,7 +75,7 @@ struct RestoreCommand: ParsableCommand {
                 restored: result.restoredPath, backup: result.backupPath, snapshotSHA256: result.manifest.snapshotSHA256,
                 replacedStoreBackup: result.replacedStoreBackup?.backupPath, replacedStoreRawCopy: result.replacedStoreRawCopy,
                 removedSidecars: result.removedSidecars, movedSidecars: result.movedSidecars,
-                seconds: result.seconds))
+                damagedSnapshotCheck: result.damagedSnapshotCheck, seconds: result.seconds))
             return
         }
         var text = "Restored \(result.backupPath)\n  to:       \(result.restoredPath) (\(CommandOutput.size(result.manifest.snapshotSize)), "
@@ -81,6 +88,9 @@ struct RestoreCommand: ParsableCommand {
         }
         for sidecar in result.removedSidecars { text += "  folded into the replaced store by SQLite: \(sidecar)\n" }
         for sidecar in result.movedSidecars { text += "  moved aside: \(sidecar)\n" }
+        if let check = result.damagedSnapshotCheck {
+            text += "  restored as it was backed up, damaged: \(check)\n"
+        }
         CommandOutput.write(text)
     }
 }

@@ -14,6 +14,32 @@ struct BackupCommandEndToEndTests {
         try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
 
+    /// A store already damaged when it was backed up (the project's Damaged sample): restore
+    /// refuses its snapshot, saying how to put it back anyway; `--as-backed-up` does, when the
+    /// bytes are exactly the backup's, and says what SQLite's check found.
+    @Test func aBackupOfADamagedStoreIsRestoredOnlyAsBackedUp() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("Notes.sqlite")
+        let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Samples")
+        try FileManager.default.copyItem(atPath: samples.appendingPathComponent("Damaged/Notes.sqlite").path, toPath: store)
+        let backup = try Self.storerescue(["backup", store, "--to", temp.path("b"), "--json"])
+        #expect(backup.status == 0, "\(backup.standardError)")
+        let report = try Self.json(backup.standardOutput)
+        let gz = try #require(report["backup"] as? String)
+        let refused = try Self.storerescue(["restore", gz, "--to", temp.path("back.sqlite")])
+        #expect(refused.status != 0)
+        #expect(refused.standardError.contains("fails PRAGMA quick_check"))
+        #expect(refused.standardError.contains("add --as-backed-up"))
+        #expect(!FileManager.default.fileExists(atPath: temp.path("back.sqlite")))
+        let restored = try Self.storerescue(["restore", gz, "--to", temp.path("back.sqlite"), "--as-backed-up", "--json"])
+        #expect(restored.status == 0, "\(restored.standardError)")
+        let result = try Self.json(restored.standardOutput)
+        #expect((result["damagedSnapshotCheck"] as? String)?.hasPrefix("PRAGMA quick_check: ") == true, "\(result)")
+        let digest = try #require(result["snapshotSHA256"] as? String)
+        #expect(try FileDigest.of(path: temp.path("back.sqlite")).sha256 == digest)
+    }
+
     @Test func backupVerifyRestoreWithJSON() throws {
         let temp = try TemporaryDirectory()
         let store = temp.path("s.sqlite")

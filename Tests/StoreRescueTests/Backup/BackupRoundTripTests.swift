@@ -100,6 +100,31 @@ import Testing
         #expect(second.manifestPath.hasSuffix("s.sqlite.20250131T091500Z-1.manifest.json"))
     }
 
+    /// A store whose name leaves no room for the timestamp and `.manifest.json` within a file
+    /// name's 255 bytes: its backups' names are cut (and told apart by a hash), the backup is
+    /// taken, verifies, and is listed as the store's by its manifest.
+    @Test func aStoreWithAVeryLongNameIsBackedUp() throws {
+        let temp = try TemporaryDirectory()
+        let long = String(repeating: "é", count: 110) + String(repeating: "s", count: 14) + ".sqlite"  // 241 bytes
+        let other = String(repeating: "é", count: 110) + String(repeating: "s", count: 13) + "t.sqlite"
+        #expect(long.utf8.count == 241)
+        let store = temp.path(long)
+        try BackupFixtures.makeStore(at: store, rows: 10)
+        let date = Date(timeIntervalSince1970: 1_738_314_900)
+        let first = try BackupRunner.run(store: store, options: .testing(temp.path("b"), at: date))
+        let second = try BackupRunner.run(store: store, options: .testing(temp.path("b"), at: date))
+        for path in [first.backupPath, first.manifestPath, second.backupPath, second.manifestPath] {
+            let name = (path as NSString).lastPathComponent
+            #expect(name.utf8.count <= 255, "\(name.utf8.count) bytes")
+            #expect(name.hasPrefix(String(repeating: "é", count: 100)))
+        }
+        #expect(second.manifestPath.hasSuffix("Z-1.manifest.json"))
+        #expect(BackupNaming.nameStem(long) != BackupNaming.nameStem(other))
+        #expect(BackupNaming.nameStem("s.sqlite") == "s.sqlite")
+        #expect(try BackupVerifier.verify(backup: first.backupPath).isGood)
+        #expect(BackupRetention.backups(in: temp.path("b"), of: first.manifest.sourcePath).count == 2)
+    }
+
     @Test(arguments: [1, 9])
     func everyLevelRoundTrips(level: Int) throws {
         let temp = try TemporaryDirectory()

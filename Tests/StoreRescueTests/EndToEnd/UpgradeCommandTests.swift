@@ -101,6 +101,35 @@ struct UpgradeCommandTests {
         #expect(try UpgradeFixture.rows("ZCAT", in: cats) == rows)
     }
 
+    /// A store whose name is near the file-name limit (243 bytes): the backup, the quarantine
+    /// folder and the salvage database take cut names, the fallback completes (5), and its
+    /// restore command puts the original back. (Before: exit 73 or 74, "File name too long".)
+    @Test func aStoreWithAVeryLongNameFallsBackAndIsRestored() throws {
+        let fixture = try UpgradeFixture()
+        let notes = fixture.appFolder + "/" + String(repeating: "n", count: 236) + ".sqlite"
+        try FileManager.default.copyItem(atPath: Self.samples.appendingPathComponent("Damaged/Notes.sqlite").path, toPath: notes)
+        let original = try Data(contentsOf: URL(fileURLWithPath: notes))
+        let catalog = Self.samples.appendingPathComponent("Damaged/catalog.json").path
+        let clean = try CommandRunner.run(["upgrade", notes, "--catalog", catalog, "--backup-dir", fixture.backups, "--on-failure", "clean", "--json"])
+        #expect(clean.status == 5, "\(clean.stdout) \(clean.stderr)")
+        #expect(try UpgradeFixture.count("ZNOTE", in: notes) == 267)
+        let names = try FileManager.default.subpathsOfDirectory(atPath: fixture.backups).map { ($0 as NSString).lastPathComponent }
+        #expect(names.allSatisfy { $0.utf8.count <= 255 } && names.contains { $0.hasSuffix(".salvaged.sqlite") }, "\(names)")
+        let fallback = try #require(try clean.json()["fallback"] as? [String: Any])
+        let command = try #require(fallback["restoreCommand"] as? String)
+        let restored = try CommandRunner.run(program: "/bin/sh", ["-c", command.replacingOccurrences(of: "storerescue ", with: "\"$0\" "), CommandRunner.executable.path])
+        #expect(restored.status == 0, "\(restored.stdout) \(restored.stderr)")
+        // The original's pages, byte for byte; in the header only the counters SQLite bumps when
+        // it writes a file (change counter, schema cookie, version-valid-for) may differ.
+        var back = try Data(contentsOf: URL(fileURLWithPath: notes))
+        var expected = original
+        for range in [24..<28, 40..<44, 92..<100] {
+            back.replaceSubrange(range, with: Data(count: range.count))
+            expected.replaceSubrange(range, with: Data(count: range.count))
+        }
+        #expect(back == expected)
+    }
+
     @Test func aDryRunWritesNothingAnywhere() throws {
         let fixture = try UpgradeFixture()
         let (notes, notesCatalog) = try sample("Damaged", "Notes.sqlite", in: fixture)

@@ -137,7 +137,7 @@ struct StoreUpgraderTests {
         #expect(try fixture.strayNames(besides: store) == [])
         // The restore command in the incident puts the original back.
         let backup = try #require(report.backup)
-        #expect(incident.restoreCommand == "storerescue restore \(backup.path) --to \(store) --force")
+        #expect(incident.restoreCommand == "storerescue restore \(backup.path) --to \(store) --force --as-backed-up")
     }
 
     @Test func aDamagedStoreFallsBackWithItsReadableRowsSalvaged() throws {
