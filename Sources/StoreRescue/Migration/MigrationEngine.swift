@@ -142,9 +142,14 @@ enum MigrationEngine {
 
     /// Writes the target version into a new file at `file` (which must not exist), composing hops
     /// and writing intermediate versions (in `workspace`) only where custom steps must run.
+    ///
+    /// - Parameter carriesPreexistingGaps: required values the store already lacked pass the final
+    ///   check (reported as the store's own, `MigrationVerifier`); false where the store was
+    ///   made from salvaged rows, whose lost links are no part of the app's data.
     static func write(
         _ preparation: MigrationPreparation, store: OpenedStore, readout: StoreReadout, catalog: Catalog, to file: String,
-        workspace: String, options: MigrationOptions, progress: ((MigrationProgress) -> Void)?, cancellation: CancellationFlag?
+        workspace: String, options: MigrationOptions, progress: ((MigrationProgress) -> Void)?, cancellation: CancellationFlag?,
+        carriesPreexistingGaps: Bool = true
     ) throws -> Written {
         guard let plan = preparation.plan, let physical = readout.schema else {
             throw MigrationError.notACoreDataStore(path: store.probe.path, reason: "it was not read")
@@ -250,9 +255,15 @@ enum MigrationEngine {
         report(.verifying)
         let predicted = (preparation.analysis?.countsPrecedeCustomSteps ?? true) || !options.handlers.isEmpty
             ? nil : preparation.analysis?.rows(atVersion: plan.targetVersion)
+        // The store as it was read: the fingerprint above says it is still what was migrated.
+        let baseline = carriesPreexistingGaps
+            ? RequiredValueBaseline(
+                connection: store.connection, version: context.version(plan.sourceVersion),
+                layout: layouts[plan.sourceVersion] ?? context.layout(plan.sourceVersion), physical: physical, mappings: context.mappings)
+            : nil
         let verification = try MigrationVerifier.verify(
             path: file, target: target, layout: layouts[plan.targetVersion] ?? context.layout(plan.targetVersion), catalog: catalog,
-            predictedRows: predicted, fullCheck: options.fullIntegrityCheck)
+            predictedRows: predicted, fullCheck: options.fullIntegrityCheck, baseline: baseline)
         guard verification.problems.isEmpty else { throw MigrationError.verificationFailed(path: file, problems: verification.problems) }
         finishedSteps += 1
         report(.verifying)

@@ -89,6 +89,10 @@ extension MigrationReport {
             out.line("  Migrated in \(String(format: "%.2f", result.seconds)) s: \(result.path) (\(rows))")
             let verification = result.verification
             out.line("  Verified: \(verification.integrityCheck) \(verification.integrityOK ? "ok" : "FAILED"), \(verification.danglingLinks) dangling links, \(verification.missingRequiredValues) missing required values, match: \(verification.matchOutcome) \(verification.matchVersion ?? "")")
+            if !verification.preexistingMissingValues.isEmpty {
+                out.line("  Already in the store before the migration (Core Data checks required values only when such an object is saved: the app must give them a value then):")
+                for gap in verification.preexistingMissingValues { out.line("    - \(gap.summary)") }
+            }
             let cleared = result.clearedLinks.filter { $0.value > 0 }
             if !cleared.isEmpty { out.line("  Cleared links to discarded objects: " + cleared.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
             if !result.carriedTables.isEmpty { out.line("  Carried over unchanged: \(result.carriedTables.joined(separator: ", "))") }

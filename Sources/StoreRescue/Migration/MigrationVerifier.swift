@@ -2,6 +2,13 @@
 /// an existing object of the right entity, every required value present, each root's `Z_MAX`
 /// at or above its largest `Z_PK`, `match` recognising exactly the target version, and the rows
 /// per entity the plan predicted. Any problem stops the publication.
+///
+/// Required values the store already lacked before the migration are not a problem: Core Data
+/// validates them only when such an object is saved, so a store can hold them on disk and the
+/// device's own migration carries them as they are. Given the store as it was read (a
+/// `RequiredValueBaseline`), a gap whose count did not grow is reported as the store's own
+/// (`preexistingMissingValues`); one that grew, or that the store could not have had (a
+/// property the migration adds or computes), stays a problem.
 public enum MigrationVerifier {
     /// What the checks found (part of the `migrate --json` contract).
     public struct Result: Sendable, Encodable, Equatable {
@@ -10,8 +17,10 @@ public enum MigrationVerifier {
         public var integrityOK: Bool
         /// Links naming no object of the right entity (must be 0).
         public var danglingLinks: Int64
-        /// Required attributes and relationships without a value (must be 0).
+        /// Required attributes and relationships the migration left without a value (must be 0).
         public var missingRequiredValues: Int64
+        /// Required values the store already lacked before the migration, carried as they were.
+        public var preexistingMissingValues: [PreexistingGap]
         /// What `match` says the written store is.
         public var matchOutcome: String
         @NullEncoded public var matchVersion: String?
@@ -21,8 +30,31 @@ public enum MigrationVerifier {
         public var problems: [String]
     }
 
+    /// Objects of the written store without a value for a required property, no more of them
+    /// than the store had before the migration.
+    public struct PreexistingGap: Sendable, Encodable, Hashable {
+        /// The entity and property as the target version names them.
+        public var entity: String
+        public var property: String
+        /// `attribute` or `relationship`.
+        public var kind: String
+        /// Objects without a value in the written store.
+        public var objects: Int64
+        /// Objects without a value in the store before the migration (at the source version).
+        public var objectsBefore: Int64
+
+        /// `2 Order objects already had no customer before the migration (a required
+        /// relationship); carried as they were`.
+        public var summary: String {
+            "\(objects) \(entity) objects already had no \(property) before the migration (a required \(kind)); carried as they were"
+        }
+    }
+
+    /// - Parameter baseline: the store as it was read; nil when every required value missing
+    ///   from the written store is a problem (a store written by adopting, or from salvaged rows).
     static func verify(
-        path: String, target: CatalogVersion, layout: StoreLayout, catalog: Catalog, predictedRows: [String: Int64]?, fullCheck: Bool
+        path: String, target: CatalogVersion, layout: StoreLayout, catalog: Catalog, predictedRows: [String: Int64]?, fullCheck: Bool,
+        baseline: RequiredValueBaseline? = nil
     ) throws -> Result {
         let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .immutable))
         let model = target.model
@@ -33,13 +65,7 @@ public enum MigrationVerifier {
         if !integrityOK { problems.append("\(pragma): " + messages.prefix(5).joined(separator: "; ")) }
 
         func kinds(_ entity: String) -> String {
-            var names = [entity]
-            var index = 0
-            while index < names.count {
-                names += model.entities.filter { $0.superentityName == names[index] }.map(\.name)
-                index += 1
-            }
-            return names.compactMap { layout.entityNumber(of: $0) }.map(String.init).joined(separator: ", ")
+            RequiredValueCensus.entityAndSubentities(entity, in: model).compactMap { layout.entityNumber(of: $0) }.map(String.init).joined(separator: ", ")
         }
         func rowsOf(_ entity: String) -> String? {
             layout.table(ofEntity: entity, in: model).map { "SELECT Z_PK FROM \($0.name.quotedSQLIdentifier) WHERE Z_ENT IN (\(kinds(entity)))" }
@@ -91,54 +117,33 @@ public enum MigrationVerifier {
             }
         }
 
-        // Rows and required attributes: one scan per table (rows per Z_ENT, NULLs per column).
+        // Rows, required attributes and relationships.
+        let census = try RequiredValueCensus.take(connection: connection, model: model, layout: layout, physical: nil, linksMustReachAnObject: false)
+        for stray in census.strayRows {
+            problems.append("\(stray.table) holds rows with Z_ENT \(stray.entityNumber.map(String.init) ?? "NULL"), no entity of its hierarchy")
+        }
+        // The store as it was read is counted only when the written store lacks something.
+        let before = try census.gaps.isEmpty ? [:] : baseline?.objectsLacking() ?? [:]
         var missing: Int64 = 0
-        var rows: [String: Int64] = [:]
+        var preexisting: [PreexistingGap] = []
+        for gap in census.gaps {
+            let objectsBefore = before["\(gap.entity).\(gap.property)"] ?? 0
+            if gap.objects <= objectsBefore {
+                preexisting.append(PreexistingGap(
+                    entity: gap.entity, property: gap.property, kind: gap.kind.rawValue, objects: gap.objects, objectsBefore: objectsBefore))
+            } else {
+                missing += gap.objects
+                let had = objectsBefore > 0 ? ", against \(objectsBefore) before the migration" : ""
+                problems.append("\(gap.objects) \(gap.entity) objects have no value for the required \(gap.property)\(had)")
+            }
+        }
         for table in layout.tables where table.rootEntity != nil {
             guard let root = table.rootEntity, let rootNumber = layout.entityNumber(of: root) else { continue }
-            var required: [(entity: String, ent: Int, property: String, column: String)] = []
-            for entity in model.entities where !entity.isAbstract && layout.table(ofEntity: entity.name, in: model)?.name == table.name {
-                guard let ent = layout.entityNumber(of: entity.name) else { continue }
-                for case .attribute(let attribute) in ModelCorrespondence.persistentProperties(of: entity, in: model) where !attribute.isOptional {
-                    if let column = layout.propertyColumns[entity.name]?[attribute.name] { required.append((entity.name, ent, attribute.name, column)) }
-                }
-            }
-            let nullCounts = required.map { "sum(Z_ENT = \($0.ent) AND \($0.column.quotedSQLIdentifier) IS NULL)" }
-            let scan = try connection.rows(
-                "SELECT Z_ENT, count(*)\(nullCounts.map { ", " + $0 }.joined()) FROM \(table.name.quotedSQLIdentifier) GROUP BY Z_ENT",
-                maximumRows: 100_000)
-            var nulls = Array(repeating: Int64(0), count: required.count)
-            for row in scan {
-                if let ent = row[0].int64, let name = layout.entityNumbers.first(where: { Int64($0.ent) == ent })?.name {
-                    rows[name] = row[1].int64 ?? 0
-                } else {
-                    problems.append("\(table.name) holds rows with Z_ENT \(row[0].int64.map(String.init) ?? "NULL"), no entity of its hierarchy")
-                }
-                for index in required.indices { nulls[index] += row[index + 2].int64 ?? 0 }
-            }
-            for (index, item) in required.enumerated() where nulls[index] > 0 {
-                missing += nulls[index]
-                problems.append("\(nulls[index]) \(item.entity) objects have no value for the required \(item.property)")
-            }
             let largest = try connection.scalar("SELECT max(Z_PK) FROM \(table.name.quotedSQLIdentifier)")?.int64 ?? 0
             let counter = try connection.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(rootNumber))])?.int64 ?? -1
             if counter < largest { problems.append("Z_MAX of \(root) is \(counter), below its largest Z_PK \(largest)") }
         }
-        // Required relationships: objects with no link at all.
-        for entity in model.entities where !entity.isAbstract {
-            guard let table = layout.table(ofEntity: entity.name, in: model)?.name, let ent = layout.entityNumber(of: entity.name),
-                (rows[entity.name] ?? 0) > 0
-            else { continue }
-            for case .relationship(let relationship) in ModelCorrespondence.persistentProperties(of: entity, in: model) where !relationship.isOptional {
-                guard let linked = linkedKeys(entity: entity.name, relationship: relationship, layout: layout, model: model) else { continue }
-                let count = try connection.scalar("SELECT count(*) FROM \(table.quotedSQLIdentifier) WHERE Z_ENT = \(ent) AND Z_PK NOT IN (\(linked))")?.int64 ?? 0
-                if count > 0 {
-                    missing += count
-                    problems.append("\(count) \(entity.name) objects have no value for the required \(relationship.name)")
-                }
-            }
-        }
-        for entity in model.entities where rows[entity.name] == nil { rows[entity.name] = 0 }
+        let rows = census.rowsByEntity
         if let predictedRows {
             for (entity, predicted) in predictedRows.sorted(by: { $0.key < $1.key }) where (rows[entity] ?? 0) != predicted {
                 problems.append("\(entity) has \(rows[entity] ?? 0) rows; the plan predicted \(predicted)")
@@ -152,24 +157,7 @@ public enum MigrationVerifier {
         }
         return Result(
             integrityCheck: pragma, integrityOK: integrityOK, danglingLinks: dangling, missingRequiredValues: missing,
-            matchOutcome: match.outcome.rawValue, matchVersion: match.version, rowsByEntity: rows, problems: problems)
-    }
-
-    /// `SELECT` of the keys of `entity` objects that have at least one link through `relationship`.
-    static func linkedKeys(entity: String, relationship: RelationshipDescription, layout: StoreLayout, model: ManagedObjectModel) -> String? {
-        guard let storage = layout.relationshipStorage[entity]?[relationship.name], let table = layout.table(ofEntity: entity, in: model)?.name else { return nil }
-        switch storage {
-        case .foreignKey(let column, _, _):
-            return "SELECT Z_PK FROM \(table.quotedSQLIdentifier) WHERE \(column.quotedSQLIdentifier) IS NOT NULL"
-        case .inverse:
-            guard let inverse = relationship.inverseName, case .foreignKey(let column, _, _)? = layout.relationshipStorage[relationship.destinationEntityName]?[inverse],
-                let targetTable = layout.table(ofEntity: relationship.destinationEntityName, in: model)?.name
-            else { return nil }
-            return "SELECT \(column.quotedSQLIdentifier) FROM \(targetTable.quotedSQLIdentifier) WHERE \(column.quotedSQLIdentifier) IS NOT NULL"
-        case .joinTable(let join, let own, _, _, _):
-            return "SELECT \(own.quotedSQLIdentifier) FROM \(join.quotedSQLIdentifier)"
-        case .destinationColumn(let hidden, let column, _):
-            return "SELECT \(column.quotedSQLIdentifier) FROM \(hidden.quotedSQLIdentifier) WHERE \(column.quotedSQLIdentifier) IS NOT NULL"
-        }
+            preexistingMissingValues: preexisting, matchOutcome: match.outcome.rawValue, matchVersion: match.version, rowsByEntity: rows,
+            problems: problems)
     }
 }

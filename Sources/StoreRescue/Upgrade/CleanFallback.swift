@@ -243,7 +243,10 @@ struct CleanFallback {
                             preparation, store: store, readout: readout, catalog: catalog, to: file, workspace: workspace.path,
                             options: migration,
                             progress: { [progress] step in progress?(UpgradeProgress(phase: .fallback, fraction: step.fraction)) },
-                            cancellation: cancellation)
+                            cancellation: cancellation,
+                            // A required link the salvage lost must not pass as the store's own:
+                            // its entity is left out below.
+                            carriesPreexistingGaps: false)
                     } catch let error where UpgradeRun.isDataFailure(error) {
                         // The engine names the object, not an entity to leave out: nothing is carried.
                         notes.append("carrying the salvaged rows to \(target.name) stopped: \(StoreMigrator.operatorFacing(error, store: storePath).description)")

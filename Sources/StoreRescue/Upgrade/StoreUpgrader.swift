@@ -563,6 +563,7 @@ final class UpgradeRun {
                 seconds: Date().timeIntervalSince(migrateStarted))
             migration.output = storePath
             report.migration = migration
+            for gap in written.verification.preexistingMissingValues { report.notes.append(gap.summary) }
             report.source = migration.source
             report.target = migration.target
             let target = reading.preparation.plan?.targetVersion ?? ""

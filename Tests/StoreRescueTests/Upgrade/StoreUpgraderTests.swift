@@ -100,6 +100,28 @@ struct StoreUpgraderTests {
         #expect(try UpgradeFixture.count("ZCAT", in: store, where: "ZAGE = 0") == 3)
     }
 
+    /// Orders that already had no customer (Core Data validates only at save): upgraded, with
+    /// and without `--on-failure clean`, the gap noted; no fallback, nothing left out.
+    @Test(arguments: [UpgradeOptions.FailurePolicy.keep, .clean])
+    func aStoreThatAlreadyLackedRequiredValuesIsUpgradedWithThemNoted(policy: UpgradeOptions.FailurePolicy) throws {
+        let shop = try MigrationFixture(versions: [PreexistingGapMigrationTests.v1, PreexistingGapMigrationTests.v2])
+        try FileManager.default.createDirectory(atPath: shop.directory.path("app"), withIntermediateDirectories: false)
+        let path = try shop.store(at: "V1", name: "app/Shop.sqlite")
+        try shop.edit(path, at: "V1") { context in
+            let ann = try context.insert("Customer", values: ["name": .text("Ann")])
+            try context.link("Order", key: try context.insert("Order", values: ["code": .text("A1")]), "customer", to: ann)
+            try context.insert("Order", values: ["code": .text("loose")])
+        }
+        let options = UpgradeOptions(backupDirectory: shop.directory.path("backups"), onFailure: policy, lockTimeout: 2)
+        let report = StoreUpgrader.upgrade(store: path, catalog: shop.catalog, options: options)
+        #expect(report.status == .upgraded && report.exitStatus == .success, "\(report.status) \(report.error?.message ?? "")")
+        #expect(report.fallback == nil)
+        #expect(report.notes.contains("1 Order objects already had no customer before the migration (a required relationship); carried as they were"))
+        #expect(report.migration?.result?.verification.preexistingMissingValues.map(\.objectsBefore) == [1])
+        #expect(StoreMatcher.match(storePath: path, catalog: shop.catalog).version == "V2")
+        #expect(try UpgradeFixture.count("ZORDER", in: path) == 2)
+    }
+
     @Test func aRefusedPlanFallsBackToACleanStoreCarryingWhatItCan() throws {
         let fixture = try UpgradeFixture()
         let catalog = try fixture.catsCatalog(map: false)

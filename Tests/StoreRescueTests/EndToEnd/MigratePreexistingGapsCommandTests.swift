@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+/// `migrate` and `upgrade` of a store whose own data already broke its model (orders with no
+/// customer, a required code NULL: Core Data validates only at save): exit 0 with the gaps
+/// reported, in text and JSON; a gap the catalog's step makes still exits 70.
+@Suite(.enabled(if: CommandRunner.isAvailable, "the storerescue executable is not built"))
+struct MigratePreexistingGapsCommandTests {
+    /// V1 Customer(name) ←→ Order(code) with a required to-one Order.customer; V2 adds an
+    /// optional Order.note. `stage` replaces the lightweight stage.
+    static func catalog(stage: String = #"{"kind": "lightweight", "from": "V1", "to": "V2"}"#) -> String {
+        func version(_ name: String, _ orderExtra: String) -> String {
+            """
+            {"name": "\(name)", "entities": [
+              {"name": "Customer", "attributes": [{"name": "name", "type": "String"}],
+               "relationships": [{"name": "orders", "destination": "Order", "inverse": "customer", "toMany": true, "optional": true}]},
+              {"name": "Order", "attributes": [{"name": "code", "type": "String"}\(orderExtra)],
+               "relationships": [{"name": "customer", "destination": "Customer", "inverse": "orders"}]}]}
+            """
+        }
+        return """
+            {"formatVersion": 1, "app": "Shop", "versions": [
+              \(version("V1", "")),
+              \(version("V2", #", {"name": "note", "type": "String", "optional": true}"#))],
+             "stages": [\(stage)]}
+            """
+    }
+
+    /// A V1 store made by `storerescue create`: Ann (order A1), Bob (order B1), two orders with
+    /// no customer, and B1's required code NULL.
+    private func store(_ fixture: MigrationFixture, in folder: String? = nil) throws -> String {
+        let path = fixture.directory.path((folder.map { $0 + "/" } ?? "") + "Shop.sqlite")
+        let created = try CommandRunner.run(["create", "--catalog", fixture.directory.path("catalog.json"), "--version", "V1", path])
+        #expect(created.status == 0, "\(created.stderr)")
+        try fixture.edit(path, at: "V1") { context in
+            let ann = try context.insert("Customer", values: ["name": .text("Ann")])
+            let bob = try context.insert("Customer", values: ["name": .text("Bob")])
+            try context.link("Order", key: try context.insert("Order", values: ["code": .text("A1")]), "customer", to: ann)
+            try context.link("Order", key: try context.insert("Order", values: ["code": .null]), "customer", to: bob)
+            for code in ["X1", "X2"] { try context.insert("Order", values: ["code": .text(code)]) }
+        }
+        return path
+    }
+
+    @Test func aStoreThatAlreadyBrokeItsModelMigratesWithExit0AndSaysSo() throws {
+        let fixture = try MigrationFixture(catalogJSON: Self.catalog())
+        let catalog = fixture.directory.path("catalog.json")
+        let store = try store(fixture)
+
+        let text = try CommandRunner.run(["migrate", store, "--catalog", catalog, "--out", fixture.directory.path("v2.sqlite")])
+        #expect(text.status == 0, "\(text.stdout) \(text.stderr)")
+        #expect(text.stdout.contains("2 Order objects already had no customer before the migration (a required relationship); carried as they were"))
+        #expect(text.stdout.contains("1 Order objects already had no code before the migration (a required attribute); carried as they were"))
+        #expect(text.stdout.contains("0 missing required values"))
+        #expect(StoreMatcher.match(storePath: fixture.directory.path("v2.sqlite"), catalog: fixture.catalog).version == "V2")
+
+        let json = try CommandRunner.run(["migrate", store, "--catalog", catalog, "--out", fixture.directory.path("v2-json.sqlite"), "--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let verification = try #require((try json.json()["result"] as? [String: Any])?["verification"] as? [String: Any])
+        #expect(verification["missingRequiredValues"] as? Int == 0)
+        #expect(verification["problems"] as? [String] == [])
+        let gaps = try #require(verification["preexistingMissingValues"] as? [[String: Any]])
+        #expect(gaps.map { "\($0["entity"] ?? "").\($0["property"] ?? "") \($0["kind"] ?? "") \($0["objects"] ?? "")/\($0["objectsBefore"] ?? "")" }.sorted()
+                == ["Order.code attribute 1/1", "Order.customer relationship 2/2"])
+    }
+
+    @Test func upgradeReplacesTheStoreAndNotesWhatItAlreadyLacked() throws {
+        let fixture = try MigrationFixture(catalogJSON: Self.catalog())
+        try FileManager.default.createDirectory(atPath: fixture.directory.path("app"), withIntermediateDirectories: false)
+        let store = try store(fixture, in: "app")
+        let run = try CommandRunner.run([
+            "upgrade", store, "--catalog", fixture.directory.path("catalog.json"), "--backup-dir", fixture.directory.path("backups"), "--json",
+        ])
+        #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
+        let json = try run.json()
+        #expect(json["status"] as? String == "upgraded")
+        #expect((json["notes"] as? [String])?.contains(
+            "2 Order objects already had no customer before the migration (a required relationship); carried as they were") == true)
+        #expect(StoreMatcher.match(storePath: store, catalog: fixture.catalog).version == "V2")
+    }
+
+    /// The catalog's didMigrate deletes Bob: his order loses its customer. That gap is the
+    /// migration's: exit 70 as before, nothing written.
+    @Test func aGapTheCatalogsStepMakesStillExits70() throws {
+        let stage = #"{"kind": "custom", "from": "V1", "to": "V2", "didMigrate": [{"delete": "Customer", "where": "name = 'Bob'"}]}"#
+        let fixture = try MigrationFixture(catalogJSON: Self.catalog(stage: stage))
+        let store = try store(fixture)
+        let output = fixture.directory.path("v2.sqlite")
+        let run = try CommandRunner.run(["migrate", store, "--catalog", fixture.directory.path("catalog.json"), "--out", output])
+        #expect(run.status == 70, "\(run.stdout) \(run.stderr)")
+        #expect(run.stderr.contains("3 Order objects have no value for the required customer, against 2 before the migration"), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+}
