@@ -69,9 +69,18 @@ public enum BackupRunner {
         }
         var retainsStaging = false
         defer { if !retainsStaging { staging.remove() } }
-        let access: StoreSnapshotter.Access = isLive
-            ? .live
-            : .atRest(try OpenedStore(probe: source.probe, options: StoreOpenOptions(privateCopyParent: staging.path)))
+        let access: StoreSnapshotter.Access
+        if isLive {
+            access = .live
+        } else {
+            do {
+                access = .atRest(try OpenedStore(probe: source.probe, options: StoreOpenOptions(privateCopyParent: staging.path)))
+            } catch StoreAccessError.changedWhileCopying {
+                // A writer came back while the store at rest was copied (its -journal went away
+                // mid-copy): take it as a live store, through SQLite's locks.
+                throw BackupAttemptError.storeChangedWhileReadInPlace
+            }
+        }
         let snapshotter = try StoreSnapshotter(sourcePath: source.path, access: access, lockTimeout: options.lockTimeout)
         let pageSize = snapshotter.pageSize
         let snapshotPath = staging.path("snapshot.sqlite")

@@ -108,15 +108,25 @@ enum PrivateCopier {
             throw StoreAccessError.privateCopyFailed(path: probe.path, reason: "\(error.localizedDescription)")
         }
         // The -shm is a cache SQLite rebuilds from the WAL; an untrusted one is not copied.
-        let sources = [("", probe.path, followsSymlinks)]
-            + probe.files.sidecars.filter { $0.suffix != "-shm" }.map { ($0.suffix, $0.path, false) }
-        for attempt in 1...3 {
+        let sidecars = probe.files.sidecars.filter { $0.suffix != "-shm" }.map { ($0.suffix, $0.path, false) }
+        for _ in 1...3 {
+            // A writer may remove a sidecar at any moment (a -journal when it commits): each try
+            // copies the sidecars there now, and one that vanishes mid-copy is a change.
+            let sources = [("", probe.path, followsSymlinks)] + sidecars.filter { fingerprint($0.1) != [-1] }
             let before = sources.map { fingerprint($0.1) }
-            for (suffix, source, follow) in sources {
-                try copyFile(from: source, to: directory.path(storeName + suffix), followsSymlinks: follow, reportedPath: probe.path)
+            var vanished = false
+            for (suffix, _, _) in sidecars where !sources.contains(where: { $0.0 == suffix }) {
+                unlink(directory.path(storeName + suffix))
             }
-            if sources.map({ fingerprint($0.1) }) == before { return directory }
-            if attempt == 3 { break }
+            for (suffix, source, follow) in sources {
+                do {
+                    try copyFile(from: source, to: directory.path(storeName + suffix), followsSymlinks: follow, reportedPath: probe.path)
+                } catch _ where !suffix.isEmpty && fingerprint(source) == [-1] {
+                    vanished = true
+                    break
+                }
+            }
+            if !vanished && sources.map({ fingerprint($0.1) }) == before { return directory }
         }
         throw StoreAccessError.changedWhileCopying(path: probe.path)
     }
