@@ -496,8 +496,18 @@ final class UpgradeRun {
         var checks: String
     }
 
+    /// Writes the new store in the workspace; an error names the store, never a workspace file
+    /// (removed when the run ends).
     private func write(_ decision: Decision, _ reading: Reading) throws -> WrittenStore {
         guard let workspace else { throw InternalError(detail: "no workspace") }
+        do {
+            return try write(decision, reading, in: workspace)
+        } catch let error as MigrationError {
+            throw error.naming(storePath, insteadOfFilesIn: workspace.path)
+        }
+    }
+
+    private func write(_ decision: Decision, _ reading: Reading, in workspace: PrivateTemporaryDirectory) throws -> WrittenStore {
         switch decision {
         case .adopt(let stamp):
             let adoptStarted = Date()
@@ -571,7 +581,7 @@ final class UpgradeRun {
             report.addPhase(.migrate, "done", since: migrateStarted, "\(hops); \(written.verification.rowsByEntity.values.reduce(0, +)) rows")
             let match = StoreMatcher.match(storePath: file, catalog: catalog)
             guard match.outcome == .exact, match.version == target else {
-                throw UpgradeError.resultNotAtTarget(path: file, detail: "match says \(match.outcome.rawValue) \(match.version ?? "")")
+                throw UpgradeError.resultNotAtTarget(path: storePath, detail: "match says \(match.outcome.rawValue) \(match.version ?? "")")
             }
             try CreationTarget.synchronize(file, isFolder: false)
             return WrittenStore(

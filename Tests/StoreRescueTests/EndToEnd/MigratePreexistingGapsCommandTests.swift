@@ -92,4 +92,19 @@ struct MigratePreexistingGapsCommandTests {
         #expect(run.stderr.contains("3 Order objects have no value for the required customer, against 2 before the migration"), "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: output))
     }
+
+    /// The same through `upgrade`: the store is left as it was, and the message names the store,
+    /// not the workspace file that was removed (before: `…/.upgrade.storerescue-tmp-…/upgraded.sqlite`).
+    @Test func upgradeNamesTheStoreWhenItsCheckFails() throws {
+        let stage = #"{"kind": "custom", "from": "V1", "to": "V2", "didMigrate": [{"delete": "Customer", "where": "name = 'Bob'"}]}"#
+        let fixture = try MigrationFixture(catalogJSON: Self.catalog(stage: stage))
+        let store = try store(fixture)
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let run = try CommandRunner.run(["upgrade", store, "--catalog", fixture.directory.path("catalog.json"),
+                                         "--backup-dir", fixture.directory.path("backups")])
+        #expect(run.status == 70, "\(run.stdout) \(run.stderr)")
+        #expect(run.stderr.contains(store), "\(run.stderr)")
+        #expect(!run.stderr.contains(".upgrade"), "\(run.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+    }
 }
