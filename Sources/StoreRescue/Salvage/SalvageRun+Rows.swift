@@ -77,8 +77,14 @@ extension SalvageRun {
         case (.table(let index), .tree) where bulk != nil:
             // Pass 2's fast path (SQLite is away from the file): written page by page, or set
             // aside whole — and counted when it goes in through SQLite, as any other row.
-            guard let bulk, case .write(let route) = roles[index] else { preconditionFailure("only tables written by route are read in bulk") }
-            switch try bulk.offer(route: route, rowid: rowid, record: columns, payload: payload, isComplete: !isPartial) {
+            guard let bulk else { break }
+            let offer: SalvageBulkLoad.Offer
+            if case .write(let route) = roles[index] {
+                offer = try bulk.offer(route: route, rowid: rowid, record: columns, payload: payload, isComplete: !isPartial)
+            } else {
+                offer = .setAside  // only tables written by route are walked in bulk; anything else goes the usual way
+            }
+            switch offer {
             case .appended:
                 tallies[index].rowsRead += 1
             case .notFitting:
