@@ -1,5 +1,6 @@
-# Shared parts of the migration benchmarks and the crash harness; sourced, never run:
-#   Scripts/bench-migrate.sh, Scripts/bench-upgrade.sh, Scripts/crash-upgrade.sh
+# Shared parts of the benchmarks and the crash harness; sourced, never run:
+#   Scripts/bench-migrate.sh, Scripts/bench-upgrade.sh, Scripts/crash-upgrade.sh,
+#   Scripts/bench-salvage.sh (bench_tools only)
 #
 # bench_tools PKG…             installs what is missing (Debian packages), once
 # bench_binary WORK            sets BIN: BENCH_BIN, or a release build in .build-bench
@@ -23,7 +24,7 @@ bench_tools() {
   for tool in "$@"; do
     case $tool in
       time) [ -x /usr/bin/time ] || need+=(time) ;;
-      libsqlite3-dev) dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev) ;;
+      *-dev) dpkg -s "$tool" >/dev/null 2>&1 || need+=("$tool") ;;
       gcc) command -v cc >/dev/null || need+=(gcc) ;;
       *) command -v "$tool" >/dev/null || need+=("$tool") ;;
     esac

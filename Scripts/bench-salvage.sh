@@ -36,18 +36,10 @@ BUILD_PATH=${BENCH_BUILD_PATH:-.build-bench-release}
 HELPER=Scripts/salvage-bench.py
 CATALOG=Scripts/salvage-bench-catalog.json
 
-# --- tools -----------------------------------------------------------------------------------
-need=()
-[ -x /usr/bin/time ] || need+=(time)
-command -v sqlite3 >/dev/null || need+=(sqlite3)
-command -v python3 >/dev/null || need+=(python3)
-dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
-dpkg -s zlib1g-dev >/dev/null 2>&1 || need+=(zlib1g-dev)
-if [ ${#need[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+# --- tools ---------------------------------------------------------------------------------
+source Scripts/bench-lib.sh
+bench_tools time sqlite3 python3 libsqlite3-dev zlib1g-dev
+
 
 echo "building storerescue (release) ..."
 swift build -c release --build-path "$BUILD_PATH" --product storerescue >/dev/null

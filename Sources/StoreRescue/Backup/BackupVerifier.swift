@@ -30,13 +30,7 @@ public enum BackupVerifier {
                               progress: ((BackupProgress) -> Void)? = nil,
                               cancellation: CancellationFlag? = nil) throws -> BackupVerification {
         let paths = try BackupPaths(backup)
-        var problems: [String] = []
-        var manifest: BackupManifest?
-        do {
-            manifest = try BackupManifest.read(from: paths.manifest)
-        } catch {
-            problems.append("\(error)")
-        }
+        var (manifest, problems) = readManifest(paths)
         if let manifest { problems += consistencyProblems(manifest, paths: paths) }
 
         let staging: PrivateTemporaryDirectory
@@ -70,13 +64,7 @@ public enum BackupVerifier {
     public static func verify(backup: BackupResult, snapshot: RetainedSnapshot, fullIntegrityCheck: Bool = true,
                               cancellation: CancellationFlag? = nil) throws -> BackupVerification {
         let paths = try BackupPaths(backup.backupPath)
-        var problems: [String] = []
-        var manifest: BackupManifest?
-        do {
-            manifest = try BackupManifest.read(from: paths.manifest)
-        } catch {
-            problems.append("\(error)")
-        }
+        var (manifest, problems) = readManifest(paths)
         if let manifest {
             problems += consistencyProblems(manifest, paths: paths)
             if manifest != backup.manifest { problems.append("the manifest \(paths.manifest) changed since the backup was taken") }
@@ -159,6 +147,15 @@ public enum BackupVerifier {
             problems.append("the decompressed snapshot's SHA-256 does not match the manifest (manifest \(manifest.snapshotSHA256), decompressed \(snapshotSHA))")
         }
         return DecompressionOutcome(problems: problems, isComplete: true)
+    }
+
+    /// The manifest beside a backup, or why it cannot be read (as the first problem).
+    private static func readManifest(_ paths: BackupPaths) -> (BackupManifest?, [String]) {
+        do {
+            return (try BackupManifest.read(from: paths.manifest), [])
+        } catch {
+            return (nil, ["\(error)"])
+        }
     }
 
     /// Fields of the manifest that contradict each other or the backup's name.

@@ -208,3 +208,16 @@ extension MigrationReport {
         self.error = ErrorSummary(error)
     }
 }
+
+extension MigrationReport.Result {
+    /// What a written migration came to, for the store now at `path` (`migrate`'s output, or
+    /// the store `upgrade` replaced).
+    init(path: String, written: MigrationEngine.Written, seconds: Double) {
+        self.init(
+            path: path, rowsByEntity: written.verification.rowsByEntity, joinRows: written.summary.joinRows,
+            clearedLinks: written.summary.clearedLinks, droppedHistoryChanges: written.summary.droppedHistoryChanges,
+            carriedTables: written.summary.carriedTables, leftOutTables: written.summary.leftOutTables,
+            customStepRows: written.stepRows, frameworkVersion: written.frameworkVersion, modelCacheWritten: written.modelCacheWritten,
+            intermediateVersions: written.intermediateFiles, verification: written.verification, seconds: seconds)
+    }
+}

@@ -78,13 +78,7 @@ public enum StoreMigrator {
             } catch let error as POSIXFailure {
                 throw MigrationError.writeFailed(path: output, reason: error.description)
             }
-            report.result = MigrationReport.Result(
-                path: output, rowsByEntity: written.verification.rowsByEntity, joinRows: written.summary.joinRows,
-                clearedLinks: written.summary.clearedLinks, droppedHistoryChanges: written.summary.droppedHistoryChanges,
-                carriedTables: written.summary.carriedTables, leftOutTables: written.summary.leftOutTables,
-                customStepRows: written.stepRows, frameworkVersion: written.frameworkVersion, modelCacheWritten: written.modelCacheWritten,
-                intermediateVersions: written.intermediateFiles, verification: written.verification,
-                seconds: Date().timeIntervalSince(started))
+            report.result = MigrationReport.Result(path: output, written: written, seconds: Date().timeIntervalSince(started))
             return report
         } catch {
             return MigrationReport(

@@ -25,23 +25,13 @@ enum FileReading {
     }
 }
 
-/// Positioned writes that loop over short writes and `EINTR`, for the files salvage writes
-/// itself (pages appended behind SQLite, rows set aside).
+/// Salvage's writes of its own files (pages appended behind SQLite, rows set aside).
 enum FileWriting {
-    /// Writes all of `bytes` at `offset`.
+    /// Writes all of `bytes` at `offset` (`PositionedWrite`).
     /// - Throws: `SalvageError.writeFailed` naming `path`, with the system's reason (`EFBIG` past
     ///   the file-size limit, `ENOSPC`, …).
     static func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64, path: String) throws {
-        guard let base = bytes.baseAddress else { return }
-        var written = 0
-        while written < bytes.count {
-            let count = pwrite(descriptor, base + written, bytes.count - written, off_t(offset + Int64(written)))
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw SalvageError.writeFailed(path: path, reason: String(cString: strerror(errno)))
-            }
-            guard count > 0 else { throw SalvageError.writeFailed(path: path, reason: "the file system accepted no bytes") }
-            written += count
-        }
+        let code = PositionedWrite.write(descriptor, bytes, at: offset)
+        guard code == 0 else { throw SalvageError.writeFailed(path: path, reason: SafeFileOutput.describe(code)) }
     }
 }

@@ -89,22 +89,8 @@ public final class SafeFileOutput {
     /// Writes `buffer` at `offset` without moving the end of the file (for headers filled in last).
     public func write(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws {
         precondition(!isPublished && !isDiscarded, "SafeFileOutput used after publish() or discard()")
-        guard var base = buffer.baseAddress else { return }
-        var remaining = buffer.count
-        var position = offset
-        while remaining > 0 {
-            let written = pwrite(descriptor, base, remaining, off_t(position))
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(errno))
-            }
-            if written == 0 {
-                throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(ENOSPC))
-            }
-            remaining -= written
-            position += Int64(written)
-            base += written
-        }
+        let code = PositionedWrite.write(descriptor, buffer, at: offset)
+        guard code == 0 else { throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(code)) }
     }
 
     /// Reads back `count` bytes at `offset` of what has been written (for checksums).

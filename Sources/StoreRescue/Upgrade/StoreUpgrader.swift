@@ -564,13 +564,7 @@ final class UpgradeRun {
                 cancellation: cancellation)
             var migration = MigrationReport(store: storePath, output: file, catalog: catalog, options: migrationOptions, preparation: reading.preparation)
             migration.dryRun = false
-            migration.result = MigrationReport.Result(
-                path: storePath, rowsByEntity: written.verification.rowsByEntity, joinRows: written.summary.joinRows,
-                clearedLinks: written.summary.clearedLinks, droppedHistoryChanges: written.summary.droppedHistoryChanges,
-                carriedTables: written.summary.carriedTables, leftOutTables: written.summary.leftOutTables,
-                customStepRows: written.stepRows, frameworkVersion: written.frameworkVersion, modelCacheWritten: written.modelCacheWritten,
-                intermediateVersions: written.intermediateFiles, verification: written.verification,
-                seconds: Date().timeIntervalSince(migrateStarted))
+            migration.result = MigrationReport.Result(path: storePath, written: written, seconds: Date().timeIntervalSince(migrateStarted))
             migration.output = storePath
             report.migration = migration
             for gap in written.verification.preexistingMissingValues { report.notes.append(gap.summary) }
