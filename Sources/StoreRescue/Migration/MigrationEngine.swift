@@ -73,7 +73,29 @@ enum MigrationEngine {
         preparation.mappings = assessment.mappings
         preparation.analysis = assessment.analysis
         preparation.refusals += assessment.refusals
+        if options.isDryRun, preparation.refusals.isEmpty, let plan = preparation.plan, !plan.isAtTarget, let physical = readout.schema {
+            // What the written store will be compared against, taken now so a dry run can say it.
+            let context = try PathContext(catalog: catalog, plan: plan, readout: readout)
+            let layouts = try context.layouts(history: includesHistory(physical))
+            preparation.requiredValuesAlreadyMissing = try baseline(store: store, plan: plan, context: context, layouts: layouts, physical: physical)
+                .carriedGaps().map { MigrationReport.MissingValues(entity: $0.entity, property: $0.property, kind: $0.kind.rawValue, objects: $0.objects) }
+        }
         return preparation
+    }
+
+    /// Whether the store keeps persistent history (its layouts then include the history tables).
+    static func includesHistory(_ physical: PhysicalSchema) -> Bool {
+        physical.table(named: "ACHANGE") != nil && physical.table(named: "ATRANSACTION") != nil
+    }
+
+    /// The store as it was read, at the plan's source version: what lacked a required value
+    /// before the migration (`RequiredValueBaseline`).
+    static func baseline(
+        store: OpenedStore, plan: MigrationPlan, context: PathContext, layouts: [String: StoreLayout], physical: PhysicalSchema
+    ) -> RequiredValueBaseline {
+        RequiredValueBaseline(
+            connection: store.connection, version: context.version(plan.sourceVersion),
+            layout: layouts[plan.sourceVersion] ?? context.layout(plan.sourceVersion), physical: physical, mappings: context.mappings)
     }
 
     /// A plan from a known version, with everything that stops it.
@@ -155,8 +177,7 @@ enum MigrationEngine {
             throw MigrationError.notACoreDataStore(path: store.probe.path, reason: "it was not read")
         }
         let context = try PathContext(catalog: catalog, plan: plan, readout: readout)
-        let includesHistory = physical.table(named: "ACHANGE") != nil && physical.table(named: "ATRANSACTION") != nil
-        let layouts = try context.layouts(history: includesHistory)
+        let layouts = try context.layouts(history: includesHistory(physical))
         let path = store.probe.path
         let originalFingerprint = FileFingerprint(path: path)
         let valueLimit = maximumValueBytes(storeAt: URL(fileURLWithPath: path).resolvingSymlinksInPath().path)
@@ -256,11 +277,7 @@ enum MigrationEngine {
         let predicted = (preparation.analysis?.countsPrecedeCustomSteps ?? true) || !options.handlers.isEmpty
             ? nil : preparation.analysis?.rows(atVersion: plan.targetVersion)
         // The store as it was read: the fingerprint above says it is still what was migrated.
-        let baseline = carriesPreexistingGaps
-            ? RequiredValueBaseline(
-                connection: store.connection, version: context.version(plan.sourceVersion),
-                layout: layouts[plan.sourceVersion] ?? context.layout(plan.sourceVersion), physical: physical, mappings: context.mappings)
-            : nil
+        let baseline = carriesPreexistingGaps ? baseline(store: store, plan: plan, context: context, layouts: layouts, physical: physical) : nil
         let verification = try MigrationVerifier.verify(
             path: file, target: target, layout: layouts[plan.targetVersion] ?? context.layout(plan.targetVersion), catalog: catalog,
             predictedRows: predicted, fullCheck: options.fullIntegrityCheck, baseline: baseline)

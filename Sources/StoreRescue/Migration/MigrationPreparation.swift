@@ -22,6 +22,9 @@ public struct MigrationPreparation: Sendable {
     public var refusals: [MigrationRefusal]
     /// Facts worth saying (the version was overridden, the target differs from current, …).
     public var notes: [String]
+    /// A dry run's forecast: required values the store already lacks, which the migration
+    /// carries as they are (empty for a real run, whose verification reports them).
+    public var requiredValuesAlreadyMissing: [MigrationReport.MissingValues] = []
 
     /// True when the store is already at the target.
     public var isAtTarget: Bool { refusals.isEmpty && plan?.isAtTarget == true }

@@ -81,7 +81,12 @@ extension MigrationReport {
         switch status {
         case .alreadyAtTarget: out.line("  The store is already at \(target?.version ?? "the target"): nothing to do, nothing written.")
         case .refused: out.line("  Refused: nothing was written.")
-        case .wouldMigrate: out.line("  Dry run: the migration can run; nothing was written.")
+        case .wouldMigrate:
+            out.line("  Dry run: the migration can run; nothing was written.")
+            if !requiredValuesAlreadyMissing.isEmpty {
+                out.line("  Already in the store, carried as they are (Core Data checks required values only when such an object is saved: the app must give them a value then):")
+                for gap in requiredValuesAlreadyMissing { out.line("    - \(gap.summary)") }
+            }
         case .failed: out.line("  Failed.")
         case .migrated:
             guard let result else { break }

@@ -79,6 +79,19 @@ public struct MigrationReport: Sendable, Encodable {
         public var links: [String]
     }
 
+    /// Objects that already lack a value for a required property, named as the target version
+    /// names it.
+    public struct MissingValues: Sendable, Encodable, Equatable {
+        public var entity: String
+        public var property: String
+        /// `attribute` or `relationship`.
+        public var kind: String
+        public var objects: Int64
+
+        /// `2 Order objects already have no customer (a required relationship)`.
+        public var summary: String { "\(objects) \(entity) objects already have no \(property) (a required \(kind))" }
+    }
+
     public struct Result: Sendable, Encodable {
         public var path: String
         public var rowsByEntity: [String: Int64]
@@ -110,6 +123,9 @@ public struct MigrationReport: Sendable, Encodable {
     public var refusals: [MigrationRefusal]
     /// Everything the plan found wrong with the stages (errors and warnings).
     public var planIssues: [PlanIssue]
+    /// Dry run: required values the store already lacks, carried as they are by the migration
+    /// (a real run reports them in `result.verification.preexistingMissingValues`); else empty.
+    public var requiredValuesAlreadyMissing: [MissingValues]
     @NullEncoded public var result: Result?
     @NullEncoded public var error: ErrorSummary?
 
@@ -144,6 +160,7 @@ extension MigrationReport {
         }
         notes = preparation.notes
         refusals = preparation.refusals
+        requiredValuesAlreadyMissing = preparation.requiredValuesAlreadyMissing
         let analysis = preparation.analysis
         hops = preparation.mappings.enumerated().map { index, mapping in
             Self.hop(mapping, rows: analysis?.rowsByVersion[safe: index], discarded: analysis?.discarded[safe: index])
@@ -205,6 +222,7 @@ extension MigrationReport {
         hops = []
         refusals = []
         planIssues = []
+        requiredValuesAlreadyMissing = []
         self.error = ErrorSummary(error)
     }
 }

@@ -16,19 +16,30 @@ struct RequiredValueBaseline {
 
     /// Objects that lacked a value before the migration, by the target's `Entity.property`.
     func objectsLacking() throws -> [String: Int64] {
-        let census = try RequiredValueCensus.take(
-            connection: connection, model: version.model, layout: layout, physical: physical, linksMustReachAnObject: true)
-        var lacking: [String: Int64] = [:]
-        for gap in census.gaps {
-            guard let name = Self.targetName(of: gap, through: mappings) else { continue }
-            lacking[name, default: 0] += gap.objects
-        }
-        return lacking
+        Dictionary(try carriedGaps().map { ("\($0.entity).\($0.property)", $0.objects) }, uniquingKeysWith: +)
     }
 
-    /// `Entity.property` at the end of `mappings` for a source version's gap; nil when a hop
-    /// removes the entity or the property, or fills the property otherwise than from the source.
-    static func targetName(of gap: RequiredValueCensus.Gap, through mappings: [HopMapping]) -> String? {
+    /// The store's gaps that the migration carries, named as the target version names them (two
+    /// source properties that become one are summed): what `migrate --dry-run` says the store
+    /// already lacks.
+    func carriedGaps() throws -> [RequiredValueCensus.Gap] {
+        let census = try RequiredValueCensus.take(
+            connection: connection, model: version.model, layout: layout, physical: physical, linksMustReachAnObject: true)
+        var carried: [RequiredValueCensus.Gap] = []
+        for gap in census.gaps {
+            guard let name = Self.target(of: gap, through: mappings) else { continue }
+            if let index = carried.firstIndex(where: { $0.entity == name.entity && $0.property == name.property }) {
+                carried[index].objects += gap.objects
+            } else {
+                carried.append(RequiredValueCensus.Gap(entity: name.entity, property: name.property, kind: gap.kind, objects: gap.objects))
+            }
+        }
+        return carried
+    }
+
+    /// The entity and property at the end of `mappings` for a source version's gap; nil when a
+    /// hop removes the entity or the property, or fills the property otherwise than from the source.
+    static func target(of gap: RequiredValueCensus.Gap, through mappings: [HopMapping]) -> (entity: String, property: String)? {
         var entity = gap.entity
         var property = gap.property
         for mapping in mappings {
@@ -47,6 +58,6 @@ struct RequiredValueBaseline {
             }
             entity = next.name
         }
-        return "\(entity).\(property)"
+        return (entity, property)
     }
 }

@@ -449,7 +449,7 @@ final class UpgradeRun {
         report.source = migration.source
         report.target = migration.target
         report.migration = isAdoptOnly ? nil : migration
-        report.notes = reading.preparation.notes
+        report.notes = reading.preparation.notes + reading.preparation.requiredValuesAlreadyMissing.map { $0.summary + "; carried as they are" }
         switch decision {
         case .alreadyCurrent(let stamp), .adopt(let stamp): report.adoption = stamp
         case .migrate(let stamp): report.adoption = stamp

@@ -65,6 +65,53 @@ struct MigratePreexistingGapsCommandTests {
                 == ["Order.code attribute 1/1", "Order.customer relationship 2/2"])
     }
 
+    /// A dry run says before anything is written what the real run will report: the gaps, named
+    /// as the target names them, with exit 0; nothing is written and the store is unchanged.
+    @Test func aDryRunSaysWhatTheStoreAlreadyLacks() throws {
+        let fixture = try MigrationFixture(catalogJSON: Self.catalog())
+        let catalog = fixture.directory.path("catalog.json")
+        let store = try store(fixture)
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let output = fixture.directory.path("v2.sqlite")
+
+        let text = try CommandRunner.run(["migrate", store, "--catalog", catalog, "--out", output, "--dry-run"])
+        #expect(text.status == 0, "\(text.stdout) \(text.stderr)")
+        #expect(text.stdout.contains("Dry run: the migration can run; nothing was written."))
+        #expect(text.stdout.contains("    - 2 Order objects already have no customer (a required relationship)"), "\(text.stdout)")
+        #expect(text.stdout.contains("    - 1 Order objects already have no code (a required attribute)"), "\(text.stdout)")
+
+        let json = try CommandRunner.run(["migrate", store, "--catalog", catalog, "--out", output, "--dry-run", "--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let gaps = try #require(try json.json()["requiredValuesAlreadyMissing"] as? [[String: Any]])
+        #expect(gaps.map { "\($0["entity"] ?? "").\($0["property"] ?? "") \($0["kind"] ?? "") \($0["objects"] ?? "")" }.sorted()
+                == ["Order.code attribute 1", "Order.customer relationship 2"])
+        #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+
+        let upgrade = try CommandRunner.run([
+            "upgrade", store, "--catalog", catalog, "--backup-dir", fixture.directory.path("backups"), "--dry-run", "--json",
+        ])
+        #expect(upgrade.status == 0, "\(upgrade.stdout) \(upgrade.stderr)")
+        let notes = try #require(try upgrade.json()["notes"] as? [String])
+        #expect(notes.contains("2 Order objects already have no customer (a required relationship); carried as they are"), "\(notes)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+    }
+
+    /// A store whose data fits its model: the forecast is empty.
+    @Test func aDryRunOfAStoreWithoutGapsListsNone() throws {
+        let fixture = try MigrationFixture(catalogJSON: Self.catalog())
+        let path = fixture.directory.path("Shop.sqlite")
+        #expect(try CommandRunner.run(["create", "--catalog", fixture.directory.path("catalog.json"), "--version", "V1", path]).status == 0)
+        try fixture.edit(path, at: "V1") { context in
+            let ann = try context.insert("Customer", values: ["name": .text("Ann")])
+            try context.link("Order", key: try context.insert("Order", values: ["code": .text("A1")]), "customer", to: ann)
+        }
+        let json = try CommandRunner.run(["migrate", path, "--catalog", fixture.directory.path("catalog.json"), "--out",
+                                          fixture.directory.path("v2.sqlite"), "--dry-run", "--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        #expect((try json.json()["requiredValuesAlreadyMissing"] as? [Any])?.isEmpty == true)
+    }
+
     @Test func upgradeReplacesTheStoreAndNotesWhatItAlreadyLacked() throws {
         let fixture = try MigrationFixture(catalogJSON: Self.catalog())
         try FileManager.default.createDirectory(atPath: fixture.directory.path("app"), withIntermediateDirectories: false)
