@@ -32,6 +32,11 @@ enum Writeback {
 
     /// Starts writeback of the file at `path` (not through a symbolic link); nothing when it
     /// cannot be opened.
+    ///
+    /// Opens and closes a descriptor of its own, and closing any descriptor of a file drops every
+    /// POSIX lock this process holds on it: call it on an SQLite file only while no connection
+    /// holds a lock there (no transaction open, not in WAL mode), as salvage does between its
+    /// statements (journal mode OFF or DELETE, autocommit).
     static func start(path: String) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else { return }

@@ -1,30 +1,47 @@
 import Foundation
+import SRSQLite
 import Testing
 @testable import StoreRescue
 
-/// The query that finds dangling relationship values (`CoreDataSalvageOutput.danglingValues`)
-/// names the same rows as the plain per-row lookup it replaced,
-/// `NOT EXISTS (SELECT 1 FROM target AS t WHERE t.Z_PK = value AND t.Z_ENT IN (…))`, whatever
-/// the values' storage classes: salvage's fast path copies records byte for byte, so a column
-/// declared INTEGER (as every reference column of a Core Data layout is) can hold text, reals or
-/// blobs.
+/// The condition that finds dangling relationship values (`CoreDataSalvageOutput.isDangling`)
+/// names the same rows as the per-row lookup it replaced,
+/// `NOT EXISTS (SELECT 1 FROM target AS t WHERE t.Z_PK = value AND t.Z_ENT IN (…))`, whatever the
+/// values' storage classes — numeric text included, which a normal INSERT turns into a number
+/// but a damaged file can hold in a column declared INTEGER (made here with `writable_schema`).
 @Suite struct DanglingReferenceTests {
-    /// Owners 1–5 (entity 2) and 6 (entity 3, not a target); items point at all sorts of values.
-    static func database() throws -> SQLiteConnection {
-        let connection = try SQLiteConnection(path: ":memory:", options: SQLiteOpenOptions(mode: .memory))
-        try connection.execute("""
-            CREATE TABLE ZOWNER (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER);
-            CREATE TABLE ZITEM (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZOWNER INTEGER, Z_FOK_OWNER INTEGER);
-            CREATE TABLE Z_1TAGS (Z_1ITEMS INTEGER, Z_2OWNERS INTEGER, PRIMARY KEY (Z_1ITEMS, Z_2OWNERS));
-            INSERT INTO ZOWNER VALUES (1, 2, 1), (2, 2, 1), (3, 2, 1), (4, 2, 1), (5, 2, 1), (6, 3, 1);
-            """)
-        let values = ["1", "3", "5", "6", "7", "999", "-1", "0", "3.0", "3.5", "'3'", "'x'", "X'03'", "NULL", "9223372036854775807", "2.0000001"]
-        for (index, value) in values.enumerated() {
-            try connection.execute("INSERT INTO ZITEM VALUES (\(index + 1), 1, 1, \(value), \(index))")
-            try connection.execute("INSERT INTO Z_1TAGS VALUES (\(index + 1), \(value))")
+    /// Owners 1–5 (entity 2) and 6 (entity 3, not a target); items (and join rows) point at all
+    /// sorts of values, in columns declared without a type and then, in the schema, INTEGER.
+    static func database(in directory: TemporaryDirectory) throws -> SQLiteConnection {
+        let path = directory.path("references.sqlite")
+        do {
+            let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .create))
+            try connection.execute("""
+                CREATE TABLE ZOWNER (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER);
+                CREATE TABLE ZITEM (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZOWNER, Z_FOK_OWNER INTEGER);
+                CREATE TABLE Z_1TAGS (Z_1ITEMS INTEGER, Z_2OWNERS, PRIMARY KEY (Z_1ITEMS, Z_2OWNERS));
+                INSERT INTO ZOWNER VALUES (1, 2, 1), (2, 2, 1), (3, 2, 1), (4, 2, 1), (5, 2, 1), (6, 2, 1), (7, 3, 1);
+                """)
+            for (index, value) in values.enumerated() {
+                try connection.execute("INSERT INTO ZITEM VALUES (\(index + 1), 1, 1, \(value), \(index))")
+                try connection.execute("INSERT INTO Z_1TAGS VALUES (\(index + 1), \(value))")
+            }
+            // The reference columns become INTEGER, as a Core Data layout declares them; the
+            // values stored stay as they are (text stays text).
+            #expect(srsqlite_db_config_int(connection.handle, SQLITE_DBCONFIG_DEFENSIVE, 0) == SQLITE_OK)
+            try connection.execute("""
+                PRAGMA writable_schema = ON;
+                UPDATE sqlite_schema SET sql = replace(sql, 'ZOWNER, Z_FOK', 'ZOWNER INTEGER, Z_FOK') WHERE name = 'ZITEM';
+                UPDATE sqlite_schema SET sql = replace(sql, 'Z_2OWNERS, PRIMARY', 'Z_2OWNERS INTEGER, PRIMARY') WHERE name = 'Z_1TAGS';
+                PRAGMA writable_schema = OFF;
+                """)
         }
-        return connection
+        return try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readWrite))
     }
+
+    static let values = [
+        "1", "3", "'5'", "' 4'", "'2.0'", "9", "'x'", "3.0", "'7'", "7", "3.5", "X'03'", "NULL", "-1", "0",
+        "9223372036854775807", "'9223372036854775807'", "2.0000001", "'6abc'",
+    ]
 
     static let owner = LayoutReferences.Reference(
         table: "ZITEM", column: "ZOWNER", companions: ["Z_FOK_OWNER"], targetTable: "ZOWNER", targetEntities: [2])
@@ -43,28 +60,35 @@ import Testing
         try connection.rows(sql).compactMap { $0.first?.int64 }.sorted()
     }
 
-    @Test func theSetDifferenceNamesTheRowsThePerRowLookupNamed() throws {
-        let connection = try Self.database()
+    @Test func theConditionNamesTheRowsThePerRowLookupNamed() throws {
+        let directory = try TemporaryDirectory()
+        let connection = try Self.database(in: directory)
+        // Text really is stored in the INTEGER columns, beside integers, reals, blobs and NULL.
+        for table in ["ZITEM", "Z_1TAGS"] {
+            let column = table == "ZITEM" ? "ZOWNER" : "Z_2OWNERS"
+            let classes = try connection.rows("SELECT DISTINCT typeof(\(column)) FROM \(table) ORDER BY 1").compactMap { $0.first?.string }
+            #expect(classes == ["blob", "integer", "null", "real", "text"], "\(table)")
+            #expect(try connection.scalar("SELECT typeof(\(column)) FROM \(table) WHERE rowid = 3")?.string == "text", "'5' is text")
+        }
         for (reference, key) in [(Self.owner, "Z_PK"), (Self.joinEnd, "Z_1ITEMS")] {
             let expected = try Self.keys(connection, Self.perRowLookup(reference, key: key))
-            let found = try Self.keys(connection, """
-                SELECT \(key) FROM \(reference.table) WHERE \(reference.column) IN (\(CoreDataSalvageOutput.danglingValues(of: reference)))
-                """)
+            let found = try Self.keys(connection, "SELECT \(key) FROM \(reference.table) WHERE \(CoreDataSalvageOutput.isDangling(reference))")
             #expect(found == expected, "\(reference.table).\(reference.column)")
-            // 1, 3, 5, 3.0 and '3' (stored as 3) name kept owners; owner 6 is another entity; NULL
-            // is not dangling; 7, 999, -1, 0, 3.5, 'x', X'03', the largest integer and 2.0000001 are.
-            #expect(expected == [4, 5, 6, 7, 8, 10, 12, 13, 15, 16], "\(reference.table)")
+            // Kept: 1, 3, '5', ' 4', '2.0', 3.0 (owners of entity 2). Dangling: 9, 'x', '7' and 7
+            // (owner 7 is entity 3), 3.5, X'03', -1, 0, the largest integer as a number and as
+            // text, 2.0000001, '6abc'. NULL is not dangling.
+            #expect(expected == [6, 7, 9, 10, 11, 12, 14, 15, 16, 17, 18, 19], "\(reference.table)")
         }
-        // The storage classes really are mixed: text, real and blob values reach the IN list.
-        let classes = try connection.rows("SELECT DISTINCT typeof(Z_2OWNERS) FROM Z_1TAGS ORDER BY 1").compactMap { $0.first?.string }
-        #expect(classes == ["blob", "integer", "null", "real", "text"])
     }
 
-    @Test func nothingDanglesWhenEveryValueNamesAKeptRow() throws {
-        let connection = try Self.database()
-        try connection.execute("DELETE FROM ZITEM WHERE ZOWNER IS NULL OR ZOWNER NOT IN (1, 2, 3, 4, 5)")
-        #expect(try connection.scalar("SELECT count(*) FROM ZITEM")?.int64 == 5)
-        let dangling = try connection.rows(CoreDataSalvageOutput.danglingValues(of: Self.owner))
-        #expect(dangling.isEmpty)
+    /// What the old condition deletes and clears, the new one does, row for row.
+    @Test func theStatementsChangeTheSameRows() throws {
+        let directory = try TemporaryDirectory()
+        let connection = try Self.database(in: directory)
+        try connection.execute("UPDATE ZITEM SET ZOWNER = NULL, Z_FOK_OWNER = NULL WHERE \(CoreDataSalvageOutput.isDangling(Self.owner))")
+        try connection.execute("DELETE FROM Z_1TAGS WHERE Z_2OWNERS IS NULL OR \(CoreDataSalvageOutput.isDangling(Self.joinEnd))")
+        #expect(try Self.keys(connection, "SELECT Z_PK FROM ZITEM WHERE ZOWNER IS NULL") == [6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19])
+        #expect(try Self.keys(connection, "SELECT Z_1ITEMS FROM Z_1TAGS") == [1, 2, 3, 4, 5, 8])
+        #expect(try connection.rows(Self.perRowLookup(Self.owner, key: "Z_PK")).isEmpty)
     }
 }
