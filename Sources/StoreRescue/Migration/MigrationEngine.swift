@@ -74,13 +74,37 @@ enum MigrationEngine {
         preparation.analysis = assessment.analysis
         preparation.refusals += assessment.refusals
         if options.isDryRun, preparation.refusals.isEmpty, let plan = preparation.plan, !plan.isAtTarget, let physical = readout.schema {
-            // What the written store will be compared against, taken now so a dry run can say it.
-            let context = try PathContext(catalog: catalog, plan: plan, readout: readout)
-            let layouts = try context.layouts(history: includesHistory(physical))
-            preparation.requiredValuesAlreadyMissing = try baseline(store: store, plan: plan, context: context, layouts: layouts, physical: physical)
-                .carriedGaps().map { MigrationReport.MissingValues(entity: $0.entity, property: $0.property, kind: $0.kind.rawValue, objects: $0.objects) }
+            do {
+                preparation.requiredValuesAlreadyMissing = try forecastCarriedGaps(
+                    store: store, readout: readout, catalog: catalog, plan: plan, physical: physical)
+            } catch {
+                // Only a forecast: the plan stands, and a real run checks the written store itself.
+                preparation.notes.append("the required values the store already lacks could not be counted: \(StoreMigrator.operatorFacing(error, store: path).description)")
+            }
         }
         return preparation
+    }
+
+    /// A dry run's forecast: the store's gaps (`RequiredValueBaseline`, what the written store
+    /// will be compared against) that the target version still requires, as it names them.
+    private static func forecastCarriedGaps(
+        store: OpenedStore, readout: StoreReadout, catalog: Catalog, plan: MigrationPlan, physical: PhysicalSchema
+    ) throws -> [MigrationReport.MissingValues] {
+        let context = try PathContext(catalog: catalog, plan: plan, readout: readout)
+        let layouts = try context.layouts(history: includesHistory(physical))
+        let target = context.version(plan.targetVersion).model
+        func isRequired(_ entity: String, _ property: String) -> Bool {
+            guard let description = target.entity(named: entity) else { return false }
+            return ModelCorrespondence.persistentProperties(of: description, in: target).contains { candidate in
+                switch candidate {
+                case .attribute(let attribute): return attribute.name == property && !attribute.isOptional
+                case .relationship(let relationship): return relationship.name == property && !relationship.isOptional
+                }
+            }
+        }
+        return try baseline(store: store, plan: plan, context: context, layouts: layouts, physical: physical).carriedGaps()
+            .filter { isRequired($0.entity, $0.property) }
+            .map { MigrationReport.MissingValues(entity: $0.entity, property: $0.property, kind: $0.kind.rawValue, objects: $0.objects) }
     }
 
     /// Whether the store keeps persistent history (its layouts then include the history tables).
@@ -281,7 +305,17 @@ enum MigrationEngine {
         let verification = try MigrationVerifier.verify(
             path: file, target: target, layout: layouts[plan.targetVersion] ?? context.layout(plan.targetVersion), catalog: catalog,
             predictedRows: predicted, fullCheck: options.fullIntegrityCheck, baseline: baseline)
-        guard verification.problems.isEmpty else { throw MigrationError.verificationFailed(path: file, problems: verification.problems) }
+        guard verification.problems.isEmpty else {
+            // Gaps the store did not have (its own are counted in the baseline), made where the
+            // catalog's steps ran: the catalog's doing, not a bug of ours.
+            let stagesWithSteps = Set(stepRows.keys.map { key in
+                [".willMigrate", ".didMigrate"].reduce(key) { $0.hasSuffix($1) ? String($0.dropLast($1.count)) : $0 }
+            }).sorted()
+            if carriesPreexistingGaps, !stagesWithSteps.isEmpty, verification.requiredValueProblems == verification.problems.count {
+                throw MigrationError.customStepsLeftRequiredValuesMissing(path: file, stages: stagesWithSteps, problems: verification.problems)
+            }
+            throw MigrationError.verificationFailed(path: file, problems: verification.problems)
+        }
         finishedSteps += 1
         report(.verifying)
         return Written(

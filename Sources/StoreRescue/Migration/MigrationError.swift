@@ -18,6 +18,9 @@ public enum MigrationError: OperatorFacingError, Equatable {
     case readFailed(path: String, reason: String)
     /// The written store failed its checks; nothing was published. A bug in StoreRescue.
     case verificationFailed(path: String, problems: [String])
+    /// The written store lacks required values it did not lack before, and the catalog's custom
+    /// steps ran: they made the gap (on the device, saving the stage's changes fails validation).
+    case customStepsLeftRequiredValuesMissing(path: String, stages: [String], problems: [String])
     /// The store changed while it was being migrated (another process wrote it).
     case storeChanged(path: String)
     /// SIGINT/SIGTERM or a cancellation flag stopped it.
@@ -36,6 +39,9 @@ public enum MigrationError: OperatorFacingError, Equatable {
         case .readFailed(let path, let reason): return "reading \(path) failed while migrating it: \(reason); nothing was written"
         case .verificationFailed(let path, let problems):
             return "the migrated store failed its checks (\(problems.prefix(5).joined(separator: "; "))\(problems.count > 5 ? "; …" : "")); nothing was written to \(path)"
+        case .customStepsLeftRequiredValuesMissing(let path, let stages, let problems):
+            let named = stages.count == 1 ? "the custom stage \(stages[0])" : "the custom stages \(stages.joined(separator: ", "))"
+            return "migrating \(path) stopped: after \(named), \(problems.prefix(5).joined(separator: "; "))\(problems.count > 5 ? "; …" : ""); nothing was written"
         case .storeChanged(let path): return "\(path) changed while it was being migrated; nothing was written"
         case .interrupted(let path): return "migrating to \(path) was interrupted; nothing was written"
         }
@@ -51,6 +57,8 @@ public enum MigrationError: OperatorFacingError, Equatable {
         case .writeFailed: return "free disk space or raise the file-size limit (ulimit -f), then run the command again"
         case .readFailed: return "check that the store is still there and readable (storerescue inspect --deep STORE)"
         case .verificationFailed: return "report a bug with the command line, the catalog and (if you can) the store"
+        case .customStepsLeftRequiredValuesMissing:
+            return "correct the stage's steps so every object keeps a value for its required properties (on the device the stage's save would fail validation), or make the property optional in the next version"
         case .storeChanged: return "close the app that uses the store and run the command again"
         case .interrupted: return "run the command again"
         }
@@ -60,7 +68,7 @@ public enum MigrationError: OperatorFacingError, Equatable {
         switch self {
         case .unknownVersion: return .usage
         case .notACoreDataStore: return .notAStore
-        case .valueDoesNotConvert, .constraintViolated, .customStepFailed: return .refused
+        case .valueDoesNotConvert, .constraintViolated, .customStepFailed, .customStepsLeftRequiredValuesMissing: return .refused
         case .writeFailed, .readFailed: return .ioError
         case .verificationFailed: return .internalError
         case .storeChanged, .interrupted: return .temporaryFailure
@@ -83,6 +91,8 @@ extension MigrationError {
         case .writeFailed(let file, let reason): return .writeFailed(path: rename(file), reason: reason)
         case .readFailed(let file, let reason): return .readFailed(path: rename(file), reason: reason)
         case .verificationFailed(let file, let problems): return .verificationFailed(path: rename(file), problems: problems)
+        case .customStepsLeftRequiredValuesMissing(let file, let stages, let problems):
+            return .customStepsLeftRequiredValuesMissing(path: rename(file), stages: stages, problems: problems)
         case .storeChanged(let file): return .storeChanged(path: rename(file))
         case .interrupted(let file): return .interrupted(path: rename(file))
         }

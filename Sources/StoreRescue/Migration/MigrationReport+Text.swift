@@ -84,7 +84,7 @@ extension MigrationReport {
         case .wouldMigrate:
             out.line("  Dry run: the migration can run; nothing was written.")
             if !requiredValuesAlreadyMissing.isEmpty {
-                out.line("  Already in the store, carried as they are (Core Data checks required values only when such an object is saved: the app must give them a value then):")
+                out.line("  Already in the store, carried as they are unless a custom step fills them (Core Data checks required values only when such an object is saved: the app must give them a value then):")
                 for gap in requiredValuesAlreadyMissing { out.line("    - \(gap.summary)") }
             }
         case .failed: out.line("  Failed.")

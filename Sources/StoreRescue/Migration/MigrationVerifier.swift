@@ -28,6 +28,14 @@ public enum MigrationVerifier {
         public var rowsByEntity: [String: Int64]
         /// Everything wrong, one line each (empty when the store is good).
         public var problems: [String]
+        /// How many of `problems` are required values the migration left missing (not encoded):
+        /// when they are all of them and a custom step ran, the step made the gap.
+        var requiredValueProblems = 0
+
+        private enum CodingKeys: String, CodingKey {
+            case integrityCheck, integrityOK, danglingLinks, missingRequiredValues, preexistingMissingValues, matchOutcome, matchVersion
+            case rowsByEntity, problems
+        }
     }
 
     /// Objects of the written store without a value for a required property, no more of them
@@ -125,6 +133,7 @@ public enum MigrationVerifier {
         // The store as it was read is counted only when the written store lacks something.
         let before = try census.gaps.isEmpty ? [:] : baseline?.objectsLacking() ?? [:]
         var missing: Int64 = 0
+        var requiredValueProblems = 0
         var preexisting: [PreexistingGap] = []
         for gap in census.gaps {
             let objectsBefore = before["\(gap.entity).\(gap.property)"] ?? 0
@@ -133,6 +142,7 @@ public enum MigrationVerifier {
                     entity: gap.entity, property: gap.property, kind: gap.kind.rawValue, objects: gap.objects, objectsBefore: objectsBefore))
             } else {
                 missing += gap.objects
+                requiredValueProblems += 1
                 let had = objectsBefore > 0 ? ", against \(objectsBefore) before the migration" : ""
                 problems.append("\(gap.objects) \(gap.entity) objects have no value for the required \(gap.property)\(had)")
             }
@@ -158,6 +168,6 @@ public enum MigrationVerifier {
         return Result(
             integrityCheck: pragma, integrityOK: integrityOK, danglingLinks: dangling, missingRequiredValues: missing,
             preexistingMissingValues: preexisting, matchOutcome: match.outcome.rawValue, matchVersion: match.version, rowsByEntity: rows,
-            problems: problems)
+            problems: problems, requiredValueProblems: requiredValueProblems)
     }
 }

@@ -4,7 +4,7 @@ import Testing
 
 /// `migrate` and `upgrade` of a store whose own data already broke its model (orders with no
 /// customer, a required code NULL: Core Data validates only at save): exit 0 with the gaps
-/// reported, in text and JSON; a gap the catalog's step makes still exits 70.
+/// reported, in text and JSON; a gap the catalog's step makes is refused (exit 3).
 @Suite(.enabled(if: CommandRunner.isAvailable, "the storerescue executable is not built"))
 struct MigratePreexistingGapsCommandTests {
     /// V1 Customer(name) ←→ Order(code) with a required to-one Order.customer; V2 adds an
@@ -112,6 +112,51 @@ struct MigratePreexistingGapsCommandTests {
         #expect((try json.json()["requiredValuesAlreadyMissing"] as? [Any])?.isEmpty == true)
     }
 
+    /// V2 makes the customer and the code optional: the store's gaps are no gaps there, so the
+    /// forecast lists none (the real run reports none either).
+    @Test func aDryRunListsOnlyWhatTheTargetStillRequires() throws {
+        // The same catalog with V2's code and customer optional (V1 is unchanged).
+        var catalogJSON = Self.catalog()
+        let v2 = try #require(catalogJSON.range(of: #"{"name": "V2""#))
+        catalogJSON.replaceSubrange(v2.lowerBound..., with: catalogJSON[v2.lowerBound...]
+            .replacingOccurrences(of: #"{"name": "code", "type": "String"}"#, with: #"{"name": "code", "type": "String", "optional": true}"#)
+            .replacingOccurrences(of: #""inverse": "orders"}"#, with: #""inverse": "orders", "optional": true}"#))
+        // Five: V2's code and customer, beside V1's and V2's to-many orders and V2's note.
+        #expect(catalogJSON.components(separatedBy: #""optional": true}"#).count - 1 == 5)
+        let fixture = try MigrationFixture(catalogJSON: catalogJSON)
+        let store = try store(fixture)
+        let args = ["migrate", store, "--catalog", fixture.directory.path("catalog.json"), "--out", fixture.directory.path("v2.sqlite")]
+        let dry = try CommandRunner.run(args + ["--dry-run", "--json"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect((try dry.json()["requiredValuesAlreadyMissing"] as? [Any])?.isEmpty == true, "\(dry.stdout)")
+        let real = try CommandRunner.run(args + ["--json"])
+        #expect(real.status == 0, "\(real.stderr)")
+        let verification = (try real.json()["result"] as? [String: Any])?["verification"] as? [String: Any]
+        #expect((verification?["preexistingMissingValues"] as? [Any])?.isEmpty == true)
+    }
+
+    /// The forecast is only a forecast: when it cannot be taken (here: over 100,000 distinct
+    /// stray Z_ENT values, more than the census reads), the dry run says so in a note and still
+    /// reports the plan, exit 0.
+    @Test func aForecastThatCannotBeTakenIsANoteNotAnError() throws {
+        let fixture = try MigrationFixture(catalogJSON: Self.catalog())
+        let store = try store(fixture)
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            try connection.execute("""
+                WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 100100)
+                INSERT INTO ZORDER (Z_PK, Z_ENT, Z_OPT, ZCODE) SELECT x + 1000, x + 1000, 1, 'c' FROM n;
+                """)
+        }
+        let dry = try CommandRunner.run(["migrate", store, "--catalog", fixture.directory.path("catalog.json"),
+                                         "--out", fixture.directory.path("v2.sqlite"), "--dry-run", "--json"])
+        #expect(dry.status == 0, "\(dry.stdout) \(dry.stderr)")
+        let json = try dry.json()
+        #expect(json["status"] as? String == "wouldMigrate")
+        #expect((json["notes"] as? [String])?.contains { $0.hasPrefix("the required values the store already lacks could not be counted: ") } == true,
+                "\(json["notes"] ?? "")")
+    }
+
     @Test func upgradeReplacesTheStoreAndNotesWhatItAlreadyLacked() throws {
         let fixture = try MigrationFixture(catalogJSON: Self.catalog())
         try FileManager.default.createDirectory(atPath: fixture.directory.path("app"), withIntermediateDirectories: false)
@@ -128,15 +173,19 @@ struct MigratePreexistingGapsCommandTests {
     }
 
     /// The catalog's didMigrate deletes Bob: his order loses its customer. That gap is the
-    /// migration's: exit 70 as before, nothing written.
-    @Test func aGapTheCatalogsStepMakesStillExits70() throws {
+    /// catalog step's doing (on the device the stage's save fails validation): refused, exit 3,
+    /// naming the stage and what to change; nothing written.
+    @Test func aGapTheCatalogsStepMakesIsRefused() throws {
         let stage = #"{"kind": "custom", "from": "V1", "to": "V2", "didMigrate": [{"delete": "Customer", "where": "name = 'Bob'"}]}"#
         let fixture = try MigrationFixture(catalogJSON: Self.catalog(stage: stage))
         let store = try store(fixture)
         let output = fixture.directory.path("v2.sqlite")
         let run = try CommandRunner.run(["migrate", store, "--catalog", fixture.directory.path("catalog.json"), "--out", output])
-        #expect(run.status == 70, "\(run.stdout) \(run.stderr)")
+        #expect(run.status == 3, "\(run.stdout) \(run.stderr)")
+        #expect(run.stderr.contains("after the custom stage "), "\(run.stderr)")
         #expect(run.stderr.contains("3 Order objects have no value for the required customer, against 2 before the migration"), "\(run.stderr)")
+        #expect(run.stderr.contains("correct the stage's steps"), "\(run.stderr)")
+        #expect(!run.stderr.contains("report a bug"), "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 
@@ -149,7 +198,7 @@ struct MigratePreexistingGapsCommandTests {
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
         let run = try CommandRunner.run(["upgrade", store, "--catalog", fixture.directory.path("catalog.json"),
                                          "--backup-dir", fixture.directory.path("backups")])
-        #expect(run.status == 70, "\(run.stdout) \(run.stderr)")
+        #expect(run.status == 3, "\(run.stdout) \(run.stderr)")
         #expect(run.stderr.contains(store), "\(run.stderr)")
         #expect(!run.stderr.contains(".upgrade"), "\(run.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
