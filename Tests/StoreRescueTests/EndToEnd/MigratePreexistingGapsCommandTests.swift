@@ -202,5 +202,11 @@ struct MigratePreexistingGapsCommandTests {
         #expect(run.stderr.contains(store), "\(run.stderr)")
         #expect(!run.stderr.contains(".upgrade"), "\(run.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+        // The catalog is at fault, not the store: no fallback to a clean store either.
+        let clean = try CommandRunner.run(["upgrade", store, "--catalog", fixture.directory.path("catalog.json"),
+                                           "--backup-dir", fixture.directory.path("backups"), "--on-failure", "clean", "--json"])
+        #expect(clean.status == 3, "\(clean.stdout) \(clean.stderr)")
+        #expect(try clean.json()["fallback"] is NSNull, "\(clean.stdout)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
     }
 }
