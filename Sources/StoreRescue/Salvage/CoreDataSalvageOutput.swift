@@ -114,10 +114,10 @@ final class CoreDataSalvageOutput: SalvageOutput {
         let index = try writer.addTarget(table: target.name, columns: columns, rowidColumn: rowid)
         // Records copy as they are only when their text is in the new store's encoding (UTF-8,
         // as `create` writes it); a UTF-16 store's rows go through SQLite, which converts them.
-        if writer.textEncoding == .utf8, let root = try Self.emptyTableRoot(target.name, connection: connection),
+        if writer.textEncoding == .utf8, let empty = try Self.emptyTable(target.name, connection: connection),
             let positions = Self.bulkPositions(sources: sources, source: source, target: target)
         {
-            bulkTargets[index] = BulkTarget.make(rootPage: root, positions: positions)
+            bulkTargets[index] = BulkTarget.make(rootPage: empty.root, positions: positions, indexes: empty.indexes)
         }
         return RowRoute(target: index, sources: sources, rules: rules)
     }

@@ -68,8 +68,8 @@ final class PlainSalvageOutput: SalvageOutput {
         let positions = table.columns.indices.map { index -> BulkTarget.Position in
             index == table.rowidColumn ? .rowid : .record(fallbackIsNull: table.columns[index].defaultValue == .null)
         }
-        if let root = try Self.emptyTableRoot(table.name, connection: connection) {
-            bulkTargets[target] = BulkTarget.make(rootPage: root, positions: positions)
+        if let empty = try Self.emptyTable(table.name, connection: connection) {
+            bulkTargets[target] = BulkTarget.make(rootPage: empty.root, positions: positions, indexes: empty.indexes)
         }
         return .write(RowRoute(target: target, sources: sources, rules: nil))
     }

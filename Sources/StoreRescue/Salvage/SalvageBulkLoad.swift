@@ -7,12 +7,15 @@ import Foundation
 /// same order, with the same affinity (so SQLite reads each value back as it read it in the
 /// damaged store): its value count within `recordLengths` (a shorter record reads as NULLs, so
 /// only when the missing columns' fallback is NULL), and NULL in the rowid column. The table must
-/// have no UNIQUE index (none would be filled), and no rows yet.
+/// have no rows yet; its indexes (a join table's primary key) are left empty by the load and
+/// rebuilt from the rows after it (`SalvageRowWriter.rebuildIndexes`).
 struct BulkTarget: Equatable {
     var rootPage: UInt32
     var recordLengths: ClosedRange<Int>
     /// The `INTEGER PRIMARY KEY` column (the rowid's alias), whose record value is NULL.
     var rowidColumn: Int?
+    /// The table's indexes, to rebuild once its rows are in.
+    var indexes: [String] = []
 
     /// Whether `record` can be copied as it is.
     func copies(_ record: [RecordColumn]) -> Bool {
@@ -33,7 +36,7 @@ struct BulkTarget: Equatable {
 
     /// The bulk target of a table rooted at `rootPage` whose output columns take their values as
     /// `positions` say; nil when that is not a positional copy of the record.
-    static func make(rootPage: UInt32?, positions: [Position]) -> BulkTarget? {
+    static func make(rootPage: UInt32?, positions: [Position], indexes: [String] = []) -> BulkTarget? {
         guard let rootPage, rootPage >= 2, !positions.isEmpty else { return nil }
         var shortest = 1
         var longest = positions.count
@@ -51,7 +54,7 @@ struct BulkTarget: Equatable {
             }
         }
         guard shortest <= longest else { return nil }
-        return BulkTarget(rootPage: rootPage, recordLengths: shortest...longest, rowidColumn: rowidColumn)
+        return BulkTarget(rootPage: rootPage, recordLengths: shortest...longest, rowidColumn: rowidColumn, indexes: indexes)
     }
 }
 
@@ -83,6 +86,9 @@ final class SalvageBulkLoad {
     /// so the first copy of a rowid stays the one kept.
     private var highest: [Int64?]
     private(set) var rowsAppended = 0
+    private var appendedByTarget: [Int]
+    /// Targets given rows, in the order loaded, with the indexes those rows are not yet in.
+    private(set) var indexesToRebuild: [(target: Int, indexes: [String])] = []
 
     init(file: String, spillPath: String, targets: [Int: BulkTarget], writer: SalvageRowWriter) throws {
         appender = try PageAppender(path: file)
@@ -91,8 +97,12 @@ final class SalvageBulkLoad {
         self.targets = (0..<count).map { targets[$0] }
         closed = Array(repeating: false, count: count)
         highest = Array(repeating: nil, count: count)
+        appendedByTarget = Array(repeating: 0, count: count)
         self.writer = writer
     }
+
+    /// Rows written to `target`'s tree.
+    func rowsAppended(to target: Int) -> Int { target >= 0 && target < appendedByTarget.count ? appendedByTarget[target] : 0 }
 
     func isBulk(_ target: Int) -> Bool { target >= 0 && target < targets.count && targets[target] != nil }
 
@@ -108,9 +118,11 @@ final class SalvageBulkLoad {
         if builder?.target != route.target {
             try endTable()
             builder = (route.target, TableTreeBuilder(file: appender, root: target.rootPage))
+            if !target.indexes.isEmpty { indexesToRebuild.append((route.target, target.indexes)) }
         }
         try builder!.tree.append(rowid: rowid, payload: payload)
         rowsAppended += 1
+        appendedByTarget[index] += 1
         return .appended
     }
 

@@ -24,16 +24,26 @@ protocol SalvageOutput: AnyObject {
 }
 
 extension SalvageOutput {
-    /// The bulk target of an output table SQLite just created: its root page, if it is empty
-    /// and has no UNIQUE index; nil otherwise.
-    static func emptyTableRoot(_ table: String, connection: SQLiteConnection) throws -> UInt32? {
+    /// Whether `table` can take a bulk load (`SalvageBulkLoad`): it holds no rows yet, and each of
+    /// its indexes is one `SalvageRowWriter.rebuildIndexes` can fill afterwards from the rows (a
+    /// bulk load writes only the table's tree) — a whole index on plain columns in the BINARY
+    /// collation, such as a join table's primary key. Returns its root page and those indexes;
+    /// nil otherwise.
+    static func emptyTable(_ table: String, connection: SQLiteConnection) throws -> (root: UInt32, indexes: [String])? {
         let quoted = table.quotedSQLIdentifier
-        guard try connection.scalar("SELECT count(*) FROM pragma_index_list(?) WHERE \"unique\"", [.text(table)])?.int64 == 0,
-            try connection.scalar("SELECT 1 FROM \(quoted) LIMIT 1") == nil,
+        guard try connection.scalar("SELECT 1 FROM \(quoted) LIMIT 1") == nil,
             let root = try connection.scalar("SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = ?", [.text(table)])?.int64,
             root >= 2, root <= Int64(UInt32.max)
         else { return nil }
-        return UInt32(root)
+        var indexes: [String] = []
+        for row in try connection.rows("SELECT name, partial FROM pragma_index_list(?)", [.text(table)]) {
+            guard let name = row[0].string, row[1].int64 == 0 else { return nil }
+            let unusual = try connection.scalar(
+                "SELECT count(*) FROM pragma_index_xinfo(?) WHERE key AND (cid < 0 OR coll IS NOT 'BINARY')", [.text(name)])?.int64
+            guard unusual == 0 else { return nil }
+            indexes.append(name)
+        }
+        return (UInt32(root), indexes)
     }
 }
 

@@ -29,6 +29,8 @@ final class SalvageRowWriter {
 
     private struct Target {
         var name: String
+        var columns: [String]
+        var rowidColumn: String?
         var insert: SQLiteStatement
         var exists: SQLiteStatement?
     }
@@ -54,8 +56,56 @@ final class SalvageRowWriter {
         let exists = try rowidColumn.map {
             try connection.prepare("SELECT 1 FROM \(table.quotedSQLIdentifier) WHERE \($0.quotedSQLIdentifier) = ?")
         }
-        targets.append(Target(name: table, insert: insert, exists: exists))
+        targets.append(Target(name: table, columns: columns, rowidColumn: rowidColumn, insert: insert, exists: exists))
         return targets.count - 1
+    }
+
+    /// Fills `indexes` of `target`'s table after a bulk load wrote its rows without them
+    /// (`SalvageBulkLoad`). Called while no transaction is open.
+    ///
+    /// Each index is rebuilt by `REINDEX` in a transaction of its own, journalled in memory so
+    /// that a UNIQUE index refusing (two rows copied with the same key: the damage made them) is
+    /// rolled back whole; the journal holds only the few pages that existed before (the index's
+    /// new pages lie past the file's old end, which SQLite does not journal). When one refuses,
+    /// the table is emptied and its rows put back in rowid order through `INSERT OR IGNORE`,
+    /// which keeps the first row of each key — what inserting them one by one would have kept —
+    /// and fills every index as it goes.
+    ///
+    /// - Returns: the rows dropped because a unique index refused them (conflicts).
+    func rebuildIndexes(target: Int, indexes: [String]) throws -> Int {
+        guard !indexes.isEmpty else { return 0 }
+        _ = try connection.scalar("PRAGMA journal_mode = MEMORY")
+        var refused = false
+        for index in indexes {
+            do {
+                try connection.execute("REINDEX main.\(index.quotedSQLIdentifier)")
+            } catch let error as SQLiteError where error.primaryResultCode == SQLITE_CONSTRAINT {
+                refused = true
+                break
+            }
+        }
+        _ = try connection.scalar("PRAGMA journal_mode = OFF")
+        guard refused else { return 0 }
+
+        let table = "main." + targets[target].name.quotedSQLIdentifier
+        // The rowid too, where no column holds it (a join table).
+        let columns = (targets[target].rowidColumn == nil ? ["rowid"] : []) + targets[target].columns
+        let aliases = columns.indices.map { "c\($0)" }
+        let copy = "temp.storerescue_bulk_rows"
+        try connection.execute("""
+            BEGIN;
+            CREATE TABLE \(copy) AS SELECT rowid AS storerescue_order, \(zip(columns, aliases).map { "\($0.quotedSQLIdentifier) AS \($1)" }.joined(separator: ", ")) \
+            FROM \(table) NOT INDEXED;
+            DELETE FROM \(table);
+            """)
+        let rows = try connection.scalar("SELECT count(*) FROM \(copy)")?.int64 ?? 0
+        try connection.execute("""
+            INSERT OR IGNORE INTO \(table) (\(columns.map(\.quotedSQLIdentifier).joined(separator: ", "))) \
+            SELECT \(aliases.joined(separator: ", ")) FROM \(copy) ORDER BY storerescue_order
+            """)
+        let kept = Int64(sqlite3_changes(connection.handle))
+        try connection.execute("DROP TABLE \(copy); COMMIT")
+        return Int(rows - kept)
     }
 
     /// True when the target's table holds a row with this rowid.

@@ -35,6 +35,16 @@ extension SalvageRun {
         try load.finish()
         rowsCopiedPageByPage = load.rowsAppended
         bulk = nil
+        // The loaded tables' indexes (join tables' primary keys) are empty: filled from the rows.
+        for (target, indexes) in load.indexesToRebuild {
+            let dropped = try output.writer.rebuildIndexes(target: target, indexes: indexes)
+            guard dropped > 0 else { continue }
+            // Every row of that table went back in through SQLite.
+            rowsCopiedPageByPage -= load.rowsAppended(to: target)
+            if let index = bulkTables.first(where: { if case .write(let route) = roles[$0] { return route.target == target } else { return false } }) {
+                tallies[index].conflicts += dropped
+            }
+        }
         try output.resumeAfterBulkLoad()
         try replaySetAside(load.spill)
     }

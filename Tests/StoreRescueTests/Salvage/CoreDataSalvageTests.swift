@@ -1,4 +1,5 @@
 import Foundation
+import SRSQLite
 import Testing
 @testable import StoreRescue
 
@@ -47,7 +48,9 @@ import Testing
         let maxima = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
             .rows("SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { "\($0[0].string ?? "")=\($0[1].int64 ?? -1)" }
         #expect(maxima == ["Item=200", "SpecialItem=0", "Owner=20", "Tag=5"])
-        #expect(report.rowsCopiedPageByPage == 225, "every entity row copied page by page; the join table (a UNIQUE key) through SQLite")
+        #expect(report.rowsCopiedPageByPage == 225 + 269, "every entity row and every join row copied page by page")
+        let joins = try #require(report.tables.first { $0.name == "Z_1TAGS" })
+        #expect(joins.rows.recovered == 269 && joins.rows.conflictsDropped == 0)
     }
 
     /// A store whose text is UTF-16 (the new store's is UTF-8): no record is copied as it is —
@@ -96,7 +99,7 @@ import Testing
         let (output, report) = try Self.salvage(store, in: directory)
         try Self.expectUsableStore(output)
         #expect(report.totals.valuesFixed == 2)
-        #expect(report.rowsCopiedPageByPage == 223)
+        #expect(report.rowsCopiedPageByPage == 223 + 269)
         let rows = try Fixtures.entityRows(of: output)
         #expect(rows["ZOWNER"]?.count == 20 && rows["ZITEM"]?.count == 200)
         let check = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
@@ -107,6 +110,47 @@ import Testing
             // Owner 3's Z_ENT is its entity's again; item 7's Z_OPT is now 1.
             #expect(same == (expected[table]?.count ?? 0) - (table == "ZITEM" ? 1 : 0), "every other row of \(table) as it was")
         }
+    }
+
+    /// A join table whose damaged copy holds the same pair twice (its primary key was lost with
+    /// the damage): the rows are copied page by page, the key's index refuses them, and the table
+    /// is refilled through SQLite keeping the first of each pair — the second counted as a
+    /// conflict, as row-by-row inserts would have; the store is whole (`integrity_check` compares
+    /// every index with its table).
+    @Test func duplicateJoinKeysCopiedPageByPageAreDroppedAsConflicts() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        let expected = try Fixtures.entityRows(of: store)["Z_1TAGS"].map { Set($0.values.map { $0.map { $0.int64 ?? -1 } }) } ?? []
+        #expect(expected.count == 269)
+        do {
+            // The damaged schema: Z_1TAGS without its primary key (and the key's index gone), then
+            // three pairs written a second time.
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            #expect(srsqlite_db_config_int(connection.handle, SQLITE_DBCONFIG_DEFENSIVE, 0) == SQLITE_OK)
+            try connection.execute("""
+                PRAGMA writable_schema = ON;
+                UPDATE sqlite_schema SET sql = 'CREATE TABLE Z_1TAGS ( Z_1ITEMS INTEGER, Z_4TAGS INTEGER )' WHERE name = 'Z_1TAGS';
+                DELETE FROM sqlite_schema WHERE name = 'sqlite_autoindex_Z_1TAGS_1';
+                PRAGMA writable_schema = OFF;
+                """)
+        }
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            try connection.execute("INSERT INTO Z_1TAGS (Z_1ITEMS, Z_4TAGS) SELECT Z_1ITEMS, Z_4TAGS FROM Z_1TAGS ORDER BY rowid LIMIT 3")
+            #expect(try connection.scalar("SELECT count(*) FROM Z_1TAGS")?.int64 == 272)
+        }
+        let (output, report) = try Self.salvage(store, in: directory)
+        try Self.expectUsableStore(output)
+        let joins = try #require(report.tables.first { $0.name == "Z_1TAGS" })
+        #expect(joins.rows.recovered == 269)
+        #expect(joins.rows.conflictsDropped == 3)
+        #expect(report.totals.conflictsDropped == 3)
+        let rows = try Fixtures.entityRows(of: output)["Z_1TAGS"].map { Set($0.values.map { $0.map { $0.int64 ?? -1 } }) } ?? []
+        #expect(rows == expected, "every pair once")
+        #expect(report.rowsCopiedPageByPage == 225, "the join table's rows went back in through SQLite")
+        let check = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+        #expect(try check.scalar("SELECT count(*) FROM pragma_index_list('Z_1TAGS') WHERE \"unique\"")?.int64 == 1, "the key is back")
     }
 
     /// The owners' page lost: items keep their rows, their `owner` values (pointing at owners that
