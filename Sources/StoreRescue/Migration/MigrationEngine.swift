@@ -117,9 +117,18 @@ enum MigrationEngine {
     static func baseline(
         store: OpenedStore, plan: MigrationPlan, context: PathContext, layouts: [String: StoreLayout], physical: PhysicalSchema
     ) -> RequiredValueBaseline {
-        RequiredValueBaseline(
-            connection: store.connection, version: context.version(plan.sourceVersion),
+        let file = readFile(of: store)
+        return RequiredValueBaseline(
+            connection: store.connection, path: file.path, isImmutable: file.isImmutable, version: context.version(plan.sourceVersion),
             layout: layouts[plan.sourceVersion] ?? context.layout(plan.sourceVersion), physical: physical, mappings: context.mappings)
+    }
+
+    /// The file the store is read from, to attach read-only: the original, immutably (the probe
+    /// refused a symbolic link unless trusted, `--follow-symlinks`; ATTACH opens the file it
+    /// names, the connection never follows links itself), or its private copy.
+    static func readFile(of store: OpenedStore) -> (path: String, isImmutable: Bool) {
+        guard store.accessMethod == .immutableOriginal else { return (store.connection.path, false) }
+        return (URL(fileURLWithPath: store.probe.path).resolvingSymlinksInPath().path, true)
     }
 
     /// A plan from a known version, with everything that stops it.
@@ -207,13 +216,9 @@ enum MigrationEngine {
         let valueLimit = maximumValueBytes(storeAt: URL(fileURLWithPath: path).resolvingSymlinksInPath().path)
 
         // The base: the store as read (the original, immutably, or its private copy).
-        // The probe refused a symbolic link unless trusted (--follow-symlinks); ATTACH then opens
-        // the file it names (the connection never follows links itself).
-        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        let read = readFile(of: store)
         var base = Base(
-            path: store.accessMethod == .immutableOriginal ? resolved : store.connection.path,
-            isImmutable: store.accessMethod == .immutableOriginal, physical: physical, primaryKeys: readout.primaryKeys,
-            isWorkspaceFile: false)
+            path: read.path, isImmutable: read.isImmutable, physical: physical, primaryKeys: readout.primaryKeys, isWorkspaceFile: false)
         var state = VirtualVersion.base(
             version: context.version(plan.sourceVersion), layout: layouts[plan.sourceVersion] ?? context.layout(plan.sourceVersion),
             schema: "base", physical: physical, primaryKeys: readout.primaryKeys)

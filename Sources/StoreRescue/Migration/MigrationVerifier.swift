@@ -6,9 +6,11 @@
 /// Required values the store already lacked before the migration are not a problem: Core Data
 /// validates them only when such an object is saved, so a store can hold them on disk and the
 /// device's own migration carries them as they are. Given the store as it was read (a
-/// `RequiredValueBaseline`), a gap whose count did not grow is reported as the store's own
-/// (`preexistingMissingValues`); one that grew, or that the store could not have had (a
-/// property the migration adds or computes), stays a problem.
+/// `RequiredValueBaseline`), a gap is reported as the store's own (`preexistingMissingValues`)
+/// when every object lacking the value already lacked it before, compared object by object (the
+/// same `Z_PK`, of the entity it maps from); an object that had the value or did not exist (the
+/// migration created it), or a property the store could not have lacked (one the migration adds
+/// or computes), is a problem, even where the count did not grow.
 public enum MigrationVerifier {
     /// What the checks found (part of the `migrate --json` contract).
     public struct Result: Sendable, Encodable, Equatable {
@@ -17,7 +19,8 @@ public enum MigrationVerifier {
         public var integrityOK: Bool
         /// Links naming no object of the right entity (must be 0).
         public var danglingLinks: Int64
-        /// Required attributes and relationships the migration left without a value (must be 0).
+        /// Required attributes and relationships the migration left without a value: objects
+        /// that lack one and did not before the migration (must be 0).
         public var missingRequiredValues: Int64
         /// Required values the store already lacked before the migration, carried as they were.
         public var preexistingMissingValues: [PreexistingGap]
@@ -38,8 +41,8 @@ public enum MigrationVerifier {
         }
     }
 
-    /// Objects of the written store without a value for a required property, no more of them
-    /// than the store had before the migration.
+    /// Objects of the written store without a value for a required property, each of which
+    /// already lacked it before the migration.
     public struct PreexistingGap: Sendable, Encodable, Hashable {
         /// The entity and property as the target version names them.
         public var entity: String
@@ -48,7 +51,8 @@ public enum MigrationVerifier {
         public var kind: String
         /// Objects without a value in the written store.
         public var objects: Int64
-        /// Objects without a value in the store before the migration (at the source version).
+        /// Objects without a value in the store before the migration (at the source version),
+        /// those of `objects` among them.
         public var objectsBefore: Int64
 
         /// `2 Order objects already had no customer before the migration (a required
@@ -130,23 +134,37 @@ public enum MigrationVerifier {
         for stray in census.strayRows {
             problems.append("\(stray.table) holds rows with Z_ENT \(stray.entityNumber.map(String.init) ?? "NULL"), no entity of its hierarchy")
         }
-        // The store as it was read is counted only when the written store lacks something.
-        let before = try census.gaps.isEmpty ? [:] : baseline?.objectsLacking() ?? [:]
+        // The store as it was read is counted, and its objects compared, only when the written
+        // store lacks something.
+        let before = try census.gaps.isEmpty ? [] : baseline?.carried() ?? []
+        func carried(_ gap: RequiredValueCensus.Gap) -> RequiredValueBaseline.CarriedGap? {
+            before.first { $0.gap.entity == gap.entity && $0.gap.property == gap.property }
+        }
+        let comparesObjects = census.gaps.contains { carried($0) != nil }
+        if comparesObjects, let baseline { try baseline.attach(to: connection) }
         var missing: Int64 = 0
         var requiredValueProblems = 0
         var preexisting: [PreexistingGap] = []
         for gap in census.gaps {
-            let objectsBefore = before["\(gap.entity).\(gap.property)"] ?? 0
-            if gap.objects <= objectsBefore {
+            let carried = carried(gap)
+            let objectsBefore = carried?.gap.objects ?? 0
+            let newly = try baseline?.objectsNewlyLacking(gap, carried: carried, connection: connection, model: model, layout: layout)
+                ?? RequiredValueBaseline.NewlyLacking(objects: gap.objects, created: 0)
+            if newly.objects == 0 {
                 preexisting.append(PreexistingGap(
                     entity: gap.entity, property: gap.property, kind: gap.kind.rawValue, objects: gap.objects, objectsBefore: objectsBefore))
             } else {
-                missing += gap.objects
+                missing += newly.objects
                 requiredValueProblems += 1
-                let had = objectsBefore > 0 ? ", against \(objectsBefore) before the migration" : ""
-                problems.append("\(gap.objects) \(gap.entity) objects have no value for the required \(gap.property)\(had)")
+                var problem = "\(newly.objects) \(gap.entity) objects have no value for the required \(gap.property)"
+                if objectsBefore > 0 {
+                    let which = newly.created == 0 ? "that had one" : newly.created == newly.objects ? "that did not exist" : "that had one or did not exist"
+                    problem += " \(which) before the migration (\(gap.objects) lack it now, against \(objectsBefore) before)"
+                }
+                problems.append(problem)
             }
         }
+        if comparesObjects { try connection.execute("DETACH DATABASE \(RequiredValueBaseline.schema)") }
         for table in layout.tables where table.rootEntity != nil {
             guard let root = table.rootEntity, let rootNumber = layout.entityNumber(of: root) else { continue }
             let largest = try connection.scalar("SELECT max(Z_PK) FROM \(table.name.quotedSQLIdentifier)")?.int64 ?? 0

@@ -43,14 +43,8 @@ struct RequiredValueCensus: Sendable, Equatable {
     static func take(
         connection: SQLiteConnection, model: ManagedObjectModel, layout: StoreLayout, physical: PhysicalSchema?, linksMustReachAnObject: Bool
     ) throws -> RequiredValueCensus {
-        let columnsByTable = physical.map { schema in
-            Dictionary(schema.tables.map { ($0.name.uppercased(), Set($0.columns.map { $0.name.uppercased() })) }, uniquingKeysWith: { first, _ in first })
-        }
-        func has(_ table: String, _ columns: [String] = []) -> Bool {
-            guard let columnsByTable else { return true }
-            guard let present = columnsByTable[table.uppercased()] else { return false }
-            return columns.allSatisfy { present.contains($0.uppercased()) }
-        }
+        let isStored = storedIn(physical)
+        func has(_ table: String, _ columns: [String] = []) -> Bool { isStored(table, columns) }
 
         var census = RequiredValueCensus(rowsByEntity: [:], gaps: [], strayRows: [])
         // Rows and required attributes: one scan per table (rows per Z_ENT, NULLs per column).
@@ -99,12 +93,51 @@ struct RequiredValueCensus: Sendable, Equatable {
         return census
     }
 
+    /// Whether a table, and those of its columns, are in the database `physical` describes (any
+    /// is, when nil: a store written from the layout).
+    static func storedIn(_ physical: PhysicalSchema?) -> (_ table: String, _ columns: [String]) -> Bool {
+        let columnsByTable = physical.map { schema in
+            Dictionary(schema.tables.map { ($0.name.uppercased(), Set($0.columns.map { $0.name.uppercased() })) }, uniquingKeysWith: { first, _ in first })
+        }
+        return { table, columns in
+            guard let columnsByTable else { return true }
+            guard let present = columnsByTable[table.uppercased()] else { return false }
+            return columns.allSatisfy { present.contains($0.uppercased()) }
+        }
+    }
+
+    /// The condition that the `entity` object in row `alias` of its table has no value for its
+    /// required `property` (the census's own test, object by object), reading links in the
+    /// database attached as `schema`; nil when the layout keeps the property nowhere `isStored`
+    /// finds.
+    static func lackingCondition(
+        entity: String, property: String, kind: PropertyKind, alias: String, schema: String, layout: StoreLayout, model: ManagedObjectModel,
+        isStored: (String, [String]) -> Bool, mustReachAnObject: Bool
+    ) -> String? {
+        guard let description = model.entity(named: entity), let table = layout.table(ofEntity: entity, in: model)?.name else { return nil }
+        let declared = ModelCorrespondence.persistentProperties(of: description, in: model)
+        switch kind {
+        case .attribute:
+            guard declared.contains(where: { if case .attribute(let attribute) = $0 { attribute.name == property } else { false } }),
+                let column = layout.propertyColumns[entity]?[property], isStored(table, [column])
+            else { return nil }
+            return SQLLiteral.column(column, of: alias) + " IS NULL"
+        case .relationship:
+            let relationship = declared.lazy.compactMap { if case .relationship(let relationship) = $0, relationship.name == property { relationship } else { nil } }.first
+            guard let relationship, let linked = linkedKeys(
+                entity: entity, relationship: relationship, layout: layout, model: model, isStored: isStored, mustReachAnObject: mustReachAnObject,
+                schema: schema)
+            else { return nil }
+            return "\(alias).Z_PK NOT IN (\(linked))"
+        }
+    }
+
     /// `SELECT` of the keys of `entity` objects that have at least one link through
-    /// `relationship` (with `mustReachAnObject`, to an existing object of its destination); nil
-    /// when the layout keeps it nowhere `isStored` finds.
+    /// `relationship` (with `mustReachAnObject`, to an existing object of its destination), from
+    /// the database attached as `schema`; nil when the layout keeps it nowhere `isStored` finds.
     static func linkedKeys(
         entity: String, relationship: RelationshipDescription, layout: StoreLayout, model: ManagedObjectModel,
-        isStored: (String, [String]) -> Bool, mustReachAnObject: Bool
+        isStored: (String, [String]) -> Bool, mustReachAnObject: Bool, schema: String = "main"
     ) -> String? {
         guard let storage = layout.relationshipStorage[entity]?[relationship.name], let table = layout.table(ofEntity: entity, in: model)?.name else { return nil }
         let destination = relationship.destinationEntityName
@@ -112,25 +145,26 @@ struct RequiredValueCensus: Sendable, Equatable {
         let kinds = entityAndSubentities(destination, in: model).compactMap { layout.entityNumber(of: $0) }.map(String.init).joined(separator: ", ")
         let ofDestination = " AND Z_ENT IN (\(kinds.isEmpty ? "NULL" : kinds))"
         // Only asked when links must reach an object (where the destination has no table, none does).
-        let targets = targetTable.map { "SELECT Z_PK FROM \($0.quotedSQLIdentifier) WHERE 1" + ofDestination } ?? "SELECT NULL WHERE 0"
+        let targets = targetTable.map { "SELECT Z_PK FROM \(SQLLiteral.table($0, in: schema)) WHERE 1" + ofDestination } ?? "SELECT NULL WHERE 0"
         switch storage {
         case .foreignKey(let column, _, _):
             guard isStored(table, [column]) else { return nil }
             let c = column.quotedSQLIdentifier
-            return "SELECT Z_PK FROM \(table.quotedSQLIdentifier) WHERE \(c) IS NOT NULL" + (mustReachAnObject ? " AND \(c) IN (\(targets))" : "")
+            return "SELECT Z_PK FROM \(SQLLiteral.table(table, in: schema)) WHERE \(c) IS NOT NULL" + (mustReachAnObject ? " AND \(c) IN (\(targets))" : "")
         case .inverse:
             guard let inverse = relationship.inverseName, case .foreignKey(let column, _, _)? = layout.relationshipStorage[destination]?[inverse],
                 let targetTable, isStored(targetTable, [column])
             else { return nil }
             let c = column.quotedSQLIdentifier
-            return "SELECT \(c) FROM \(targetTable.quotedSQLIdentifier) WHERE \(c) IS NOT NULL" + (mustReachAnObject ? ofDestination : "")
+            return "SELECT \(c) FROM \(SQLLiteral.table(targetTable, in: schema)) WHERE \(c) IS NOT NULL" + (mustReachAnObject ? ofDestination : "")
         case .joinTable(let join, let own, let other, _, _):
             guard isStored(join, [own, other]) else { return nil }
-            return "SELECT \(own.quotedSQLIdentifier) FROM \(join.quotedSQLIdentifier)" + (mustReachAnObject ? " WHERE \(other.quotedSQLIdentifier) IN (\(targets))" : "")
+            return "SELECT \(own.quotedSQLIdentifier) FROM \(SQLLiteral.table(join, in: schema))"
+                + (mustReachAnObject ? " WHERE \(other.quotedSQLIdentifier) IN (\(targets))" : "")
         case .destinationColumn(let hidden, let column, _):
             guard isStored(hidden, [column]) else { return nil }
             let c = column.quotedSQLIdentifier
-            return "SELECT \(c) FROM \(hidden.quotedSQLIdentifier) WHERE \(c) IS NOT NULL" + (mustReachAnObject ? ofDestination : "")
+            return "SELECT \(c) FROM \(SQLLiteral.table(hidden, in: schema)) WHERE \(c) IS NOT NULL" + (mustReachAnObject ? ofDestination : "")
         }
     }
 
