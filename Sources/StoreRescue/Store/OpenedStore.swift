@@ -99,7 +99,11 @@ public final class OpenedStore {
 enum PrivateCopier {
     static let storeName = "store.sqlite"
 
-    static func copy(probe: InputProbe, followsSymlinks: Bool, parent: String? = nil) throws -> PrivateTemporaryDirectory {
+    /// - Parameter afterCopying: tests only: runs after each attempt's files are copied, before
+    ///   they are compared with the originals (a writer committing at the worst moment).
+    static func copy(
+        probe: InputProbe, followsSymlinks: Bool, parent: String? = nil, afterCopying: ((_ attempt: Int) throws -> Void)? = nil
+    ) throws -> PrivateTemporaryDirectory {
         let directory: PrivateTemporaryDirectory
         do {
             // Hidden beside someone's files; plainly named in $TMPDIR.
@@ -107,13 +111,16 @@ enum PrivateCopier {
         } catch {
             throw StoreAccessError.privateCopyFailed(path: probe.path, reason: "\(error.localizedDescription)")
         }
-        // The -shm is a cache SQLite rebuilds from the WAL; an untrusted one is not copied.
-        let sidecars = probe.files.sidecars.filter { $0.suffix != "-shm" }.map { ($0.suffix, $0.path, false) }
-        for _ in 1...3 {
+        // The -shm is a cache SQLite rebuilds from the WAL; an untrusted one is not copied. Every
+        // other sidecar SQLite may make is looked for, not only those the probe saw: a -journal
+        // that appears mid-copy means a transaction began writing the main file.
+        let sidecars = StoreFileSet.sidecarSuffixes.filter { $0 != "-shm" }.map { ($0, probe.path + $0, false) }
+        for attempt in 1...3 {
             // A writer may remove a sidecar at any moment (a -journal when it commits): each try
             // copies the sidecars there now, and one that vanishes mid-copy is a change.
             let sources = [("", probe.path, followsSymlinks)] + sidecars.filter { fingerprint($0.1) != [-1] }
             let before = sources.map { fingerprint($0.1) }
+            let counterBefore = changeCounter(probe.path, followsSymlinks: followsSymlinks)
             var vanished = false
             for (suffix, _, _) in sidecars where !sources.contains(where: { $0.0 == suffix }) {
                 unlink(directory.path(storeName + suffix))
@@ -126,9 +133,31 @@ enum PrivateCopier {
                     break
                 }
             }
-            if !vanished && sources.map({ fingerprint($0.1) }) == before { return directory }
+            try afterCopying?(attempt)
+            // A change the size and time miss (the file system's clock ticks every few ms, and a
+            // transaction rewrites pages in place): the header's change counter, which every
+            // commit to the main file increments, and a sidecar that appeared (a -journal: a
+            // transaction began writing).
+            let appeared = sidecars.contains { sidecar in !sources.contains { $0.0 == sidecar.0 } && fingerprint(sidecar.1) != [-1] }
+            if !vanished, !appeared, sources.map({ fingerprint($0.1) }) == before,
+                changeCounter(probe.path, followsSymlinks: followsSymlinks) == counterBefore,
+                changeCounter(directory.path(storeName), followsSymlinks: false) == counterBefore
+            {
+                return directory
+            }
         }
         throw StoreAccessError.changedWhileCopying(path: probe.path)
+    }
+
+    /// The database header's file change counter (bytes 24–27), or nil when the header cannot be
+    /// read (an empty or short file: the copy is then checked by size and time alone).
+    private static func changeCounter(_ path: String, followsSymlinks: Bool) -> UInt32? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (followsSymlinks ? 0 : O_NOFOLLOW))
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 4)
+        guard pread(descriptor, &bytes, 4, 24) == 4 else { return nil }
+        return bytes.reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     /// Size and modification time: enough to see that a writer touched a file during the copy.

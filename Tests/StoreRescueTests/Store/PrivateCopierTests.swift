@@ -31,4 +31,64 @@ import Testing
             .scalar("SELECT count(*) FROM t")
         #expect(rows == .integer(2))
     }
+
+    /// A store in DELETE mode with a journal that holds data (so it is copied, not read in place).
+    static func busyStore(in directory: TemporaryDirectory) throws -> String {
+        let store = directory.path("busy.sqlite")
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .create))
+            try connection.execute("CREATE TABLE t (a); INSERT INTO t VALUES (1), (2)")
+        }
+        var journal = Data([0xD9, 0xD5, 0x05, 0xF9, 0x20, 0xA1, 0x63, 0xD7])
+        journal.append(Data(repeating: 1, count: 4096))
+        try journal.write(to: URL(fileURLWithPath: store + "-journal"))
+        return store
+    }
+
+    /// A writer commits while the main file is copied, in the same tick of the file system's
+    /// clock (its size and modification time unchanged): the header's change counter tells, and
+    /// the copy is taken again. (Before: the torn copy was kept — "database disk image is
+    /// malformed", now and then, for a backup beside a busy writer in DELETE mode.)
+    @Test func aCommitThatKeepsSizeAndTimeIsStillSeen() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Self.busyStore(in: directory)
+        let probe = try InputProbe(path: store)
+        var attempts: [Int] = []
+        let copy = try PrivateCopier.copy(probe: probe, followsSymlinks: false, parent: directory.path(".")) { attempt in
+            attempts.append(attempt)
+            guard attempt == 1 else { return }
+            var info = stat()
+            #expect(lstat(store, &info) == 0)
+            // The commit: page 1's change counter goes up by one, in place; then the time is put back.
+            let handle = try #require(FileHandle(forUpdatingAtPath: store))
+            try handle.seek(toOffset: 24)
+            let counter = try #require(try handle.read(upToCount: 4)).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            try handle.seek(toOffset: 24)
+            try handle.write(contentsOf: withUnsafeBytes(of: (counter &+ 1).bigEndian) { Data($0) })
+            try handle.close()
+            var times = [info.st_atim, info.st_mtim]
+            #expect(utimensat(AT_FDCWD, store, &times, 0) == 0)
+        }
+        defer { copy.remove() }
+        #expect(attempts == [1, 2], "the first copy is refused, the second kept")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: copy.path(PrivateCopier.storeName))) == Data(contentsOf: URL(fileURLWithPath: store)))
+    }
+
+    /// A journal that appears while the copy is made (a transaction began writing the main
+    /// file): the copy is taken again, the journal with it.
+    @Test func aJournalThatAppearsDuringTheCopyIsTakenAgainWithIt() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Self.busyStore(in: directory)
+        let probe = try InputProbe(path: store)
+        let journal = try Data(contentsOf: URL(fileURLWithPath: store + "-journal"))
+        try FileManager.default.removeItem(atPath: store + "-journal")
+        var attempts: [Int] = []
+        let copy = try PrivateCopier.copy(probe: probe, followsSymlinks: false, parent: directory.path(".")) { attempt in
+            attempts.append(attempt)
+            if attempt == 1 { try journal.write(to: URL(fileURLWithPath: store + "-journal")) }
+        }
+        defer { copy.remove() }
+        #expect(attempts == [1, 2])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: copy.path(PrivateCopier.storeName + "-journal"))) == journal)
+    }
 }
