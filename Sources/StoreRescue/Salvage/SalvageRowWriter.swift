@@ -63,10 +63,11 @@ final class SalvageRowWriter {
     /// Fills `indexes` of `target`'s table after a bulk load wrote its rows without them
     /// (`SalvageBulkLoad`). Called while no transaction is open.
     ///
-    /// Each index is rebuilt by `REINDEX` in a transaction of its own, journalled in memory so
-    /// that a UNIQUE index refusing (two rows copied with the same key: the damage made them) is
-    /// rolled back whole; the journal holds only the few pages that existed before (the index's
-    /// new pages lie past the file's old end, which SQLite does not journal). When one refuses,
+    /// Each index is rebuilt by `REINDEX` in a transaction of its own with a rollback journal (a
+    /// file beside the new database in the private folder, gone at commit), so that a UNIQUE
+    /// index refusing (two rows copied with the same key: the damage made them) is rolled back
+    /// whole. Not in memory: on a 1.2-million-row join table an in-memory journal took the
+    /// salvage's peak from 48 MB to 103 MB. When one refuses,
     /// the table is emptied and its rows put back in rowid order through `INSERT OR IGNORE`,
     /// which keeps the first row of each key — what inserting them one by one would have kept —
     /// and fills every index as it goes.
@@ -74,7 +75,7 @@ final class SalvageRowWriter {
     /// - Returns: the rows dropped because a unique index refused them (conflicts).
     func rebuildIndexes(target: Int, indexes: [String]) throws -> Int {
         guard !indexes.isEmpty else { return 0 }
-        _ = try connection.scalar("PRAGMA journal_mode = MEMORY")
+        _ = try connection.scalar("PRAGMA journal_mode = DELETE")
         var refused = false
         for index in indexes {
             do {
