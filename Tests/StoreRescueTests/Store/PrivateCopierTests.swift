@@ -11,15 +11,7 @@ import Testing
     /// four of a backup taken beside a busy writer in DELETE mode.)
     @Test func aJournalThatVanishesAfterTheProbeIsNotAnError() throws {
         let directory = try TemporaryDirectory()
-        let store = directory.path("busy.sqlite")
-        do {
-            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .create))
-            try connection.execute("CREATE TABLE t (a); INSERT INTO t VALUES (1), (2)")
-        }
-        // A journal that holds data: a header with the magic and a page record's worth of bytes.
-        var journal = Data([0xD9, 0xD5, 0x05, 0xF9, 0x20, 0xA1, 0x63, 0xD7])
-        journal.append(Data(repeating: 1, count: 4096))
-        try journal.write(to: URL(fileURLWithPath: store + "-journal"))
+        let store = try Self.busyStore(in: directory)
         let probe = try InputProbe(path: store)
         #expect(probe.files.sidecars.contains { $0.suffix == "-journal" })
         try FileManager.default.removeItem(atPath: store + "-journal")
@@ -32,7 +24,8 @@ import Testing
         #expect(rows == .integer(2))
     }
 
-    /// A store in DELETE mode with a journal that holds data (so it is copied, not read in place).
+    /// A store in DELETE mode with a journal that holds data — a header with the magic and a
+    /// page record's worth of bytes — so it is copied, not read in place.
     static func busyStore(in directory: TemporaryDirectory) throws -> String {
         let store = directory.path("busy.sqlite")
         do {
