@@ -95,12 +95,7 @@ enum MigrationEngine {
         let target = context.version(plan.targetVersion).model
         func isRequired(_ entity: String, _ property: String) -> Bool {
             guard let description = target.entity(named: entity) else { return false }
-            return ModelCorrespondence.persistentProperties(of: description, in: target).contains { candidate in
-                switch candidate {
-                case .attribute(let attribute): return attribute.name == property && !attribute.isOptional
-                case .relationship(let relationship): return relationship.name == property && !relationship.isOptional
-                }
-            }
+            return RequiredValueCensus.requiredProperties(of: description, in: target).contains { $0.name == property }
         }
         return try baseline(store: store, plan: plan, context: context, layouts: layouts, physical: physical).carriedGaps()
             .filter { isRequired($0.entity, $0.property) }

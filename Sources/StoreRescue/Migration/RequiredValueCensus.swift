@@ -52,7 +52,7 @@ struct RequiredValueCensus: Sendable, Equatable {
             var required: [(entity: String, ent: Int, property: String, column: String)] = []
             for entity in model.entities where !entity.isAbstract && layout.table(ofEntity: entity.name, in: model)?.name == table.name {
                 guard let ent = layout.entityNumber(of: entity.name) else { continue }
-                for case .attribute(let attribute) in ModelCorrespondence.persistentProperties(of: entity, in: model) where !attribute.isOptional {
+                for case .attribute(let attribute) in requiredProperties(of: entity, in: model) {
                     if let column = layout.propertyColumns[entity.name]?[attribute.name], has(table.name, [column]) {
                         required.append((entity.name, ent, attribute.name, column))
                     }
@@ -81,7 +81,7 @@ struct RequiredValueCensus: Sendable, Equatable {
             guard let table = layout.table(ofEntity: entity.name, in: model)?.name, let ent = layout.entityNumber(of: entity.name),
                 (census.rowsByEntity[entity.name] ?? 0) > 0
             else { continue }
-            for case .relationship(let relationship) in ModelCorrespondence.persistentProperties(of: entity, in: model) where !relationship.isOptional {
+            for case .relationship(let relationship) in requiredProperties(of: entity, in: model) {
                 guard let linked = linkedKeys(
                     entity: entity.name, relationship: relationship, layout: layout, model: model, isStored: has, mustReachAnObject: linksMustReachAnObject)
                 else { continue }
@@ -103,6 +103,17 @@ struct RequiredValueCensus: Sendable, Equatable {
             guard let columnsByTable else { return true }
             guard let present = columnsByTable[table.uppercased()] else { return false }
             return columns.allSatisfy { present.contains($0.uppercased()) }
+        }
+    }
+
+    /// The properties the census counts for `entity`: its persistent ones (inherited included)
+    /// that are not optional. The one rule: `migrate --dry-run`'s forecast asks it too.
+    static func requiredProperties(of entity: EntityDescription, in model: ManagedObjectModel) -> [PropertyDescription] {
+        ModelCorrespondence.persistentProperties(of: entity, in: model).filter { property in
+            switch property {
+            case .attribute(let attribute): !attribute.isOptional
+            case .relationship(let relationship): !relationship.isOptional
+            }
         }
     }
 
