@@ -32,10 +32,14 @@ final class PageAppender {
     private var mapCache: [(page: UInt32, bytes: [UInt8], dirty: Bool)] = []
     private static let cachedMapPages = 8
     private var isFinished = false
-    /// Bytes written since writeback was last started (`Writeback`): every `writebackInterval`
-    /// bytes the kernel is asked to start flushing, so the final `fsync` has less to wait for.
-    private var bytesSinceWriteback = 0
-    private static let writebackInterval = 8 << 20
+    /// Pages go to the file in runs, written on a thread of their own (`WriteBehind`); every
+    /// 8 MiB the kernel is asked to start flushing (`Writeback`), so the final `fsync` has less
+    /// to wait for.
+    private let writer: WriteBehind
+    /// Pages the file had before the first append: a pointer-map page above them that was never
+    /// written back holds zeros, and is not read.
+    private let initialPageCount: UInt32
+    private var mapPagesWrittenBack: Set<UInt32> = []
 
     /// Opens the database at `path` (not through a symbolic link) and reads its header.
     ///
@@ -64,11 +68,16 @@ final class PageAppender {
             throw SalvageError.writeFailed(path: path, reason: "the new database's header does not match its size")
         }
         pageCount = UInt32(Int64(info.st_size) / Int64(pageSize))
+        initialPageCount = pageCount
         hasPointerMap = autoVacuum != 0
         pointerMap = PointerMap(usableSize: usableSize, pageSize: pageSize, pageCount: .max)
+        writer = WriteBehind(descriptor: descriptor)
     }
 
-    deinit { close(descriptor) }
+    deinit {
+        writer.stop()
+        close(descriptor)
+    }
 
     /// The next free page number (the page is the caller's to write; it counts from now on).
     func allocate() -> UInt32 {
@@ -108,8 +117,11 @@ final class PageAppender {
             mapCache.removeFirst()
         }
         var bytes = [UInt8](repeating: 0, count: pageSize)
-        let read = FileReading.read(descriptor, into: &bytes, at: Int64(map - 1) * Int64(pageSize))
-        guard read >= 0 else { throw SalvageError.writeFailed(path: path, reason: String(cString: strerror(errno))) }
+        if map <= initialPageCount || mapPagesWrittenBack.contains(map) {
+            try drain()
+            let read = FileReading.read(descriptor, into: &bytes, at: Int64(map - 1) * Int64(pageSize))
+            guard read >= 0 else { throw SalvageError.writeFailed(path: path, reason: String(cString: strerror(errno))) }
+        }
         mapCache.append((map, bytes, false))
         return mapCache.count - 1
     }
@@ -117,6 +129,7 @@ final class PageAppender {
     private func writeBack(_ entry: (page: UInt32, bytes: [UInt8], dirty: Bool)) throws {
         guard entry.dirty else { return }
         try entry.bytes.withUnsafeBytes { try writeBytes($0, at: Int64(entry.page - 1) * Int64(pageSize)) }
+        mapPagesWrittenBack.insert(entry.page)
     }
 
     /// Writes the cached pointer-map pages and the header; the file is then `pageCount` pages
@@ -126,6 +139,11 @@ final class PageAppender {
         isFinished = true
         for entry in mapCache { try writeBack(entry) }
         mapCache.removeAll()
+        do {
+            try writer.finish()
+        } catch let failure as WriteBehind.Failure {
+            throw SalvageError.writeFailed(path: path, reason: SafeFileOutput.describe(failure.code))
+        }
         var header = [UInt8](repeating: 0, count: SQLiteFileHeader.size)
         guard FileReading.read(descriptor, into: &header, at: 0) == header.count else {
             throw SalvageError.writeFailed(path: path, reason: "the new database's header could not be read back")
@@ -136,7 +154,7 @@ final class PageAppender {
             bytes.storeBigEndianUInt32(counter, at: 24)
             bytes.storeBigEndianUInt32(counter, at: 92)
         }
-        try header.withUnsafeBytes { try writeBytes($0, at: 0) }
+        try header.withUnsafeBytes { try FileWriting.write(descriptor, $0, at: 0, path: path) }
         // Every page up to `pageCount` was written (a pointer-map page before the pages it maps),
         // so this only settles the size; it never cuts a page.
         guard ftruncate(descriptor, off_t(Int64(pageCount) * Int64(pageSize))) == 0 else {
@@ -145,11 +163,19 @@ final class PageAppender {
     }
 
     private func writeBytes(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        try FileWriting.write(descriptor, bytes, at: offset, path: path)
-        bytesSinceWriteback += bytes.count
-        if bytesSinceWriteback >= Self.writebackInterval {
-            bytesSinceWriteback = 0
-            Writeback.start(descriptor)
+        do {
+            try writer.write(bytes, at: offset)
+        } catch let failure as WriteBehind.Failure {
+            throw SalvageError.writeFailed(path: path, reason: SafeFileOutput.describe(failure.code))
+        }
+    }
+
+    /// Waits for every page handed to the writer to be in the file (before reading it back).
+    private func drain() throws {
+        do {
+            try writer.drain()
+        } catch let failure as WriteBehind.Failure {
+            throw SalvageError.writeFailed(path: path, reason: SafeFileOutput.describe(failure.code))
         }
     }
 }

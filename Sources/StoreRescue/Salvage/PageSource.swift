@@ -22,10 +22,15 @@ final class PageSource {
 
     private let mainDescriptor: Int32
     private let walDescriptor: Int32
-    /// Read-ahead: consecutive pages of the main file read with one `pread` (pages are mostly
-    /// read in file order). A fixed 128 KiB, whatever the store's size.
+    /// Read-ahead: consecutive pages of the main file read with one `pread`, once pages are
+    /// being read in file order (the page after the last one read). A fixed 128 KiB, whatever
+    /// the store's size. A page read out of order is read alone: a tree whose pages lie among
+    /// another table's (rows of two tables inserted in turn) would otherwise read each window
+    /// for one or two of its pages — 2.3 times the file, measured on the salvage benchmark's
+    /// store, against 1.0 this way.
     private var window: [UInt8] = []
     private var windowStart: Int64 = -1
+    private var lastPage: UInt32 = 0
     private static let windowBytes = 128 << 10
 
     /// Opens `path` (and `path-wal`).
@@ -145,8 +150,10 @@ final class PageSource {
         }
         let offset = Int64(page - 1) * Int64(size)
         guard offset + Int64(size) <= fileSize else { return false }
+        let isSequential = page == lastPage &+ 1
+        lastPage = page
         if windowStart < 0 || offset < windowStart || offset + Int64(size) > windowStart + Int64(window.count) {
-            guard fillWindow(at: offset) else { return FileReading.read(mainDescriptor, into: &buffer, at: offset) == size }
+            guard isSequential, fillWindow(at: offset) else { return FileReading.read(mainDescriptor, into: &buffer, at: offset) == size }
         }
         let start = Int(offset - windowStart)
         buffer.withUnsafeMutableBytes { target in

@@ -189,6 +189,27 @@ struct SalvageCommandTests {
         #expect(try setup.inputSnapshot() == before)
     }
 
+    /// The file-size limit hit part way through the pages written behind SQLite (on the writer's
+    /// own thread): the same exit 74 and message, nothing left, the input unchanged.
+    @Test(arguments: [1, 2])
+    func fileSizeLimitPartWayThroughThePagesIsAClearError(thirds: Int) throws {
+        let setup = try SalvageFailureTests.Setup(rows: 20_000)
+        let before = try setup.inputSnapshot()
+        let size = try #require(FileManager.default.attributesOfItem(atPath: setup.store)[.size] as? Int)
+        let blocks = size * thirds / 3 / 512
+        let result = try BackupFixtures.run("/bin/sh", ["-c", "ulimit -f \(blocks) && exec \"$0\" salvage \"$1\" --out \"$2\" --json",
+                                                         CommandRunner.executable.path, setup.store, setup.output])
+        #expect(result.status == ExitStatus.ioError.rawValue, "stderr: \(result.standardError)")
+        // A third of the way: in the pages written behind SQLite, whose writer names the
+        // system's reason; two thirds: past them (the salvaged store is smaller than the damaged
+        // one, which has free pages), in SQLite's own writes.
+        let reason = thirds == 1 ? "File too large" : "disk I/O error"
+        #expect(result.standardOutput.contains("\"writing \(setup.output) failed: \(reason)"), "\(result.standardOutput)")
+        #expect(result.standardOutput.contains("; nothing was left at \(setup.output)\""), "\(result.standardOutput)")
+        #expect(setup.outputFolderNames().isEmpty)
+        #expect(try setup.inputSnapshot() == before)
+    }
+
     /// Killed outright (SIGKILL, no chance to clean up) at some point: whatever the moment, the
     /// output path holds nothing or the finished store — never a partial one.
     @Test func killedMidWayNeverLeavesAPartialStore() throws {

@@ -1,0 +1,144 @@
+import Foundation
+
+/// Positioned writes to one file, gathered into runs of consecutive bytes and written by a thread
+/// of their own, so that the caller's work (salvage decoding pages) keeps one core while the
+/// kernel copies the bytes on the other, and a file written page by page costs one `pwrite` per
+/// run (1 MiB) instead of one per page.
+///
+/// Order is kept: runs are written in the order they were handed over, so a later write of the
+/// same bytes wins, as it would have written directly. A caller that reads the file back calls
+/// `drain()` first. Bytes written to an offset that does not follow the current run end that run.
+///
+/// Errors: a failed `pwrite` (disk full, `EFBIG` past the file-size limit, an I/O error) stops the
+/// thread; the next `write`, `drain` or `finish` throws it, with the system's `errno`.
+///
+/// Memory: the run being gathered and at most `queueLimit` runs waiting, each `runBytes`.
+final class WriteBehind: @unchecked Sendable {
+    /// Why a write failed: the `errno` of the `pwrite` that stopped the thread.
+    struct Failure: Error {
+        var code: Int32
+    }
+
+    let descriptor: Int32
+    private let runBytes: Int
+    private let queueLimit: Int
+    /// Bytes written between `Writeback` hints (0: none).
+    private let writebackInterval: Int
+
+    // The run being gathered (the caller's thread only).
+    private var run: [UInt8] = []
+    private var runOffset: Int64 = 0
+
+    // Shared with the writer thread, under `condition`.
+    private let condition = NSCondition()
+    private var queue: [(offset: Int64, bytes: [UInt8])] = []
+    private var spare: [[UInt8]] = []
+    private var isWriting = false
+    private var isClosed = false
+    private var isRunning = true
+    private var failure: Int32?
+
+    /// Starts the writer thread for `descriptor` (which the caller keeps open until `finish` or
+    /// `stop` returns).
+    init(descriptor: Int32, runBytes: Int = 1 << 20, queueLimit: Int = 3, writebackInterval: Int = 8 << 20) {
+        self.descriptor = descriptor
+        self.runBytes = runBytes
+        self.queueLimit = queueLimit
+        self.writebackInterval = writebackInterval
+        run.reserveCapacity(runBytes)
+        Thread { [self] in writeRuns() }.start()
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Writes `bytes` at `offset`: added to the current run when it follows it, else the run is
+    /// handed to the thread and a new one starts here.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        guard bytes.count > 0 else { return }
+        if !run.isEmpty, offset == runOffset + Int64(run.count), run.count + bytes.count <= runBytes {
+            run.append(contentsOf: bytes)
+            return
+        }
+        try handOver()
+        runOffset = offset
+        run.append(contentsOf: bytes)
+        if run.count >= runBytes { try handOver() }
+    }
+
+    /// Waits until every byte handed over so far is written (the file may then be read back).
+    func drain() throws {
+        try handOver()
+        condition.lock()
+        defer { condition.unlock() }
+        while (!queue.isEmpty || isWriting) && failure == nil { condition.wait() }
+        if let failure { throw Failure(code: failure) }
+    }
+
+    /// Writes what is left and ends the thread.
+    func finish() throws {
+        try drain()
+        stop()
+    }
+
+    /// Ends the thread without writing what is still queued (a failed or abandoned file).
+    func stop() {
+        condition.lock()
+        isClosed = true
+        queue.removeAll()
+        condition.broadcast()
+        while isRunning { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Queues the current run (waiting while `queueLimit` runs are queued) and takes a spare
+    /// buffer for the next one.
+    private func handOver() throws {
+        guard !run.isEmpty else { return }
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.count >= queueLimit && failure == nil && !isClosed { condition.wait() }
+        if let failure { throw Failure(code: failure) }
+        precondition(!isClosed, "no write after finish or stop")
+        queue.append((runOffset, run))
+        condition.broadcast()
+        run = spare.popLast() ?? []
+        run.removeAll(keepingCapacity: true)
+        if run.capacity < runBytes { run.reserveCapacity(runBytes) }
+    }
+
+    private func writeRuns() {
+        var sinceHint = 0
+        condition.lock()
+        while true {
+            while queue.isEmpty && !isClosed { condition.wait() }
+            if queue.isEmpty || failure != nil {
+                if isClosed { break }
+                condition.wait()
+                continue
+            }
+            var item = queue.removeFirst()
+            isWriting = true
+            condition.unlock()
+            let code = item.bytes.withUnsafeBytes { PositionedWrite.write(descriptor, $0, at: item.offset) }
+            sinceHint += item.bytes.count
+            if code == 0, writebackInterval > 0, sinceHint >= writebackInterval {
+                sinceHint = 0
+                Writeback.start(descriptor)
+            }
+            item.bytes.removeAll(keepingCapacity: true)
+            condition.lock()
+            isWriting = false
+            if code != 0 {
+                failure = code
+                queue.removeAll()
+            }
+            if spare.count < queueLimit { spare.append(item.bytes) }
+            condition.broadcast()
+        }
+        isRunning = false
+        condition.broadcast()
+        condition.unlock()
+    }
+}
