@@ -8,6 +8,10 @@ extension CoreDataSalvageOutput {
         writer.finishInserting()
         var results: [String: SalvageOutputSummary.TableResult] = [:]
         var notes: [String] = []
+        // The indexes first: the fix-ups below then find the reference values and the targets'
+        // keys in them (a scan of a small covering index, not of every page of the table): on
+        // the benchmark store the fix-ups took 110 ms instead of 144 ms.
+        for statement in deferredIndexes { try connection.execute(statement) }
         let references = try LayoutReferences(model: version.model, layout: layout)
         for end in references.joinEnds {
             try connection.execute("""
@@ -20,7 +24,6 @@ extension CoreDataSalvageOutput {
             try connection.execute("UPDATE \(reference.table.quotedSQLIdentifier) SET \(cleared) WHERE \(Self.isDangling(reference))")
             results[reference.table, default: .init(rows: 0)].danglingCleared += Int(sqlite3Changes)
         }
-        for statement in deferredIndexes { try connection.execute(statement) }
         try updatePrimaryKeyMaxima(bookkeeping: bookkeeping)
         let includesHistory = try settleHistory(bookkeeping: bookkeeping, notes: &notes)
         let modelCache = bookkeeping.modelCache(matching: version.versionHashes)

@@ -16,6 +16,8 @@ final class PlainSalvageOutput: SalvageOutput {
     private var deletedRoutes: [Int: RowRoute] = [:]
     private(set) var looseTables: [String] = []
     private var writtenTables: [String] = []
+    /// The writer's target of each table made (recovered and loose), by name.
+    private var targetsByName: [String: Int] = [:]
     private(set) var bulkTargets: [Int: BulkTarget] = [:]
     /// SQLite's limit on columns per table (`SQLITE_MAX_COLUMN`).
     private static let maximumColumns = 2000
@@ -63,6 +65,7 @@ final class PlainSalvageOutput: SalvageOutput {
         }
         try connection.execute("CREATE TABLE \(table.name.quotedSQLIdentifier) (\(definitions.joined(separator: ", ")))")
         let target = try writer.addTarget(table: table.name, columns: columns, rowidColumn: rowidName)
+        targetsByName[table.name] = target
         // The same columns in the same order with the same declared types: records copy as
         // they are (SQLite reads each value as it did in the damaged store).
         let positions = table.columns.indices.map { index -> BulkTarget.Position in
@@ -100,6 +103,7 @@ final class PlainSalvageOutput: SalvageOutput {
         let definitions = leading.map { "\($0.name) \($0.type)" } + values
         try connection.execute("CREATE TABLE \(name.quotedSQLIdentifier) (\(definitions.joined(separator: ", ")))")
         let target = try writer.addTarget(table: name, columns: leading.map(\.name) + values, rowidColumn: nil)
+        targetsByName[name] = target
         let route = RowRoute(
             target: target, sources: leading.map(\.source) + (0..<columnCount).map { .record(index: $0, fallback: .null) }, rules: nil)
         looseTables.append(name)
@@ -111,17 +115,18 @@ final class PlainSalvageOutput: SalvageOutput {
     func resumeAfterBulkLoad() throws { try connection.execute("BEGIN") }
 
     func finish(bookkeeping: BookkeepingRows) throws -> SalvageOutputSummary {
+        // Rows were only ever added (no constraint, no fix-up removes one): the writer's counts
+        // are the tables' (`SalvagerTests` checks them against count(*)).
+        var tables: [String: SalvageOutputSummary.TableResult] = [:]
+        for name in writtenTables + looseTables {
+            tables[name] = SalvageOutputSummary.TableResult(rows: targetsByName[name].map(writer.rowCount(target:)) ?? 0)
+        }
         writer.finishInserting()
         try connection.execute("COMMIT")
         if writtenTables.isEmpty && looseTables.isEmpty {
             // Nothing was recovered: SQLite has not written page 1 yet (a database without a
             // table is a 0-byte file). Writing the header makes it an empty database.
             try connection.execute("PRAGMA user_version = 0")
-        }
-        var tables: [String: SalvageOutputSummary.TableResult] = [:]
-        for name in writtenTables + looseTables {
-            let count = try connection.scalar("SELECT count(*) FROM \(name.quotedSQLIdentifier)")?.int64 ?? 0
-            tables[name] = SalvageOutputSummary.TableResult(rows: Int(count))
         }
         _ = try connection.scalar("PRAGMA journal_mode = DELETE")
         // The file is complete: let the disk take it while SQLite checks it.

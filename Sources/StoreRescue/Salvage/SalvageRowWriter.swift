@@ -40,6 +40,10 @@ final class SalvageRowWriter {
     private var targets: [Target] = []
     /// `Z_ENT`/`Z_OPT` values set, per target.
     private(set) var valuesFixed: [Int: Int] = [:]
+    /// Rows each target's table holds: every insert SQLite made, every row a bulk load wrote
+    /// (`addLoadedRows`) — so the report need not count them again with `count(*)`, a read of
+    /// every page written.
+    private var rowsInTable: [Int] = []
     private static let emptyText: StaticString = ""
 
     init(connection: SQLiteConnection, textEncoding: DatabaseGeometry.TextEncoding) {
@@ -57,8 +61,15 @@ final class SalvageRowWriter {
             try connection.prepare("SELECT 1 FROM \(table.quotedSQLIdentifier) WHERE \($0.quotedSQLIdentifier) = ?")
         }
         targets.append(Target(name: table, columns: columns, rowidColumn: rowidColumn, insert: insert, exists: exists))
+        rowsInTable.append(0)
         return targets.count - 1
     }
+
+    /// Rows `target`'s table holds now (inserted through this writer or loaded page by page).
+    func rowCount(target: Int) -> Int { rowsInTable[target] }
+
+    /// Counts `count` rows a bulk load wrote into `target`'s table behind SQLite.
+    func addLoadedRows(_ count: Int, target: Int) { rowsInTable[target] += count }
 
     /// Fills `indexes` of `target`'s table after a bulk load wrote its rows without them
     /// (`SalvageBulkLoad`). Called while no transaction is open.
@@ -106,6 +117,7 @@ final class SalvageRowWriter {
             """)
         let kept = Int64(sqlite3_changes(connection.handle))
         try connection.execute("DROP TABLE \(copy); COMMIT")
+        rowsInTable[target] = Int(kept)  // the table held the loaded rows only
         return Int(rows - kept)
     }
 
@@ -151,7 +163,10 @@ final class SalvageRowWriter {
         let rc = sqlite3_step(statement)
         sqlite3_clear_bindings(statement)
         guard rc == SQLITE_DONE else { throw connection.lastError(rc, sql: target.insert.sql) }
-        if sqlite3_changes(connection.handle) > 0 { return .inserted }
+        if sqlite3_changes(connection.handle) > 0 {
+            rowsInTable[route.target] += 1
+            return .inserted
+        }
         return try contains(rowid: rowid, target: route.target) ? .duplicate : .conflict
     }
 

@@ -34,6 +34,7 @@ extension SalvageRun {
         }
         try load.finish()
         rowsCopiedPageByPage = load.rowsAppended
+        for target in output.bulkTargets.keys { output.writer.addLoadedRows(load.rowsAppended(to: target), target: target) }
         bulk = nil
         // The loaded tables' indexes (join tables' primary keys) are empty: filled from the rows.
         for (target, indexes) in load.indexesToRebuild {

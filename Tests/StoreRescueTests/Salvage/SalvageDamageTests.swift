@@ -98,6 +98,10 @@ import Testing
             let deleted = rows.keys.filter { table == "people" && deletedRange.contains($0) }
             #expect(deleted.isEmpty, "\(label): deleted people \(deleted.sorted().prefix(5)) in the live table", sourceLocation: sourceLocation)
         }
+        // The report's row counts (kept as rows went in, not counted afterwards) are the tables'.
+        for table in report.tables where table.disposition == "recovered" {
+            #expect(table.rows.recovered == recovered[table.name]?.count ?? 0, "\(label): \(table.name) rows", sourceLocation: sourceLocation)
+        }
         return report
     }
 
