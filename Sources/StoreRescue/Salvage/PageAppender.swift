@@ -117,8 +117,10 @@ final class PageAppender {
             mapCache.removeFirst()
         }
         var bytes = [UInt8](repeating: 0, count: pageSize)
+        if mapPagesWrittenBack.contains(map) {
+            try drain()  // its last version may still be on its way to the file
+        }
         if map <= initialPageCount || mapPagesWrittenBack.contains(map) {
-            try drain()
             let read = FileReading.read(descriptor, into: &bytes, at: Int64(map - 1) * Int64(pageSize))
             guard read >= 0 else { throw SalvageError.writeFailed(path: path, reason: String(cString: strerror(errno))) }
         }

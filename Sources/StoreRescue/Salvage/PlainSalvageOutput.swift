@@ -116,7 +116,7 @@ final class PlainSalvageOutput: SalvageOutput {
 
     func finish(bookkeeping: BookkeepingRows) throws -> SalvageOutputSummary {
         // Rows were only ever added (no constraint, no fix-up removes one): the writer's counts
-        // are the tables' (`SalvagerTests` checks them against count(*)).
+        // are the tables' (`SalvageDamageTests` checks them against the tables on every damaged file).
         var tables: [String: SalvageOutputSummary.TableResult] = [:]
         for name in writtenTables + looseTables {
             tables[name] = SalvageOutputSummary.TableResult(rows: targetsByName[name].map(writer.rowCount(target:)) ?? 0)

@@ -117,7 +117,7 @@ final class SalvageRowWriter {
             """)
         let kept = Int64(sqlite3_changes(connection.handle))
         try connection.execute("DROP TABLE \(copy); COMMIT")
-        rowsInTable[target] = Int(kept)  // the table held the loaded rows only
+        rowsInTable[target] -= Int(rows - kept)
         return Int(rows - kept)
     }
 

@@ -12,7 +12,11 @@ import Foundation
 /// Errors: a failed `pwrite` (disk full, `EFBIG` past the file-size limit, an I/O error) stops the
 /// thread; the next `write`, `drain` or `finish` throws it, with the system's `errno`.
 ///
-/// Memory: the run being gathered and at most `queueLimit` runs waiting, each `runBytes`.
+/// Memory: the run being gathered, at most `queueLimit` runs waiting and the one being written,
+/// each `runBytes`.
+///
+/// The thread holds the writer until it ends: the owner calls `finish` or `stop` (before closing
+/// the descriptor) on every path, as `PageAppender` does in `finish` and `deinit`.
 final class WriteBehind: @unchecked Sendable {
     /// Why a write failed: the `errno` of the `pwrite` that stopped the thread.
     struct Failure: Error {
@@ -47,10 +51,6 @@ final class WriteBehind: @unchecked Sendable {
         self.writebackInterval = writebackInterval
         run.reserveCapacity(runBytes)
         Thread { [self] in writeRuns() }.start()
-    }
-
-    deinit {
-        stop()
     }
 
     /// Writes `bytes` at `offset`: added to the current run when it follows it, else the run is

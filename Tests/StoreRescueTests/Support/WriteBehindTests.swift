@@ -16,6 +16,7 @@ import Testing
         #expect(descriptor >= 0)
         defer { close(descriptor) }
         let writer = WriteBehind(descriptor: descriptor, runBytes: 16 << 10, queueLimit: 2, writebackInterval: 64 << 10)
+        defer { writer.stop() }  // before the descriptor is closed, whatever happens
         var expected = [UInt8](repeating: 0, count: 0)
         var generator = SeededGenerator(seed: 7)
         func write(_ count: Int, at offset: Int) throws {
