@@ -15,13 +15,15 @@ extension CoreDataSalvageOutput {
         let references = try LayoutReferences(model: version.model, layout: layout)
         for end in references.joinEnds {
             try connection.execute("""
-                DELETE FROM \(end.table.quotedSQLIdentifier) WHERE \(end.column.quotedSQLIdentifier) IS NULL OR \(Self.isDangling(end))
+                DELETE FROM \(end.table.quotedSQLIdentifier) WHERE \(end.column.quotedSQLIdentifier) IS NULL OR \
+                \(Self.isDangling(end, everyTargetRowQualifies: try Self.everyRowQualifies(end, connection: connection)))
                 """)
             results[end.table, default: .init(rows: 0)].danglingRowsDropped += Int(sqlite3Changes)
         }
         for reference in references.toOne {
             let cleared = ([reference.column] + reference.companions).map { "\($0.quotedSQLIdentifier) = NULL" }.joined(separator: ", ")
-            try connection.execute("UPDATE \(reference.table.quotedSQLIdentifier) SET \(cleared) WHERE \(Self.isDangling(reference))")
+            let condition = Self.isDangling(reference, everyTargetRowQualifies: try Self.everyRowQualifies(reference, connection: connection))
+            try connection.execute("UPDATE \(reference.table.quotedSQLIdentifier) SET \(cleared) WHERE \(condition)")
             results[reference.table, default: .init(rows: 0)].danglingCleared += Int(sqlite3Changes)
         }
         try updatePrimaryKeyMaxima(bookkeeping: bookkeeping)
@@ -78,12 +80,27 @@ extension CoreDataSalvageOutput {
     /// real equal to a key matches it). `EXCEPT` would not: it compares without conversion, and
     /// the '5' it keeps would then match the rows holding 5. `Z_PK` is never NULL, so `NOT IN`
     /// never yields NULL.
-    static func isDangling(_ reference: LayoutReferences.Reference) -> String {
+    ///
+    /// When `everyTargetRowQualifies` (no row of the target table has another `Z_ENT`: the usual
+    /// case, a reference to a hierarchy's root entity, or an entity without subentities), the
+    /// `Z_ENT` test is left out: `NOT IN (SELECT Z_PK FROM target)` is then a lookup of each
+    /// value in the table's own b-tree, with no list to build (on the benchmark store: 41 → 13 ms
+    /// for 150,000 orders' customers, 41 → 19 ms for 120,000 join rows' orders). It compares as
+    /// the list does (`DanglingReferenceTests` checks both forms against the per-row lookup).
+    static func isDangling(_ reference: LayoutReferences.Reference, everyTargetRowQualifies: Bool = false) -> String {
         let column = reference.column.quotedSQLIdentifier
-        return """
-            (\(column) IS NOT NULL AND \(column) NOT IN (SELECT Z_PK FROM \(reference.targetTable.quotedSQLIdentifier) \
-            WHERE Z_ENT IN (\(reference.targetEntities.map(String.init).joined(separator: ",")))))
-            """
+        let filter = everyTargetRowQualifies ? "" : " WHERE Z_ENT IN (\(reference.targetEntities.map(String.init).joined(separator: ",")))"
+        return "(\(column) IS NOT NULL AND \(column) NOT IN (SELECT Z_PK FROM \(reference.targetTable.quotedSQLIdentifier)\(filter)))"
+    }
+
+    /// True when every row of `reference.targetTable` has one of `reference.targetEntities` (read
+    /// from the table itself, not assumed: one indexed or sequential read of `Z_ENT`).
+    static func everyRowQualifies(_ reference: LayoutReferences.Reference, connection: SQLiteConnection) throws -> Bool {
+        let entities = reference.targetEntities.map(String.init).joined(separator: ",")
+        let other = try connection.scalar("""
+            SELECT EXISTS (SELECT 1 FROM \(reference.targetTable.quotedSQLIdentifier) WHERE Z_ENT IS NULL OR Z_ENT NOT IN (\(entities)))
+            """)
+        return other?.int64 == 0
     }
 
     /// `Z_MAX` of each root entity: at least the largest `Z_PK` recovered in its table and the

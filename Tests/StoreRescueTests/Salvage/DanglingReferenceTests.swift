@@ -48,6 +48,13 @@ import Testing
     static let joinEnd = LayoutReferences.Reference(
         table: "Z_1TAGS", column: "Z_2OWNERS", companions: [], targetTable: "ZOWNER", targetEntities: [2])
 
+    /// References whose targets are every entity the owner table holds (2 and 3): the `Z_ENT`
+    /// test may be left out, and the rows named must not change.
+    static let ownerOfAnyEntity = LayoutReferences.Reference(
+        table: "ZITEM", column: "ZOWNER", companions: ["Z_FOK_OWNER"], targetTable: "ZOWNER", targetEntities: [2, 3])
+    static let joinEndOfAnyEntity = LayoutReferences.Reference(
+        table: "Z_1TAGS", column: "Z_2OWNERS", companions: [], targetTable: "ZOWNER", targetEntities: [2, 3])
+
     static func perRowLookup(_ reference: LayoutReferences.Reference, key: String) -> String {
         """
         SELECT \(key) FROM \(reference.table) WHERE \(reference.column) IS NOT NULL AND NOT EXISTS (\
@@ -78,6 +85,26 @@ import Testing
             // (owner 7 is entity 3), 3.5, X'03', -1, 0, the largest integer as a number and as
             // text, 2.0000001, '6abc'. NULL is not dangling.
             #expect(expected == [6, 7, 9, 10, 11, 12, 14, 15, 16, 17, 18, 19], "\(reference.table)")
+        }
+    }
+
+    /// Without the `Z_ENT` test (a lookup in the target's own b-tree instead of a list), the same
+    /// rows as the per-row lookup, whatever the values' storage classes; and the test is left out
+    /// only when the target holds no other entity.
+    @Test func withoutTheEntityTestTheConditionNamesTheSameRows() throws {
+        let directory = try TemporaryDirectory()
+        let connection = try Self.database(in: directory)
+        #expect(try CoreDataSalvageOutput.everyRowQualifies(Self.ownerOfAnyEntity, connection: connection))
+        #expect(try !CoreDataSalvageOutput.everyRowQualifies(Self.owner, connection: connection), "owner 7 is entity 3")
+        for (reference, key) in [(Self.ownerOfAnyEntity, "Z_PK"), (Self.joinEndOfAnyEntity, "Z_1ITEMS")] {
+            let expected = try Self.keys(connection, Self.perRowLookup(reference, key: key))
+            let condition = CoreDataSalvageOutput.isDangling(reference, everyTargetRowQualifies: true)
+            #expect(!condition.contains("Z_ENT"))
+            let plan = try connection.rows("EXPLAIN QUERY PLAN SELECT \(key) FROM \(reference.table) WHERE \(condition)").compactMap { $0.last?.string }
+            #expect(plan.contains { $0.contains("USING ROWID SEARCH ON TABLE ZOWNER") }, "\(plan)")
+            #expect(try Self.keys(connection, "SELECT \(key) FROM \(reference.table) WHERE \(condition)") == expected, "\(reference.table)")
+            // Owner 7 (entity 3) is a target now: '7' and 7 are kept.
+            #expect(expected == [6, 7, 11, 12, 14, 15, 16, 17, 18, 19], "\(reference.table)")
         }
     }
 
