@@ -12,7 +12,7 @@ extension CoreDataSalvageOutput {
         // of a small covering index, not of every page of the table): on the benchmark store
         // the fix-ups took 110 ms instead of 144 ms, before `isDangling`'s lookups took them to
         // about 80 ms.
-        for statement in deferredIndexes { try connection.execute(statement) }
+        for index in deferredIndexes { try connection.execute(index.sql) }
         let references = try LayoutReferences(model: version.model, layout: layout)
         for end in references.joinEnds {
             try connection.execute("""

@@ -13,7 +13,10 @@ import Foundation
 /// Speed: the non-unique indexes `create` made are dropped while rows go in and recreated after,
 /// with the same statements, in the same order (an index built once over sorted keys is cheaper
 /// than one kept up to date row by row); unique indexes stay, so a row that breaks one is
-/// refused as it arrives.
+/// refused as it arrives. A table whose rows are copied page by page (`SalvageBulkLoad`) gets its
+/// indexes back at once, while it is still empty: the load builds their trees from the keys of
+/// the rows it copies, before any other row goes in. (Only created, never dropped, once roots
+/// are read: in an auto-vacuum file, dropping an index moves the last root page into its place.)
 ///
 /// Metadata: the damaged store's UUID, framework version and app-defined keys are kept when its
 /// `Z_METADATA` row was recovered; otherwise the store is stamped fresh (new UUID) and the report
@@ -29,8 +32,9 @@ final class CoreDataSalvageOutput: SalvageOutput {
     /// again if nothing in the store shows it had them.
     let historyIsProvisional: Bool
     let looseTables: [String] = []
-    /// `CREATE INDEX` statements dropped while loading, in creation order.
-    let deferredIndexes: [String]
+    /// Indexes dropped while loading (their table and `CREATE INDEX` statement), in creation
+    /// order; those of a table loaded page by page are created again before its load.
+    private(set) var deferredIndexes: [(table: String, sql: String)]
     private(set) var bulkTargets: [Int: BulkTarget] = [:]
 
     private static let bookkeeping: [String: BookkeepingRows.Table] = [
@@ -61,11 +65,11 @@ final class CoreDataSalvageOutput: SalvageOutput {
         connection = try SQLiteConnection.openForBulkLoad(path: path)
         try connection.execute("PRAGMA cache_size = -8192; BEGIN")
         let indexes = try connection.rows(
-            "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%' ORDER BY rowid")
+            "SELECT name, tbl_name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%' ORDER BY rowid")
         for index in indexes {
             if let name = index[0].string { try connection.execute("DROP INDEX \(name.quotedSQLIdentifier)") }
         }
-        deferredIndexes = indexes.compactMap { $0[1].string }
+        deferredIndexes = indexes.compactMap { row in row[2].string.map { (row[1].string ?? "", $0) } }
         writer = SalvageRowWriter(connection: connection, textEncoding: textEncoding)
     }
 
@@ -114,10 +118,14 @@ final class CoreDataSalvageOutput: SalvageOutput {
         let index = try writer.addTarget(table: target.name, columns: columns, rowidColumn: rowid)
         // Records copy as they are only when their text is in the new store's encoding (UTF-8,
         // as `create` writes it); a UTF-16 store's rows go through SQLite, which converts them.
-        if writer.textEncoding == .utf8, let empty = try Self.emptyTable(target.name, connection: connection),
-            let positions = Self.bulkPositions(sources: sources, source: source, target: target)
+        if writer.textEncoding == .utf8, let positions = Self.bulkPositions(sources: sources, source: source, target: target),
+            BulkTarget.make(rootPage: 2, positions: positions) != nil
         {
-            bulkTargets[index] = BulkTarget.make(rootPage: empty.root, positions: positions, indexes: empty.indexes)
+            for index in deferredIndexes where index.table == target.name { try connection.execute(index.sql) }
+            deferredIndexes.removeAll { $0.table == target.name }
+            if let empty = try Self.emptyTable(target.name, connection: connection) {
+                bulkTargets[index] = BulkTarget.make(rootPage: empty.root, positions: positions, indexes: empty.indexes)
+            }
         }
         return RowRoute(target: index, sources: sources, rules: rules)
     }

@@ -23,6 +23,9 @@ final class PageAppender {
     let pageSize: Int
     let usableSize: Int
     let hasPointerMap: Bool
+    /// The schema format number (header offset 44): 4 lets records hold 0 and 1 as serial
+    /// types 8 and 9.
+    let schemaFormat: UInt32
     /// Pages in the file, including those appended so far.
     private(set) var pageCount: UInt32
     /// Pages appended (b-tree and overflow pages; not pointer-map pages).
@@ -56,9 +59,10 @@ final class PageAppender {
             close(descriptor)
             throw SalvageError.writeFailed(path: path, reason: "the new database has no header to extend")
         }
-        let (size, reserved, autoVacuum) = header.withUnsafeBytes { raw in
-            (raw.bigEndianUInt16(at: 16), Int(raw[20]), raw.bigEndianUInt32(at: 52))
+        let (size, reserved, autoVacuum, format) = header.withUnsafeBytes { raw in
+            (raw.bigEndianUInt16(at: 16), Int(raw[20]), raw.bigEndianUInt32(at: 52), raw.bigEndianUInt32(at: 44))
         }
+        schemaFormat = format
         pageSize = size == 1 ? 65_536 : size
         usableSize = pageSize - reserved
         guard pageSize >= 512, pageSize <= 65_536, pageSize & (pageSize - 1) == 0, usableSize >= 480,

@@ -7,15 +7,17 @@ import Foundation
 /// same order, with the same affinity (so SQLite reads each value back as it read it in the
 /// damaged store): its value count within `recordLengths` (a shorter record reads as NULLs, so
 /// only when the missing columns' fallback is NULL), and NULL in the rowid column. The table must
-/// have no rows yet; its indexes (a join table's primary key) are left empty by the load and
-/// rebuilt from the rows after it (`SalvageRowWriter.rebuildIndexes`).
+/// have no rows yet; its indexes are left empty by the table's load and filled right after it,
+/// before any row goes in through SQLite: built page by page from the keys collected as the rows
+/// were copied (`IndexKeySorter`, `IndexTreeBuilder`), or by `REINDEX`
+/// (`SalvageRowWriter.rebuildIndexes`) when a key holds a value the sorter cannot order.
 struct BulkTarget: Equatable {
     var rootPage: UInt32
     var recordLengths: ClosedRange<Int>
     /// The `INTEGER PRIMARY KEY` column (the rowid's alias), whose record value is NULL.
     var rowidColumn: Int?
-    /// The table's indexes, to rebuild once its rows are in.
-    var indexes: [String] = []
+    /// The table's indexes, to fill once its rows are in.
+    var indexes: [BulkIndex] = []
 
     /// Whether `record` can be copied as it is.
     func copies(_ record: [RecordColumn]) -> Bool {
@@ -36,7 +38,7 @@ struct BulkTarget: Equatable {
 
     /// The bulk target of a table rooted at `rootPage` whose output columns take their values as
     /// `positions` say; nil when that is not a positional copy of the record.
-    static func make(rootPage: UInt32?, positions: [Position], indexes: [String] = []) -> BulkTarget? {
+    static func make(rootPage: UInt32?, positions: [Position], indexes: [BulkIndex] = []) -> BulkTarget? {
         guard let rootPage, rootPage >= 2, !positions.isEmpty else { return nil }
         var shortest = 1
         var longest = positions.count
@@ -79,7 +81,7 @@ final class SalvageBulkLoad {
     private let writer: SalvageRowWriter
     /// By writer target (small numbers: arrays, not dictionaries — this runs for every row).
     private var targets: [BulkTarget?]
-    private var builder: (target: Int, tree: TableTreeBuilder)?
+    private var builder: (target: Int, tree: TableTreeBuilder, keys: [IndexKeySorter])?
     /// Targets whose tree was finished: later rows for them go through SQLite.
     private var closed: [Bool]
     /// Per target, the largest rowid appended or set aside: a row at or below it is set aside,
@@ -87,11 +89,21 @@ final class SalvageBulkLoad {
     private var highest: [Int64?]
     private(set) var rowsAppended = 0
     private var appendedByTarget: [Int]
-    /// Targets given rows, in the order loaded, with the indexes those rows are not yet in.
-    private(set) var indexesToRebuild: [(target: Int, indexes: [String])] = []
+    /// Targets given rows, in the order loaded, with the indexes left for `REINDEX`, and whether
+    /// a UNIQUE index built page by page found a key twice (the table's rows must then go in
+    /// again through SQLite: `SalvageRowWriter.rebuildIndexes`).
+    private(set) var indexesToRebuild: [(target: Int, indexes: [String], refused: Bool)] = []
+    /// Index entries written page by page, in all and by target.
+    private(set) var indexEntriesWritten = 0
+    private var indexEntriesByTarget: [Int: Int] = [:]
+    private let keyFolder: String
+    private var sorterFiles = 0
+    /// Bytes of index keys held in memory before the sorters spill their runs to disk.
+    static let indexKeyBudget = 12 << 20
 
     init(file: String, spillPath: String, targets: [Int: BulkTarget], writer: SalvageRowWriter) throws {
         appender = try PageAppender(path: file)
+        keyFolder = spillPath
         spill = try RowSpill(path: spillPath)
         let count = (targets.keys.max() ?? -1) + 1
         self.targets = (0..<count).map { targets[$0] }
@@ -103,6 +115,9 @@ final class SalvageBulkLoad {
 
     /// Rows written to `target`'s tree.
     func rowsAppended(to target: Int) -> Int { target >= 0 && target < appendedByTarget.count ? appendedByTarget[target] : 0 }
+
+    /// Index entries written page by page for `target`'s table.
+    func indexEntriesWritten(to target: Int) -> Int { indexEntriesByTarget[target] ?? 0 }
 
     func isBulk(_ target: Int) -> Bool { target >= 0 && target < targets.count && targets[target] != nil }
 
@@ -117,22 +132,55 @@ final class SalvageBulkLoad {
         if let rules = route.rules, writer.needsFixes(route: route, rules: rules, record: record, payload: payload) { return .setAside }
         if builder?.target != route.target {
             try endTable()
-            builder = (route.target, TableTreeBuilder(file: appender, root: target.rootPage))
-            if !target.indexes.isEmpty { indexesToRebuild.append((route.target, target.indexes)) }
+            builder = (route.target, TableTreeBuilder(file: appender, root: target.rootPage), sorters(for: target))
         }
         try builder!.tree.append(rowid: rowid, payload: payload)
+        if !builder!.keys.isEmpty {
+            var held = 0
+            for sorter in builder!.keys {
+                sorter.add(rowid: rowid, record: record, payload: payload)
+                held += sorter.bytesHeld
+            }
+            if held > Self.indexKeyBudget {
+                for sorter in builder!.keys { try sorter.spill() }
+            }
+        }
         rowsAppended += 1
         appendedByTarget[index] += 1
         return .appended
     }
 
-    /// The table being read is done: its tree is finished, and its target closed.
+    /// The table being read is done: its tree is finished, then its indexes' trees, and its
+    /// target closed.
     func endTable() throws {
         guard let builder else { return }
         self.builder = nil
         closed[builder.target] = true
         try builder.tree.finish()
+        guard let target = targets[builder.target], !target.indexes.isEmpty else { return }
+        var built: Set<String> = []
+        var refused = false
+        for sorter in builder.keys where !sorter.isAbandoned {
+            let written = try IndexTreeBuilder.writeTrees(of: sorter, to: appender)
+            indexEntriesWritten += written.entries
+            indexEntriesByTarget[builder.target, default: 0] += written.entries
+            refused = refused || written.refused
+            built.formUnion(sorter.indexes.map(\.name))
+        }
+        let rest = target.indexes.map(\.name).filter { !built.contains($0) }
+        if !rest.isEmpty || refused { indexesToRebuild.append((builder.target, rest, refused)) }
     }
+
+    /// The sorters of `target`'s indexes (none in a file whose schema format predates serial
+    /// types 8 and 9).
+    private func sorters(for target: BulkTarget) -> [IndexKeySorter] {
+        guard appender.schemaFormat >= 4 else { return [] }
+        return IndexKeySorter.sorters(for: target.indexes, rowidColumn: target.rowidColumn) { _ in
+            sorterFiles += 1
+            return "\(keyFolder)-keys-\(sorterFiles)"
+        }
+    }
+
 
     /// Finishes the last tree and the file's header; SQLite may then read and write it again.
     func finish() throws {

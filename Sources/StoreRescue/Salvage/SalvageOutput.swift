@@ -25,24 +25,16 @@ protocol SalvageOutput: AnyObject {
 
 extension SalvageOutput {
     /// Whether `table` can take a bulk load (`SalvageBulkLoad`): it holds no rows yet, and each of
-    /// its indexes is one `SalvageRowWriter.rebuildIndexes` can fill afterwards from the rows (a
-    /// bulk load writes only the table's tree) — a whole index on plain columns in the BINARY
-    /// collation, such as a join table's primary key. Returns its root page and those indexes;
-    /// nil otherwise.
-    static func emptyTable(_ table: String, connection: SQLiteConnection) throws -> (root: UInt32, indexes: [String])? {
-        let quoted = table.quotedSQLIdentifier
-        guard try connection.scalar("SELECT 1 FROM \(quoted) LIMIT 1") == nil,
+    /// its indexes is one the load can fill afterwards from the rows (a bulk load writes the
+    /// table's tree, then builds each index's tree itself or has `REINDEX` fill it) — a whole
+    /// index on plain columns in the BINARY collation (`BulkIndex.read`). Returns its root page
+    /// and those indexes; nil otherwise.
+    static func emptyTable(_ table: String, connection: SQLiteConnection) throws -> (root: UInt32, indexes: [BulkIndex])? {
+        guard try connection.scalar("SELECT 1 FROM \(table.quotedSQLIdentifier) LIMIT 1") == nil,
             let root = try connection.scalar("SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = ?", [.text(table)])?.int64,
-            root >= 2, root <= Int64(UInt32.max)
+            root >= 2, root <= Int64(UInt32.max),
+            let indexes = try BulkIndex.read(table: table, connection: connection)
         else { return nil }
-        var indexes: [String] = []
-        for row in try connection.rows("SELECT name, partial FROM pragma_index_list(?)", [.text(table)]) {
-            guard let name = row[0].string, row[1].int64 == 0 else { return nil }
-            let unusual = try connection.scalar(
-                "SELECT count(*) FROM pragma_index_xinfo(?) WHERE key AND (cid < 0 OR coll IS NOT 'BINARY')", [.text(name)])?.int64
-            guard unusual == 0 else { return nil }
-            indexes.append(name)
-        }
         return (UInt32(root), indexes)
     }
 }

@@ -42,7 +42,8 @@ extension SalvageReport {
         out.line("  (dangling: values cleared, join rows dropped, rows not fitting their table or refused by a unique index)")
         out.section("Totals")
         out.field("Recovered", "\(totals.recovered) rows (\(totals.partial) partial: columns lost to a broken overflow chain are NULL); "
-            + "\(rowsCopiedPageByPage) copied page by page, the rest through SQLite")
+            + "\(rowsCopiedPageByPage) copied page by page, the rest through SQLite; "
+            + "\(indexEntriesBuiltPageByPage) index entries built page by page")
         out.field("Not recovered", "\(totals.unreadable) unreadable, \(totals.notFitting) not fitting their table, "
             + "\(totals.conflictsDropped) refused by a unique index")
         out.field("Deleted", "\(totals.deleted) rows on free pages (deleted, recoverable; never mixed into live tables)")

@@ -178,6 +178,9 @@ public struct SalvageReport: Sendable, Encodable, Equatable {
     /// Of the rows recovered, those read from intact table trees and copied as they are, page
     /// by page; the others went in through SQLite (see Docs/SALVAGE.md, "How rows are written").
     public var rowsCopiedPageByPage: Int
+    /// Index entries written page by page for the tables copied that way (sorted from the keys
+    /// of the rows copied); the other indexes were filled by SQLite.
+    public var indexEntriesBuiltPageByPage: Int
     @NullEncoded public var metadata: MetadataSummary?
     /// What could not be read as expected, in words.
     public var notes: [String]

@@ -72,7 +72,9 @@ final class SalvageRowWriter {
     func addLoadedRows(_ count: Int, target: Int) { rowsInTable[target] += count }
 
     /// Fills `indexes` of `target`'s table after a bulk load wrote its rows without them
-    /// (`SalvageBulkLoad`). Called while no transaction is open.
+    /// (`SalvageBulkLoad`), or — `refused` — puts its rows back in through SQLite straight away,
+    /// a UNIQUE index the load built having found a key twice. Called while no transaction is
+    /// open.
     ///
     /// Each index is rebuilt by `REINDEX` in a transaction of its own with a rollback journal (a
     /// file beside the new database in the private folder, gone at commit), so that a UNIQUE
@@ -84,11 +86,11 @@ final class SalvageRowWriter {
     /// and fills every index as it goes.
     ///
     /// - Returns: the rows dropped because a unique index refused them (conflicts).
-    func rebuildIndexes(target: Int, indexes: [String]) throws -> Int {
-        guard !indexes.isEmpty else { return 0 }
+    func rebuildIndexes(target: Int, indexes: [String], refused alreadyRefused: Bool = false) throws -> Int {
+        guard !indexes.isEmpty || alreadyRefused else { return 0 }
         _ = try connection.scalar("PRAGMA journal_mode = DELETE")
-        var refused = false
-        for index in indexes {
+        var refused = alreadyRefused
+        for index in indexes where !refused {
             do {
                 try connection.execute("REINDEX main.\(index.quotedSQLIdentifier)")
             } catch let error as SQLiteError where error.primaryResultCode == SQLITE_CONSTRAINT {

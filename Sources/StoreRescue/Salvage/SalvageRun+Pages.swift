@@ -34,14 +34,16 @@ extension SalvageRun {
         }
         try load.finish()
         rowsCopiedPageByPage = load.rowsAppended
+        indexEntriesBuiltPageByPage = load.indexEntriesWritten
         for target in output.bulkTargets.keys { output.writer.addLoadedRows(load.rowsAppended(to: target), target: target) }
         bulk = nil
-        // The loaded tables' indexes (join tables' primary keys) are empty: filled from the rows.
-        for (target, indexes) in load.indexesToRebuild {
-            let dropped = try output.writer.rebuildIndexes(target: target, indexes: indexes)
-            guard dropped > 0 else { continue }
-            // Every row of that table went back in through SQLite.
+        // Indexes the load could not build page by page are filled from the rows.
+        for (target, indexes, refused) in load.indexesToRebuild {
+            let dropped = try output.writer.rebuildIndexes(target: target, indexes: indexes, refused: refused)
+            guard dropped > 0 || refused else { continue }
+            // Every row of that table went back in through SQLite, every index entry with it.
             rowsCopiedPageByPage -= load.rowsAppended(to: target)
+            indexEntriesBuiltPageByPage -= load.indexEntriesWritten(to: target)
             if let index = bulkTables.first(where: { if case .write(let route) = roles[$0] { return route.target == target } else { return false } }) {
                 tallies[index].conflicts += dropped
             }

@@ -38,7 +38,8 @@ extension SalvageRun {
             store: storePath, output: outputPath, mode: options.catalog == nil ? .plain : .coreData, version: resolvedVersion?.name,
             versionSource: resolvedVersion?.source, schemaSource: schemaSource, file: fileSummary, writeAheadLog: writeAheadLogSummary,
             pages: pageSummary(tables: tableSummaries), tables: tableSummaries, lostAndFound: lostAndFound, totals: totals,
-            rowsCopiedPageByPage: rowsCopiedPageByPage, metadata: summary.metadata, notes: notes + summary.notes, seconds: seconds, error: nil)
+            rowsCopiedPageByPage: rowsCopiedPageByPage,
+            indexEntriesBuiltPageByPage: indexEntriesBuiltPageByPage, metadata: summary.metadata, notes: notes + summary.notes, seconds: seconds, error: nil)
     }
 
     private static func tableSummary(

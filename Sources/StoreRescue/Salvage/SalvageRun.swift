@@ -70,6 +70,7 @@ final class SalvageRun {
     /// Pass 2's fast path while it runs (`walkTreesInBulk`), and the rows it wrote.
     var bulk: SalvageBulkLoad?
     var rowsCopiedPageByPage = 0
+    var indexEntriesBuiltPageByPage = 0
     var pagesProcessed = 0
     /// Read from the output before it is closed: values fixed per output table (writer target).
     var valuesFixed: [Int: Int] = [:]

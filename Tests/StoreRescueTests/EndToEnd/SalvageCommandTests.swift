@@ -17,7 +17,7 @@ struct SalvageCommandTests {
     /// Every key `Docs/JSON-OUTPUT.md` documents for `salvage --json`.
     static let reportKeys = [
         "store", "output", "mode", "version", "versionSource", "schemaSource", "file", "writeAheadLog", "pages", "tables",
-        "lostAndFound", "totals", "metadata", "notes", "seconds", "error",
+        "lostAndFound", "totals", "rowsCopiedPageByPage", "indexEntriesBuiltPageByPage", "metadata", "notes", "seconds", "error",
     ]
     static let tableKeys = ["name", "disposition", "reason", "rootPage", "identifiedBy", "rows", "pages", "entities"]
     static let rowCountKeys = [

@@ -27,6 +27,19 @@ import Testing
         #expect(!report.findings.contains { $0.code == "z-max-behind" }, sourceLocation: sourceLocation)
     }
 
+    /// Entries of every index in the salvaged store but those of `excluded` tables: one per row
+    /// of its table.
+    static func indexEntries(in output: String, excluding excluded: Set<String> = []) throws -> Int {
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+        let tables = try connection.rows("SELECT tbl_name FROM sqlite_schema WHERE type = 'index'").compactMap { $0[0].string }
+        #expect(tables.count >= 4, "the fixture's indexes: Z_ENT, a to-one, the join table's two")
+        var entries = 0
+        for table in tables where !excluded.contains(table) {
+            entries += Int(try connection.scalar("SELECT count(*) FROM \(table.quotedSQLIdentifier)")?.int64 ?? 0)
+        }
+        return entries
+    }
+
     @Test func undamagedStoreComesBackAsTheSameVersion() throws {
         let directory = try TemporaryDirectory()
         let store = directory.path("store.sqlite")
@@ -49,6 +62,8 @@ import Testing
             .rows("SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { "\($0[0].string ?? "")=\($0[1].int64 ?? -1)" }
         #expect(maxima == ["Item=200", "SpecialItem=0", "Owner=20", "Tag=5"])
         #expect(report.rowsCopiedPageByPage == 225 + 269, "every entity row and every join row copied page by page")
+        // Every index of those tables built page by page too: an entry per row of its table.
+        #expect(report.indexEntriesBuiltPageByPage == (try Self.indexEntries(in: output)))
         let joins = try #require(report.tables.first { $0.name == "Z_1TAGS" })
         #expect(joins.rows.recovered == 269 && joins.rows.conflictsDropped == 0)
     }
@@ -149,6 +164,9 @@ import Testing
         let rows = try Fixtures.entityRows(of: output)["Z_1TAGS"].map { Set($0.values.map { $0.map { $0.int64 ?? -1 } }) } ?? []
         #expect(rows == expected, "every pair once")
         #expect(report.rowsCopiedPageByPage == 225, "the join table's rows went back in through SQLite")
+        // The join table's primary key, built page by page, found the 3 pairs twice: that table
+        // went back in through SQLite, its index entries with it.
+        #expect(report.indexEntriesBuiltPageByPage == (try Self.indexEntries(in: output, excluding: ["Z_1TAGS"])))
         let check = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
         #expect(try check.scalar("SELECT count(*) FROM pragma_index_list('Z_1TAGS') WHERE \"unique\"")?.int64 == 1, "the key is back")
     }
