@@ -255,6 +255,28 @@ import Testing
         #expect(try Self.integrity(built.path) == ["ok"])
     }
 
+    /// Keys that cannot be spilled (the private folder gone, the disk full) are a write failure
+    /// naming the file, not a crash: the salvage reports it as exit 74.
+    @Test func aSpillThatCannotBeWrittenIsAWriteFailure() throws {
+        let directory = try TemporaryDirectory()
+        let index = BulkIndex(name: "t_n", rootPage: 3, isUnique: false,
+                              columns: [.init(tableColumn: 0, descending: false, affinity: .integer)])
+        let spillPath = directory.path("missing-folder/keys")
+        let sorter = IndexKeySorter(indexes: [index], rowidColumn: nil, spillPath: spillPath)
+        var columns: [RecordColumn] = []
+        try Self.record([.integer(42)]).withUnsafeBytes { payload in
+            #expect(RecordDecoder.decode(payload, declaredSize: payload.count, into: &columns) == .complete)
+            sorter.add(rowid: 1, record: columns, payload: payload)
+        }
+        #expect(sorter.count == 1 && sorter.bytesHeld == 3 * 8)
+        let error = #expect(throws: SalvageError.self) { try sorter.spill() }
+        guard case .writeFailed(let path, _) = error else {
+            Issue.record("not a write failure: \(String(describing: error))")
+            return
+        }
+        #expect(path == spillPath)
+    }
+
     @Test func aRealAffinityIndexIsLeftToSQLite() throws {
         let directory = try TemporaryDirectory()
         let built = try Self.build(in: directory, tableSQL: "CREATE TABLE t (n FLOAT)", indexSQL: ["CREATE INDEX t_n ON t (n)"],
