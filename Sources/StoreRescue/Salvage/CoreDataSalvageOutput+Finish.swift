@@ -44,11 +44,20 @@ extension CoreDataSalvageOutput {
         for table in allTables where includesHistory || layout.persistentHistory?.tables.contains(table) != true {
             let quoted = table.name.quotedSQLIdentifier
             var result = results[table.name] ?? .init(rows: 0)
-            result.rows = Int(try connection.scalar("SELECT count(*) FROM \(quoted)")?.int64 ?? 0)
-            if table.rootEntity != nil {
+            let entities = table.rootEntity == nil ? [] : entityNumbers(of: table) ?? []
+            if entities.count > 1 {
+                // One pass gives both: the rows are the entities' rows.
                 result.entities = try connection.rows("SELECT Z_ENT, count(*) FROM \(quoted) GROUP BY Z_ENT ORDER BY Z_ENT").map { row in
                     let ent = Int(row[0].int64 ?? 0)
                     return SalvageReport.EntityCount(name: names[ent] ?? "?", ent: ent, rows: Int(row[1].int64 ?? 0))
+                }
+                result.rows = result.entities.reduce(0) { $0 + $1.rows }
+            } else {
+                result.rows = Int(try connection.scalar("SELECT count(*) FROM \(quoted)")?.int64 ?? 0)
+                // A table of one entity holds that entity's rows only: a row goes in with its
+                // `Z_ENT` set to it (`SalvageRowWriter.needsFixes`), so no pass groups them.
+                if let ent = entities.first, result.rows > 0 {
+                    result.entities = [SalvageReport.EntityCount(name: names[Int(ent)] ?? "?", ent: Int(ent), rows: result.rows)]
                 }
             }
             results[table.name] = result

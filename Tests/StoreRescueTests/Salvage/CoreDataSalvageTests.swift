@@ -27,6 +27,20 @@ import Testing
         #expect(!report.findings.contains { $0.code == "z-max-behind" }, sourceLocation: sourceLocation)
     }
 
+    /// The report's rows and rows per entity of every entity table are what the store holds
+    /// (a one-entity table's are not grouped by `Z_ENT`: every row holds that entity's).
+    static func expectEntityCounts(_ report: SalvageReport, in output: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+        for table in report.tables where table.disposition == "recovered" && table.name.hasPrefix("Z") && !table.name.hasPrefix("Z_") {
+            let quoted = table.name.quotedSQLIdentifier
+            let grouped = try connection.rows("SELECT Z_ENT, count(*) FROM \(quoted) GROUP BY Z_ENT ORDER BY Z_ENT")
+                .map { "\($0[0].int64 ?? -1)=\($0[1].int64 ?? -1)" }
+            #expect(table.entities.map { "\($0.ent)=\($0.rows)" } == grouped, "\(table.name)", sourceLocation: sourceLocation)
+            #expect(table.rows.recovered == Int(try connection.scalar("SELECT count(*) FROM \(quoted)")?.int64 ?? -1),
+                    "\(table.name)", sourceLocation: sourceLocation)
+        }
+    }
+
     /// Entries of every index in the salvaged store but those of `excluded` tables: one per row
     /// of its table.
     static func indexEntries(in output: String, excluding excluded: Set<String> = []) throws -> Int {
@@ -62,6 +76,7 @@ import Testing
             .rows("SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { "\($0[0].string ?? "")=\($0[1].int64 ?? -1)" }
         #expect(maxima == ["Item=200", "SpecialItem=0", "Owner=20", "Tag=5"])
         #expect(report.rowsCopiedPageByPage == 225 + 269, "every entity row and every join row copied page by page")
+        try Self.expectEntityCounts(report, in: output)
         // Every index of those tables built page by page too: an entry per row of its table.
         #expect(report.indexEntriesBuiltPageByPage == (try Self.indexEntries(in: output)))
         let joins = try #require(report.tables.first { $0.name == "Z_1TAGS" })
@@ -114,6 +129,7 @@ import Testing
         let (output, report) = try Self.salvage(store, in: directory)
         try Self.expectUsableStore(output)
         #expect(report.totals.valuesFixed == 2)
+        try Self.expectEntityCounts(report, in: output)
         #expect(report.rowsCopiedPageByPage == 223 + 269)
         let rows = try Fixtures.entityRows(of: output)
         #expect(rows["ZOWNER"]?.count == 20 && rows["ZITEM"]?.count == 200)
@@ -207,6 +223,7 @@ import Testing
         try Self.expectUsableStore(output)
         #expect(try Fixtures.entityRows(of: output) == expected)
         #expect(report.schemaSource == "catalogLayout")
+        try Self.expectEntityCounts(report, in: output)
         #expect(report.versionSource == "metadata")
         #expect(report.metadata?.uuid == Fixtures.uuid.uuidString)
         #expect(report.metadata?.includesPersistentHistory == false, "no history row found: no history tables")
