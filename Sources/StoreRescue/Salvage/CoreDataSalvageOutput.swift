@@ -13,10 +13,11 @@ import Foundation
 /// Speed: the non-unique indexes `create` made are dropped while rows go in and recreated after,
 /// with the same statements, in the same order (an index built once over sorted keys is cheaper
 /// than one kept up to date row by row); unique indexes stay, so a row that breaks one is
-/// refused as it arrives. A table whose rows are copied page by page (`SalvageBulkLoad`) gets its
-/// indexes back at once, while it is still empty: the load builds their trees from the keys of
-/// the rows it copies, before any other row goes in. (Only created, never dropped, once roots
-/// are read: in an auto-vacuum file, dropping an index moves the last root page into its place.)
+/// refused as it arrives. A table whose rows are about to be copied page by page
+/// (`SalvageBulkLoad`) gets its indexes back just before, while it is still empty: the load
+/// builds their trees from the keys of the rows it copies, before any other row goes in. (Only
+/// created, never dropped, once roots are read: in an auto-vacuum file, dropping an index moves
+/// the last root page into its place; creating one moves no root.)
 ///
 /// Metadata: the damaged store's UUID, framework version and app-defined keys are kept when its
 /// `Z_METADATA` row was recovered; otherwise the store is stamped fresh (new UUID) and the report
@@ -33,9 +34,12 @@ final class CoreDataSalvageOutput: SalvageOutput {
     let historyIsProvisional: Bool
     let looseTables: [String] = []
     /// Indexes dropped while loading (their table and `CREATE INDEX` statement), in creation
-    /// order; those of a table loaded page by page are created again before its load.
+    /// order; those of a table loaded page by page are created again before its load
+    /// (`pauseForBulkLoad`).
     private(set) var deferredIndexes: [(table: String, sql: String)]
     private(set) var bulkTargets: [Int: BulkTarget] = [:]
+    /// The table of each bulk target.
+    private var bulkTables: [Int: String] = [:]
 
     private static let bookkeeping: [String: BookkeepingRows.Table] = [
         "Z_PRIMARYKEY": .primaryKey, "Z_METADATA": .metadata, "Z_MODELCACHE": .modelCache,
@@ -118,14 +122,11 @@ final class CoreDataSalvageOutput: SalvageOutput {
         let index = try writer.addTarget(table: target.name, columns: columns, rowidColumn: rowid)
         // Records copy as they are only when their text is in the new store's encoding (UTF-8,
         // as `create` writes it); a UTF-16 store's rows go through SQLite, which converts them.
-        if writer.textEncoding == .utf8, let positions = Self.bulkPositions(sources: sources, source: source, target: target),
-            BulkTarget.make(rootPage: 2, positions: positions) != nil
+        if writer.textEncoding == .utf8, let empty = try Self.emptyTable(target.name, connection: connection),
+            let positions = Self.bulkPositions(sources: sources, source: source, target: target)
         {
-            for index in deferredIndexes where index.table == target.name { try connection.execute(index.sql) }
-            deferredIndexes.removeAll { $0.table == target.name }
-            if let empty = try Self.emptyTable(target.name, connection: connection) {
-                bulkTargets[index] = BulkTarget.make(rootPage: empty.root, positions: positions, indexes: empty.indexes)
-            }
+            bulkTargets[index] = BulkTarget.make(rootPage: empty.root, positions: positions, indexes: empty.indexes)
+            bulkTables[index] = target.name
         }
         return RowRoute(target: index, sources: sources, rules: rules)
     }
@@ -148,7 +149,22 @@ final class CoreDataSalvageOutput: SalvageOutput {
         return positions
     }
 
-    func pauseForBulkLoad() throws { try connection.execute("COMMIT") }
+    /// Gives the tables about to be loaded their deferred indexes back (empty, as the tables
+    /// are), then ends SQLite's transaction. A table whose index cannot be filled after the load
+    /// (`BulkIndex.read`: none that `create` makes) takes no bulk load.
+    func pauseForBulkLoad(targets: [Int]) throws {
+        for target in targets {
+            guard let table = bulkTables[target], deferredIndexes.contains(where: { $0.table == table }) else { continue }
+            for index in deferredIndexes where index.table == table { try connection.execute(index.sql) }
+            deferredIndexes.removeAll { $0.table == table }
+            if let indexes = try BulkIndex.read(table: table, connection: connection) {
+                bulkTargets[target]?.indexes = indexes
+            } else {
+                bulkTargets[target] = nil
+            }
+        }
+        try connection.execute("COMMIT")
+    }
     func resumeAfterBulkLoad() throws { try connection.execute("BEGIN") }
 
     /// `Z_ENT` values a table's rows may hold: its hierarchy's entities, or the history entity.

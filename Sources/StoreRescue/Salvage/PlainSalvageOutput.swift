@@ -111,7 +111,7 @@ final class PlainSalvageOutput: SalvageOutput {
         return route
     }
 
-    func pauseForBulkLoad() throws { try connection.execute("COMMIT") }
+    func pauseForBulkLoad(targets: [Int]) throws { try connection.execute("COMMIT") }
     func resumeAfterBulkLoad() throws { try connection.execute("BEGIN") }
 
     func finish(bookkeeping: BookkeepingRows) throws -> SalvageOutputSummary {

@@ -17,9 +17,10 @@ protocol SalvageOutput: AnyObject {
     /// Output tables (by writer target) whose rows from intact trees may be written page by
     /// page (`SalvageBulkLoad`); empty when none may.
     var bulkTargets: [Int: BulkTarget] { get }
-    /// Ends SQLite's transaction: until `resumeAfterBulkLoad`, pages are appended to the file
-    /// behind SQLite, which holds no lock and reads the file afresh afterwards.
-    func pauseForBulkLoad() throws
+    /// Readies `targets` (the bulk targets about to be loaded) and ends SQLite's transaction:
+    /// until `resumeAfterBulkLoad`, pages are appended to the file behind SQLite, which holds no
+    /// lock and reads the file afresh afterwards. A target may stop being one (`bulkTargets`).
+    func pauseForBulkLoad(targets: [Int]) throws
     func resumeAfterBulkLoad() throws
 }
 

@@ -18,12 +18,16 @@ extension SalvageRun {
     /// again, and the rows set aside go in through it.
     func walkTreesInBulk(file: String) throws {
         guard let output, !output.bulkTargets.isEmpty else { return }
-        let bulkTables = tables.indices.filter { index in
-            guard case .write(let route) = roles[index], output.bulkTargets[route.target] != nil else { return false }
-            return tables[index].rootPage != nil && !tables[index].isWithoutRowid
+        func bulkTarget(_ index: Int) -> Int? {
+            guard case .write(let route) = roles[index], output.bulkTargets[route.target] != nil,
+                tables[index].rootPage != nil, !tables[index].isWithoutRowid
+            else { return nil }
+            return route.target
         }
-        guard !bulkTables.isEmpty else { return }
-        try output.pauseForBulkLoad()
+        let candidates = tables.indices.filter { bulkTarget($0) != nil }
+        guard !candidates.isEmpty else { return }
+        try output.pauseForBulkLoad(targets: candidates.compactMap(bulkTarget))
+        let bulkTables = candidates.filter { bulkTarget($0) != nil }
         let load = try SalvageBulkLoad(file: file, spillPath: file + "-set-aside", targets: output.bulkTargets, writer: output.writer)
         bulk = load
         defer { bulk = nil }

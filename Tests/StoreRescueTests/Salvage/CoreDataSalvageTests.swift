@@ -224,6 +224,8 @@ import Testing
         #expect(try Fixtures.entityRows(of: output) == expected)
         #expect(report.schemaSource == "catalogLayout")
         try Self.expectEntityCounts(report, in: output)
+        // No root survived: no tree is copied page by page, nor any index built that way.
+        #expect(report.rowsCopiedPageByPage == 0 && report.indexEntriesBuiltPageByPage == 0)
         #expect(report.versionSource == "metadata")
         #expect(report.metadata?.uuid == Fixtures.uuid.uuidString)
         #expect(report.metadata?.includesPersistentHistory == false, "no history row found: no history tables")
