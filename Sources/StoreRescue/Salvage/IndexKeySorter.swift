@@ -10,8 +10,8 @@ import Foundation
 /// sign bit: unsigned order is signed order), then a mask saying which values are reals (it
 /// never decides an order: rowids are unique). Keys are sorted by their value words with a
 /// stable radix sort — they arrive in rowid order, so equal values stay in rowid order — and
-/// runs are merged comparing values and rowid word by word. A value
-/// word orders as SQLite orders the values of a numeric column: NULL (0) before every number,
+/// runs are merged comparing values and rowid word by word. A value word orders as SQLite
+/// orders the values of a numeric column: NULL (0) before every number,
 /// integers and reals by value (5 and 5.0 equal), as an IEEE double whose bits are flipped to
 /// sort as unsigned integers (no number maps to 0: that would be a NaN). A descending column's
 /// word is inverted. Only values that order this way exactly are taken — NULL, a real that is not

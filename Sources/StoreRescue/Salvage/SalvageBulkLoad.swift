@@ -183,7 +183,6 @@ final class SalvageBulkLoad {
         }
     }
 
-
     /// Finishes the last tree and the file's header; SQLite may then read and write it again.
     func finish() throws {
         try endTable()
