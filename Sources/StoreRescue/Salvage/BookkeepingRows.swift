@@ -75,13 +75,22 @@ struct BookkeepingRows {
         return nil
     }
 
+    /// The most a recovered model cache may inflate to be read: salvage's memory is bounded
+    /// (Docs/SALVAGE.md, Bounds), and `inspect`'s 128 MiB (`ModelFileLoader
+    /// .maximumInflatedModelBytes`) would let one hostile row take it past 150 MB. Real model
+    /// caches inflate to a few MiB at most; one larger is not used (the version is told another
+    /// way, and the new store's cache is left empty, as `create` leaves it).
+    static let maximumInflatedModelCacheBytes = 16 << 20
+
+    /// The model a recovered model cache holds, read within `maximumInflatedModelCacheBytes`.
+    static func model(ofCache blob: Data) throws -> ManagedObjectModel {
+        try ModelArchiveDecoder.decodeModelCache(compressed: blob, maximumInflatedBytes: maximumInflatedModelCacheBytes)
+    }
+
     /// The entity hashes of the first model cache that decodes.
     var modelCacheHashes: [String: Data]? {
         for key in modelCaches.keys.sorted() {
-            guard let blob = modelCaches[key],
-                let model = try? ModelArchiveDecoder.decodeModelCache(
-                    compressed: blob, maximumInflatedBytes: ModelFileLoader.maximumInflatedModelBytes)
-            else { continue }
+            guard let blob = modelCaches[key], let model = try? Self.model(ofCache: blob) else { continue }
             return EntityVersionHasher.versionHashes(for: model)
         }
         return nil
@@ -90,9 +99,7 @@ struct BookkeepingRows {
     /// The first recovered model cache whose model has exactly `hashes`.
     func modelCache(matching hashes: [String: Data]) -> Data? {
         for key in modelCaches.keys.sorted() {
-            guard let blob = modelCaches[key],
-                let model = try? ModelArchiveDecoder.decodeModelCache(
-                    compressed: blob, maximumInflatedBytes: ModelFileLoader.maximumInflatedModelBytes),
+            guard let blob = modelCaches[key], let model = try? Self.model(ofCache: blob),
                 EntityVersionHasher.versionHashes(for: model) == hashes
             else { continue }
             return blob

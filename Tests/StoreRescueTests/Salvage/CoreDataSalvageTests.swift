@@ -306,6 +306,40 @@ import Testing
         #expect(error?.recoverySuggestion == "pass --version NAME to say which one the app wrote")
     }
 
+    /// A model cache that would inflate past `BookkeepingRows.maximumInflatedModelCacheBytes` (a
+    /// 20 MiB deflate bomb of zeros) is not inflated: the version still comes from the metadata
+    /// row and the new store's cache is left empty, where the same store with its own cache
+    /// keeps it.
+    @Test(.enabled(if: Samples.available, "needs ../shared/samples"))
+    func aModelCacheThatInflatesTooFarIsNotRead() throws {
+        let directory = try TemporaryDirectory()
+        let store = try directory.copySample("lineages/PostsRevised/CoreDataMigration_Example_3.sqlite")
+        let catalog = try Catalog.load(path: try directory.copySampleItem("lineages/PostsRevised/CoreDataMigration_Example.xcdatamodeld"))
+        let (_, kept) = try Self.salvage(store, in: directory, catalog: catalog, name: "kept.sqlite")
+        #expect(kept.metadata?.modelCache == "recovered")
+        let bomb = try RawDeflate.deflate(Data(count: 20 << 20), level: 9)
+        // Inflating stops at the bound, before the 20 MiB are in memory (inspect's 128 MiB bound
+        // would have inflated them all, then failed to read an archive).
+        let error = #expect(throws: ModelDecodingError.self) { try BookkeepingRows.model(ofCache: bomb) }
+        guard case .unreadableModelCache(.outputLimitExceeded(let limit))? = error else {
+            Issue.record("not stopped at the bound: \(String(describing: error))")
+            return
+        }
+        #expect(limit == BookkeepingRows.maximumInflatedModelCacheBytes && limit < 20 << 20)
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            let update = try connection.prepare("UPDATE Z_MODELCACHE SET Z_CONTENT = ?")
+            try update.bind([.blob(bomb)])
+            _ = try update.step()
+        }
+        let (output, report) = try Self.salvage(store, in: directory, catalog: catalog, name: "bomb.sqlite")
+        #expect(report.metadata?.modelCache == "empty")
+        #expect(report.versionSource == "metadata")
+        #expect(report.version == kept.version)
+        try Self.expectUsableStore(output, catalog: catalog, version: try #require(kept.version),
+                                   outcome: StoreMatcher.match(storePath: directory.path("kept.sqlite"), catalog: catalog).outcome)
+    }
+
     /// Real stores written by Core Data, salvaged against their app's own model versions: the
     /// salvaged store matches the catalog exactly as the original does (Employees'
     /// `.xccurrentversion` names its first version, so both match as "newer").
