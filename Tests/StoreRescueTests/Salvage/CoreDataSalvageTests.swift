@@ -365,3 +365,108 @@ import Testing
         for (table, rows) in expected { #expect(recovered[table] == rows, "\(sample): \(table)") }
     }
 }
+
+/// Salvage of a store whose version has the indexes Core Data makes besides relationship
+/// indexes: a compound fetch index with a descending element, a fetch index on text, and a
+/// uniqueness constraint. Numeric ones are built page by page, the text ones by `REINDEX`; every
+/// one holds what SQLite's own index in the original store holds, entry by entry.
+@Suite struct CoreDataSalvageIndexTests {
+    static let model = ManagedObjectModel(entities: [
+        EntityDescription(
+            name: "Reading",
+            properties: [
+                .attribute(AttributeDescription(name: "serial", type: .integer64)),
+                .attribute(AttributeDescription(name: "value", type: .integer64)),
+                .attribute(AttributeDescription(name: "at", type: .date)),
+                .attribute(AttributeDescription(name: "label", type: .string)),
+            ],
+            uniquenessConstraints: [["serial"]],
+            fetchIndexes: [
+                FetchIndexDescription(name: "byValue", elements: [.init(propertyName: "value", isAscending: false), .init(propertyName: "at")]),
+                FetchIndexDescription(name: "byLabel", elements: [.init(propertyName: "label")]),
+            ]),
+    ], versionIdentifiers: ["1"])
+    static let catalog = Catalog(name: "Readings", versions: [CatalogVersion(name: "V1", model: model, origin: "inline")], sourcePath: "readings.json")
+
+    /// 3,000 readings: repeated and negative values, NULLs, dates as integers and reals.
+    static func store(at path: String) throws {
+        try StoreCreator.create(model: model, versionIdentifiers: nil, at: path, options: StoreCreationOptions())
+        let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readWrite))
+        let ent = try #require(try connection.scalar("SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Reading'"))
+        try connection.execute("BEGIN")
+        let insert = try connection.prepare("INSERT INTO ZREADING (Z_PK, Z_ENT, Z_OPT, ZSERIAL, ZVALUE, ZAT, ZLABEL) VALUES (?, ?, 1, ?, ?, ?, ?)")
+        for row in 1...3_000 {
+            insert.reset()
+            let value: SQLiteValue = row % 11 == 0 ? .null : .integer(Int64((row * 37) % 101) - 50)
+            let at: SQLiteValue = row % 5 == 0 ? .integer(Int64(700_000_000 + row)) : .real(700_000_000.25 + Double(row % 17))
+            try insert.bind([.integer(Int64(row)), ent, .integer(Int64(10_000 - row)), value, at, .text("label \(row % 40)")])
+            _ = try insert.step()
+        }
+        try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = 3000 WHERE Z_NAME = 'Reading'; COMMIT; PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
+    static func entries(of index: String, in path: String) throws -> [String] {
+        let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .immutable))
+        let columns = try connection.rows("SELECT name FROM pragma_index_info(?) ORDER BY seqno", [.text(index)]).compactMap { $0[0].string }
+        let values = columns.map { "quote(\($0.quotedSQLIdentifier)) || ':' || typeof(\($0.quotedSQLIdentifier))" }
+        return try connection.rows("SELECT \((values + ["Z_PK"]).joined(separator: ", ")) FROM ZREADING INDEXED BY \(index.quotedSQLIdentifier)").map { row in
+            row.map { $0.string ?? $0.int64.map(String.init) ?? "?" }.joined(separator: " ")
+        }
+    }
+
+    @Test func everyIndexHoldsWhatTheOriginalsHolds() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("readings.sqlite")
+        try Self.store(at: store)
+        let output = directory.path("salvaged.sqlite")
+        let report = try Salvager.salvage(store: store, into: output, options: SalvageOptions(catalog: Self.catalog))
+        try CoreDataSalvageTests.expectUsableStore(output, catalog: Self.catalog)
+        let indexes = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .immutable))
+            .rows("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'ZREADING' ORDER BY name")
+        // The uniqueness constraint's, the two fetch indexes, and the label's own (Core Data
+        // indexes the property of a one-element fetch index too).
+        #expect(indexes.count == 4, "\(indexes.map { $0[1].string ?? "" })")
+        #expect(indexes.contains { $0[1].string?.contains("DESC") == true }, "a descending element")
+        #expect(indexes.contains { $0[1].string?.hasPrefix("CREATE UNIQUE") == true }, "the uniqueness constraint")
+        for index in indexes.compactMap({ $0[0].string }) {
+            let original = try Self.entries(of: index, in: store)
+            #expect(original.count == 3_000)
+            #expect(try Self.entries(of: index, in: output) == original, "\(index)")
+        }
+        // The serial's unique index and the compound one page by page; the label's two by REINDEX.
+        #expect(report.rowsCopiedPageByPage == 3_000)
+        #expect(report.indexEntriesBuiltPageByPage == 2 * 3_000)
+    }
+
+    /// The damage lost the uniqueness constraint's index and left a serial twice: the index built
+    /// page by page finds it, and the table goes in again through SQLite, the first row of the
+    /// serial kept and the second counted as a conflict, as row by row.
+    @Test func aSerialFoundTwiceIsAConflict() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("readings.sqlite")
+        try Self.store(at: store)
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            #expect(srsqlite_db_config_int(connection.handle, SQLITE_DBCONFIG_DEFENSIVE, 0) == SQLITE_OK)
+            try connection.execute("""
+                PRAGMA writable_schema = ON;
+                DELETE FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'ZREADING' AND sql LIKE 'CREATE UNIQUE%';
+                PRAGMA writable_schema = OFF;
+                """)
+        }
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            try connection.execute("UPDATE ZREADING SET ZSERIAL = (SELECT ZSERIAL FROM ZREADING WHERE Z_PK = 10) WHERE Z_PK = 2000")
+        }
+        let output = directory.path("salvaged.sqlite")
+        let report = try Salvager.salvage(store: store, into: output, options: SalvageOptions(catalog: Self.catalog))
+        try CoreDataSalvageTests.expectUsableStore(output, catalog: Self.catalog)
+        let table = try #require(report.tables.first { $0.name == "ZREADING" })
+        #expect(table.rows.recovered == 2_999 && table.rows.conflictsDropped == 1)
+        #expect(table.entities.map(\.rows) == [2_999])
+        #expect(report.rowsCopiedPageByPage == 0 && report.indexEntriesBuiltPageByPage == 0, "the table went back through SQLite")
+        let kept = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+            .rows("SELECT Z_PK FROM ZREADING WHERE ZSERIAL = 9990").compactMap { $0[0].int64 }
+        #expect(kept == [10], "the first row of the serial stays")
+    }
+}
