@@ -405,15 +405,6 @@ import Testing
         try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = 3000 WHERE Z_NAME = 'Reading'; COMMIT; PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
-    static func entries(of index: String, in path: String) throws -> [String] {
-        let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .immutable))
-        let columns = try connection.rows("SELECT name FROM pragma_index_info(?) ORDER BY seqno", [.text(index)]).compactMap { $0[0].string }
-        let values = columns.map { "quote(\($0.quotedSQLIdentifier)) || ':' || typeof(\($0.quotedSQLIdentifier))" }
-        return try connection.rows("SELECT \((values + ["Z_PK"]).joined(separator: ", ")) FROM ZREADING INDEXED BY \(index.quotedSQLIdentifier)").map { row in
-            row.map { $0.string ?? $0.int64.map(String.init) ?? "?" }.joined(separator: " ")
-        }
-    }
-
     @Test func everyIndexHoldsWhatTheOriginalsHolds() throws {
         let directory = try TemporaryDirectory()
         let store = directory.path("readings.sqlite")
@@ -429,9 +420,9 @@ import Testing
         #expect(indexes.contains { $0[1].string?.contains("DESC") == true }, "a descending element")
         #expect(indexes.contains { $0[1].string?.hasPrefix("CREATE UNIQUE") == true }, "the uniqueness constraint")
         for index in indexes.compactMap({ $0[0].string }) {
-            let original = try Self.entries(of: index, in: store)
+            let original = try IndexTreeBuilderTests.entries(of: index, table: "ZREADING", in: store)
             #expect(original.count == 3_000)
-            #expect(try Self.entries(of: index, in: output) == original, "\(index)")
+            #expect(try IndexTreeBuilderTests.entries(of: index, table: "ZREADING", in: output) == original, "\(index)")
         }
         // The serial's unique index and the compound one page by page; the label's two by REINDEX.
         #expect(report.rowsCopiedPageByPage == 3_000)

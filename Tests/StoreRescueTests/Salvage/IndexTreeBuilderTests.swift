@@ -109,13 +109,13 @@ import Testing
         return Built(path: path, reference: reference, abandoned: abandoned, refused: refused, balanced: balanced)
     }
 
-    /// Every entry of index `name`, in the index's order, as the index holds it (a covering scan:
-    /// values and their storage classes from the index's records).
-    static func entries(of name: String, in path: String) throws -> [String] {
-        let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readOnly))
+    /// Every entry of index `name` of `table`, in the index's order, as the index holds it (a
+    /// covering scan: values and their storage classes from the index's records, then the rowid).
+    static func entries(of name: String, table: String = "t", in path: String) throws -> [String] {
+        let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .immutable))
         let columns = try connection.rows("SELECT name FROM pragma_index_info(?) ORDER BY seqno", [.text(name)]).compactMap { $0[0].string }
-        let quoted = columns.map { "quote(\($0.quotedSQLIdentifier)) || ':' || typeof(\($0.quotedSQLIdentifier))" }
-        return try connection.rows("SELECT \((quoted + ["rowid"]).joined(separator: ", ")) FROM t INDEXED BY \(name.quotedSQLIdentifier)").map { row in
+        let quoted = (columns.map { "quote(\($0.quotedSQLIdentifier)) || ':' || typeof(\($0.quotedSQLIdentifier))" } + ["rowid"]).joined(separator: ", ")
+        return try connection.rows("SELECT \(quoted) FROM \(table.quotedSQLIdentifier) INDEXED BY \(name.quotedSQLIdentifier)").map { row in
             row.map { $0.string ?? $0.int64.map(String.init) ?? "?" }.joined(separator: " ")
         }
     }
