@@ -17,14 +17,15 @@ import Foundation
 /// word is inverted. Only values that order this way exactly are taken — NULL, a real that is not
 /// a NaN, an integer a double holds exactly (|n| ≤ 2^53, and larger ones that happen to be
 /// exact); the first other value (text, blob, a larger integer) abandons the sorter, and the
-/// index is left to SQLite's `REINDEX`.
+/// index is left to SQLite's `REINDEX`. Indexes with a text or untyped column take a
+/// `TextIndexKeySorter` instead (`sorters(for:rowidColumn:usableSize:spillPath:)`).
 ///
 /// Memory: keys are held until the bulk load's budget is reached (`spill`), then sorted and
 /// written as a run to a file in the private folder; the runs are merged at the end, each read
 /// through a 64 KiB buffer. Keys are held in memory this sorter allocates itself, not an array:
 /// appending a word to an array property costs a runtime exclusivity check, and a key is
 /// several words, for every row copied.
-final class IndexKeySorter {
+final class IndexKeySorter: IndexKeyCollector {
     let indexes: [BulkIndex]
     /// Words per key: the key columns, the rowid, the reals mask.
     let wordsPerKey: Int
@@ -62,9 +63,11 @@ final class IndexKeySorter {
         storage = .allocate(capacity: 0)
     }
 
-    /// One sorter per set of `indexes` with the same key columns, for those built page by page
-    /// (`BulkIndex.isBuiltPageByPage`); `spillPath` names a file for each sorter's runs.
-    static func sorters(for indexes: [BulkIndex], rowidColumn: Int?, spillPath: (Int) -> String) -> [IndexKeySorter] {
+    /// One collector per set of `indexes` with the same key columns, for those built page by
+    /// page (`BulkIndex.isBuiltPageByPage`): an `IndexKeySorter` when every key column has numeric
+    /// affinity, a `TextIndexKeySorter` when one holds text or blobs; `spillPath` names a file for
+    /// each one's runs.
+    static func sorters(for indexes: [BulkIndex], rowidColumn: Int?, usableSize: Int, spillPath: (Int) -> String) -> [any IndexKeyCollector] {
         var groups: [[BulkIndex]] = []
         for index in indexes where index.isBuiltPageByPage {
             if let group = groups.firstIndex(where: { $0[0].hasSameKeys(as: index) }) {
@@ -73,7 +76,12 @@ final class IndexKeySorter {
                 groups.append([index])
             }
         }
-        return groups.enumerated().map { IndexKeySorter(indexes: $1, rowidColumn: rowidColumn, spillPath: spillPath($0)) }
+        return groups.enumerated().map { position, group -> any IndexKeyCollector in
+            if group[0].columns.contains(where: { $0.affinity == .text || $0.affinity == .blob }) {
+                return TextIndexKeySorter(indexes: group, rowidColumn: rowidColumn, usableSize: usableSize, spillPath: spillPath(position))
+            }
+            return IndexKeySorter(indexes: group, rowidColumn: rowidColumn, spillPath: spillPath(position))
+        }
     }
 
     deinit {
@@ -330,6 +338,21 @@ final class IndexKeySorter {
         try spill()
         clear(releasing: true)
         try merge(body)
+    }
+
+    func forEachEntry(_ body: (UnsafeRawBufferPointer, Bool) throws -> Void) throws {
+        var record = [UInt8](repeating: 0, count: maximumRecordSize)
+        var previous = [UInt64](repeating: 0, count: wordsPerKey)
+        var isFirst = true
+        try forEachSorted { key in
+            let repeats = !isFirst && previous.withUnsafeBufferPointer { haveSameValues($0, key) }
+            _ = previous.withUnsafeMutableBufferPointer { $0.update(fromContentsOf: key) }
+            isFirst = false
+            try record.withUnsafeMutableBytes { bytes in
+                let length = self.record(of: key, into: bytes)
+                try body(UnsafeRawBufferPointer(rebasing: bytes[..<length]), repeats)
+            }
+        }
     }
 
     /// A k-way merge of the spilled runs, through a heap of run readers.

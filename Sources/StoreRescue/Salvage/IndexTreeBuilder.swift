@@ -183,33 +183,23 @@ final class IndexTreeBuilder {
         for child in cells.children + [rightChild] { try file.setPointerMapEntry(child, type: .nonRootBTree, parent: number) }
     }
 
-    /// Writes the tree of each of `sorter`'s indexes from its sorted keys, one record made per
-    /// key for all of them. Returns the entries written, and `refused` when a UNIQUE index among
+    /// Writes the tree of each of `sorter`'s indexes from its sorted entries, each record made
+    /// once for all of them. Returns the entries written, and `refused` when a UNIQUE index among
     /// them holds the same values twice (its tree is still whole and in order, values then rowid:
     /// the caller empties it with its table).
     ///
     /// - Parameter trees: the builders to use, one per index of `sorter` in order (tests read
     ///   them afterwards); nil makes them.
     static func writeTrees(
-        of sorter: IndexKeySorter, to file: PageAppender, trees given: [IndexTreeBuilder]? = nil
+        of sorter: any IndexKeyCollector, to file: PageAppender, trees given: [IndexTreeBuilder]? = nil
     ) throws -> (entries: Int, refused: Bool) {
         let trees = given ?? sorter.indexes.map { IndexTreeBuilder(file: file, root: $0.rootPage) }
         precondition(trees.count == sorter.indexes.count, "a builder per index")
         let checksUnique = sorter.indexes.contains(where: \.isUnique)
         var refused = false
-        var record = [UInt8](repeating: 0, count: sorter.maximumRecordSize)
-        var previous = [UInt64](repeating: 0, count: sorter.wordsPerKey)
-        var isFirst = true
-        try sorter.forEachSorted { key in
-            if checksUnique, !refused {
-                refused = !isFirst && previous.withUnsafeBufferPointer { sorter.haveSameValues($0, key) }
-                _ = previous.withUnsafeMutableBufferPointer { $0.update(fromContentsOf: key) }
-                isFirst = false
-            }
-            try record.withUnsafeMutableBytes { bytes in
-                let length = sorter.record(of: key, into: bytes)
-                for tree in trees { try tree.append(UnsafeRawBufferPointer(rebasing: bytes[..<length])) }
-            }
+        try sorter.forEachEntry { record, repeatsValues in
+            if checksUnique, repeatsValues { refused = true }
+            for tree in trees { try tree.append(record) }
         }
         for tree in trees { try tree.finish() }
         return (trees.reduce(0) { $0 + $1.entries }, refused)

@@ -81,7 +81,7 @@ final class SalvageBulkLoad {
     private let writer: SalvageRowWriter
     /// By writer target (small numbers: arrays, not dictionaries — this runs for every row).
     private var targets: [BulkTarget?]
-    private var builder: (target: Int, tree: TableTreeBuilder, keys: [IndexKeySorter])?
+    private var builder: (target: Int, tree: TableTreeBuilder, keys: [any IndexKeyCollector])?
     /// Targets whose tree was finished: later rows for them go through SQLite.
     private var closed: [Bool]
     /// Per target, the largest rowid appended or set aside: a row at or below it is set aside,
@@ -175,9 +175,9 @@ final class SalvageBulkLoad {
 
     /// The sorters of `target`'s indexes (none in a file whose schema format predates serial
     /// types 8 and 9).
-    private func sorters(for target: BulkTarget) -> [IndexKeySorter] {
+    private func sorters(for target: BulkTarget) -> [any IndexKeyCollector] {
         guard appender.schemaFormat >= 4 else { return [] }
-        return IndexKeySorter.sorters(for: target.indexes, rowidColumn: target.rowidColumn) { _ in
+        return IndexKeySorter.sorters(for: target.indexes, rowidColumn: target.rowidColumn, usableSize: appender.usableSize) { _ in
             sorterFiles += 1
             return "\(keyFolder)-keys-\(sorterFiles)"
         }
