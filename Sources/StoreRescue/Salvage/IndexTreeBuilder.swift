@@ -13,7 +13,7 @@
 /// No page is left empty (a leaf) or with a right child only (an interior page): a full page is
 /// held until the page after it has a cell, and when the entries end first, the held page gives
 /// its last cell. Every page written gets its pointer-map entry; the root keeps the one SQLite
-/// gave it. Records must fit a page without overflow (the caller's keys are a few numbers).
+/// gave it. Records must fit a page without overflow (the collectors refuse larger ones).
 ///
 /// Memory: at most two pages' worth of cells per level.
 final class IndexTreeBuilder {
