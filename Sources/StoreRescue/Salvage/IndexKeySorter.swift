@@ -40,7 +40,6 @@ final class IndexKeySorter: IndexKeyCollector {
     /// Bit `j`: key column `j` is descending.
     private let descendingMask: UInt64
     private(set) var isAbandoned = false
-    private(set) var count = 0
     private var descriptor: Int32 = -1
     /// Runs spilled: word offset and key count of each.
     private var runs: [(offset: Int64, keys: Int)] = []
@@ -95,6 +94,9 @@ final class IndexKeySorter: IndexKeyCollector {
     /// Bytes of keys held in memory.
     var bytesHeld: Int { heldWords * 8 }
 
+    /// Keys held in memory (not yet spilled).
+    var count: Int { heldWords / wordsPerKey }
+
     /// The keys held, as words.
     private var held: UnsafeBufferPointer<UInt64> { UnsafeBufferPointer(start: storage, count: heldWords) }
 
@@ -146,7 +148,6 @@ final class IndexKeySorter: IndexKeyCollector {
         key[columns.count] = UInt64(bitPattern: rowid) ^ Self.signBit
         key[columns.count + 1] = reals
         heldWords += wordsPerKey
-        count += 1
     }
 
     private func abandon() {
@@ -253,15 +254,13 @@ final class IndexKeySorter: IndexKeyCollector {
         chunk.reserveCapacity(Self.mergeBufferWords)
         let start = spilledWords
         let words = held
-        do {
-            for (number, position) in order.enumerated() {
-                let first = Int(position) * wordsPerKey
-                chunk.append(contentsOf: words[first..<first + wordsPerKey])
-                if chunk.count + wordsPerKey > Self.mergeBufferWords || number == order.count - 1 {
-                    try chunk.withUnsafeBytes { try FileWriting.write(descriptor, $0, at: spilledWords * 8, path: spillPath) }
-                    spilledWords += Int64(chunk.count)
-                    chunk.removeAll(keepingCapacity: true)
-                }
+        for (number, position) in order.enumerated() {
+            let first = Int(position) * wordsPerKey
+            chunk.append(contentsOf: words[first..<first + wordsPerKey])
+            if chunk.count + wordsPerKey > Self.mergeBufferWords || number == order.count - 1 {
+                try chunk.withUnsafeBytes { try FileWriting.write(descriptor, $0, at: spilledWords * 8, path: spillPath) }
+                spilledWords += Int64(chunk.count)
+                chunk.removeAll(keepingCapacity: true)
             }
         }
         runs.append((start, order.count))

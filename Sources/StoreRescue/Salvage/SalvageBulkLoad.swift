@@ -136,15 +136,16 @@ final class SalvageBulkLoad {
             try endTable()
             builder = (route.target, TableTreeBuilder(file: appender, root: target.rootPage), sorters(for: target))
         }
-        try builder!.tree.append(rowid: rowid, payload: payload)
-        if !builder!.keys.isEmpty {
+        guard let (_, tree, keys) = builder else { preconditionFailure("a tree for the row's table") }
+        try tree.append(rowid: rowid, payload: payload)
+        if !keys.isEmpty {
             var held = 0
-            for sorter in builder!.keys {
+            for sorter in keys {
                 sorter.add(rowid: rowid, record: record, payload: payload)
                 held += sorter.bytesHeld
             }
             if held > Self.indexKeyBudget {
-                for sorter in builder!.keys { try sorter.spill() }
+                for sorter in keys { try sorter.spill() }
             }
         }
         rowsAppended += 1

@@ -22,8 +22,8 @@ protocol IndexKeyCollector: AnyObject {
 /// The keys of an index with a text or blob column, as byte strings that sort with `memcmp` the
 /// way SQLite orders the values in the BINARY collation: NULL, then numbers (by value), then text
 /// (bytes compared, a prefix first), then blobs — `IndexKeySorter` holds fixed-width words and
-/// cannot hold text. The new store's text is UTF-8 (the bulk load copies no other), and BINARY
-/// compares UTF-8 bytes with `memcmp`.
+/// cannot hold text. BINARY compares text as the database stores it, with `memcmp`, whatever
+/// its encoding: the bytes kept here are the record's own.
 ///
 /// A key: per column a tag byte (0 NULL, 1 number, 2 text, 3 blob), then for a number the
 /// 8-byte word `IndexKeySorter.word` makes (big-endian), for text and blobs the bytes with each
@@ -42,7 +42,6 @@ final class TextIndexKeySorter: IndexKeyCollector {
     private let spillPath: String
     private let maximumRecordSize: Int
     private(set) var isAbandoned = false
-    private(set) var count = 0
     /// Keys held, back to back, and where each starts.
     private var bytes: [UInt8] = []
     private var starts: [Int] = []
@@ -88,13 +87,15 @@ final class TextIndexKeySorter: IndexKeyCollector {
                 Self.append(tag: 1, word: word, to: &bytes)
                 headerBytes += 1
                 bodyBytes += 8
-            } else if column.tableColumn >= record.count || record[column.tableColumn].storageClass == .null {
-                bytes.append(0)
+            } else if column.tableColumn >= record.count {
+                bytes.append(0)  // a record shorter than the table: NULL (the bulk load copies no other)
                 headerBytes += 1
             } else {
                 let value = record[column.tableColumn]
                 switch value.storageClass {
-                case .null: break
+                case .null:
+                    bytes.append(0)
+                    headerBytes += 1
                 case .integer:
                     guard let word = IndexKeySorter.word(exactly: value.integer(in: payload)) else { return abandon() }
                     Self.append(tag: 1, word: word, to: &bytes)
@@ -133,7 +134,6 @@ final class TextIndexKeySorter: IndexKeyCollector {
         Self.append(word: UInt64(bitPattern: rowid) ^ (1 << 63), to: &bytes)
         bytes.append(reals)
         starts.append(start)
-        count += 1
     }
 
     private static func append(tag: UInt8, word: UInt64, to bytes: inout [UInt8]) {
