@@ -13,18 +13,32 @@ extension CoreDataSalvageOutput {
         // the fix-ups took 110 ms instead of 144 ms, before `isDangling`'s lookups took them to
         // about 80 ms.
         for index in deferredIndexes { try connection.execute(index.sql) }
-        let references = try LayoutReferences(model: version.model, layout: layout)
-        for end in references.joinEnds {
-            try connection.execute("""
-                DELETE FROM \(end.table.quotedSQLIdentifier) WHERE \(end.column.quotedSQLIdentifier) IS NULL OR \
-                \(Self.isDangling(end, everyTargetRowQualifies: try Self.everyRowQualifies(end, connection: connection)))
-                """)
-            results[end.table, default: .init(rows: 0)].danglingRowsDropped += Int(sqlite3Changes)
+        var joinTables: [String] = []
+        for end in references.joinEnds where !joinTables.contains(end.table) { joinTables.append(end.table) }
+        for table in joinTables {
+            let ends = references.joinEnds.filter { $0.table == table }
+            let quoted = table.quotedSQLIdentifier
+            if let rows = try danglingRowsByKey(in: table, references: ends, nullDangles: true) {
+                results[table, default: .init(rows: 0)].danglingRowsDropped += try changeEach(rows, "DELETE FROM \(quoted) WHERE rowid = ?")
+                continue
+            }
+            for end in ends {
+                try connection.execute("""
+                    DELETE FROM \(quoted) WHERE \(end.column.quotedSQLIdentifier) IS NULL OR \
+                    \(Self.isDangling(end, everyTargetRowQualifies: try Self.everyRowQualifies(end, connection: connection)))
+                    """)
+                results[table, default: .init(rows: 0)].danglingRowsDropped += Int(sqlite3Changes)
+            }
         }
         for reference in references.toOne {
+            let quoted = reference.table.quotedSQLIdentifier
             let cleared = ([reference.column] + reference.companions).map { "\($0.quotedSQLIdentifier) = NULL" }.joined(separator: ", ")
+            if let rows = try danglingRowsByKey(in: reference.table, references: [reference], nullDangles: false) {
+                results[reference.table, default: .init(rows: 0)].danglingCleared += try changeEach(rows, "UPDATE \(quoted) SET \(cleared) WHERE rowid = ?")
+                continue
+            }
             let condition = Self.isDangling(reference, everyTargetRowQualifies: try Self.everyRowQualifies(reference, connection: connection))
-            try connection.execute("UPDATE \(reference.table.quotedSQLIdentifier) SET \(cleared) WHERE \(condition)")
+            try connection.execute("UPDATE \(quoted) SET \(cleared) WHERE \(condition)")
             results[reference.table, default: .init(rows: 0)].danglingCleared += Int(sqlite3Changes)
         }
         try updatePrimaryKeyMaxima(bookkeeping: bookkeeping)
@@ -45,7 +59,13 @@ extension CoreDataSalvageOutput {
             let quoted = table.name.quotedSQLIdentifier
             var result = results[table.name] ?? .init(rows: 0)
             let entities = table.rootEntity == nil ? [] : entityNumbers(of: table) ?? []
-            if entities.count > 1 {
+            if table.rootEntity != nil, let presence = writer.ledger?.presence(ofTable: table.name) {
+                // Every row that went in was noted with its entity, and none has left since.
+                result.entities = presence.rowsByEntity.map { entry in
+                    SalvageReport.EntityCount(name: names[Int(entry.entity)] ?? "?", ent: Int(entry.entity), rows: entry.rows)
+                }
+                result.rows = result.entities.reduce(0) { $0 + $1.rows }
+            } else if entities.count > 1 {
                 // One pass gives both: the rows are the entities' rows.
                 result.entities = try connection.rows("SELECT Z_ENT, count(*) FROM \(quoted) GROUP BY Z_ENT ORDER BY Z_ENT").map { row in
                     let ent = Int(row[0].int64 ?? 0)
@@ -78,6 +98,74 @@ extension CoreDataSalvageOutput {
     }
 
     private var sqlite3Changes: Int32 { sqlite3_changes(connection.handle) }
+
+    /// Rows of a table at most this many are fixed one by one, by rowid (`changeEach`); past
+    /// it, one statement over the whole table (`isDangling`) is quicker.
+    static let maximumDanglingRowsFixedByKey = 1 << 13
+
+    /// The rowids, in order, of `table`'s rows with a dangling value in one of `references`: from
+    /// the candidates the ledger kept as rows went in (`KeyLedger`), else from one read of the
+    /// reference columns (`knownDanglingRows`); nil when neither knows, or when there are more
+    /// than `maximumDanglingRowsFixedByKey`.
+    func danglingRowsByKey(in table: String, references: [LayoutReferences.Reference], nullDangles: Bool) throws -> [Int64]? {
+        guard let rows = try writer.ledger?.danglingRows(of: references) ?? knownDanglingRows(in: table, references: references, nullDangles: nullDangles),
+            rows.count <= Self.maximumDanglingRowsFixedByKey
+        else { return nil }
+        return rows
+    }
+
+    /// The rowids of `table`'s rows with a dangling value in one of `references` (all on
+    /// `table`), from one read of the reference columns — a covering index's, when there is one:
+    /// Core Data indexes every to-one column and each join table's key — with each value looked
+    /// up in the keys the writer noted for its target (`RowPresence`), not in the target's
+    /// b-tree. NULL dangles when `nullDangles` (a join row needs both ends).
+    ///
+    /// Nil when SQLite must answer instead (`isDangling`): a target table not tracked (a row went
+    /// in with a key or entity that could not be kept, or its rows went back through SQLite
+    /// after a unique index refused some), a value that is not an integer (`fits` lets none in;
+    /// `isDangling` says how SQLite compares one), or more rows than
+    /// `maximumDanglingRowsFixedByKey`.
+    func knownDanglingRows(in table: String, references: [LayoutReferences.Reference], nullDangles: Bool) throws -> [Int64]? {
+        var targets: [(presence: RowPresence, entities: [Int64]?)] = []
+        for reference in references {
+            guard let target = writer.ledger?.target(of: reference) else { return nil }
+            targets.append(target)
+        }
+        let columns = references.map(\.column.quotedSQLIdentifier).joined(separator: ", ")
+        let statement = try connection.prepare("SELECT \(columns), rowid FROM \(table.quotedSQLIdentifier)")
+        let handle = statement.handle
+        let rowidColumn = Int32(targets.count)
+        var rows: [Int64] = []
+        while try statement.step() {
+            var dangles = false
+            for (offset, target) in targets.enumerated() {
+                switch sqlite3_column_type(handle, Int32(offset)) {
+                case SQLITE_NULL: dangles = dangles || nullDangles
+                case SQLITE_INTEGER:
+                    dangles = dangles || !target.presence.contains(key: sqlite3_column_int64(handle, Int32(offset)), entities: target.entities)
+                default: return nil
+                }
+            }
+            guard dangles else { continue }
+            rows.append(sqlite3_column_int64(handle, rowidColumn))
+            if rows.count > Self.maximumDanglingRowsFixedByKey { return nil }
+        }
+        return rows.sorted()
+    }
+
+    /// Runs `sql` (one `?`, the rowid) for each of `rows`; returns the rows it changed.
+    private func changeEach(_ rows: [Int64], _ sql: String) throws -> Int {
+        guard !rows.isEmpty else { return 0 }
+        let statement = try connection.prepare(sql)
+        var changed = 0
+        for rowid in rows {
+            statement.reset()
+            sqlite3_bind_int64(statement.handle, 1, rowid)
+            _ = try statement.step()
+            changed += Int(sqlite3Changes)
+        }
+        return changed
+    }
 
     /// The condition on a row of `reference.table` whose `reference.column` names no row it may
     /// point to: a value, and no row of the target table with that `Z_PK` and one of the allowed

@@ -40,6 +40,9 @@ final class CoreDataSalvageOutput: SalvageOutput {
     private(set) var bulkTargets: [Int: BulkTarget] = [:]
     /// The table of each bulk target.
     private var bulkTables: [Int: String] = [:]
+    private var cachedLoadOrder: [String]?
+    /// The version's references: checked as rows go in (`KeyLedger`), fixed in `finish`.
+    let references: LayoutReferences
 
     private static let bookkeeping: [String: BookkeepingRows.Table] = [
         "Z_PRIMARYKEY": .primaryKey, "Z_METADATA": .metadata, "Z_MODELCACHE": .modelCache,
@@ -75,6 +78,10 @@ final class CoreDataSalvageOutput: SalvageOutput {
         }
         deferredIndexes = indexes.compactMap { row in row[2].string.map { (row[1].string ?? "", $0) } }
         writer = SalvageRowWriter(connection: connection, textEncoding: textEncoding)
+        references = try LayoutReferences(model: version.model, layout: layout)
+        let entityTables = layout.tables.filter { $0.rootEntity != nil }
+        writer.ledger = KeyLedger(
+            entityTables: entityTables.map { ($0.name, entityNumbers(of: $0) ?? []) }, toOne: references.toOne, joinEnds: references.joinEnds)
     }
 
     var allTables: [StoreLayout.Table] { layout.tables + (layout.persistentHistory?.tables ?? []) }
@@ -166,6 +173,31 @@ final class CoreDataSalvageOutput: SalvageOutput {
         try connection.execute("COMMIT")
     }
     func resumeAfterBulkLoad() throws { try connection.execute("BEGIN") }
+
+    /// Tables rows point at before the tables whose rows point at them (a cycle keeps the
+    /// layout's order), join tables last: so that when a row comes in, the row its reference
+    /// names is mostly there already, and the ledger keeps few candidates (`KeyLedger`: a table
+    /// read before its target makes every value one, past its bound).
+    func loadRank(ofTarget target: Int) -> Int {
+        guard let table = bulkTables[target]?.uppercased() else { return Int.max }
+        return loadOrder.firstIndex(of: table) ?? Int.max
+    }
+
+    /// The tables of the layout in `loadRank`'s order (upper-cased names).
+    private var loadOrder: [String] {
+        if let cached = cachedLoadOrder { return cached }
+        let edges = references.toOne.map { ($0.table.uppercased(), $0.targetTable.uppercased()) }.filter { $0.0 != $0.1 }
+        var remaining = layout.tables.filter { $0.rootEntity != nil }.map { $0.name.uppercased() }
+        var order: [String] = []
+        while !remaining.isEmpty {
+            // The first table whose targets are all placed; in a cycle, the first table left.
+            let next = remaining.firstIndex { table in edges.allSatisfy { $0.0 != table || !remaining.contains($0.1) } } ?? 0
+            order.append(remaining.remove(at: next))
+        }
+        order += allTables.filter { $0.rootEntity == nil }.map { $0.name.uppercased() }
+        cachedLoadOrder = order
+        return order
+    }
 
     /// `Z_ENT` values a table's rows may hold: its hierarchy's entities, or the history entity.
     func entityNumbers(of table: StoreLayout.Table) -> Set<Int64>? {

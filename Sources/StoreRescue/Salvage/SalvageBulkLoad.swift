@@ -138,6 +138,7 @@ final class SalvageBulkLoad {
         }
         guard let (_, tree, keys) = builder else { preconditionFailure("a tree for the row's table") }
         try tree.append(rowid: rowid, payload: payload)
+        writer.ledger?.note(route: route, rowid: rowid, record: record, payload: payload)
         if !keys.isEmpty {
             var held = 0
             for sorter in keys {

@@ -22,9 +22,14 @@ protocol SalvageOutput: AnyObject {
     /// lock and reads the file afresh afterwards. A target may stop being one (`bulkTargets`).
     func pauseForBulkLoad(targets: [Int]) throws
     func resumeAfterBulkLoad() throws
+    /// Where `target`'s table comes in the bulk load (lower first; equal ranks keep the schema's
+    /// order).
+    func loadRank(ofTarget target: Int) -> Int
 }
 
 extension SalvageOutput {
+    func loadRank(ofTarget target: Int) -> Int { 0 }
+
     /// Whether `table` can take a bulk load (`SalvageBulkLoad`): it holds no rows yet, and each of
     /// its indexes is one the load can fill afterwards from the rows (a bulk load writes the
     /// table's tree, then builds each index's tree itself or has `REINDEX` fill it) — a whole

@@ -44,6 +44,9 @@ final class SalvageRowWriter {
     /// (`addLoadedRows`) — so the report need not count them again with `count(*)`, a read of
     /// every page written.
     private var rowsInTable: [Int] = []
+    /// Core Data mode: the keys and reference values of the rows that go in (set before the
+    /// first target is added).
+    var ledger: KeyLedger?
     private static let emptyText: StaticString = ""
 
     init(connection: SQLiteConnection, textEncoding: DatabaseGeometry.TextEncoding) {
@@ -62,6 +65,7 @@ final class SalvageRowWriter {
         }
         targets.append(Target(name: table, columns: columns, rowidColumn: rowidColumn, insert: insert, exists: exists))
         rowsInTable.append(0)
+        ledger?.bind(target: targets.count - 1, table: table, columns: columns)
         return targets.count - 1
     }
 
@@ -120,6 +124,8 @@ final class SalvageRowWriter {
         let kept = Int64(sqlite3_changes(connection.handle))
         try connection.execute("DROP TABLE \(copy); COMMIT")
         rowsInTable[target] -= Int(rows - kept)
+        // Which rows were refused is not known here: the finish asks SQLite about this table.
+        ledger?.forgetRows(ofTarget: target)
         return Int(rows - kept)
     }
 
@@ -167,6 +173,7 @@ final class SalvageRowWriter {
         guard rc == SQLITE_DONE else { throw connection.lastError(rc, sql: target.insert.sql) }
         if sqlite3_changes(connection.handle) > 0 {
             rowsInTable[route.target] += 1
+            ledger?.note(route: route, rowid: rowid, record: record, payload: payload)
             return .inserted
         }
         return try contains(rowid: rowid, target: route.target) ? .duplicate : .conflict

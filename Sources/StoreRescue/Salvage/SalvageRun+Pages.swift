@@ -27,7 +27,9 @@ extension SalvageRun {
         let candidates = tables.indices.filter { bulkTarget($0) != nil }
         guard !candidates.isEmpty else { return }
         try output.pauseForBulkLoad(targets: candidates.compactMap(bulkTarget))
-        let bulkTables = candidates.filter { bulkTarget($0) != nil }
+        // In the order the output asks for (the schema's among equals).
+        let bulkTables = candidates.compactMap { index in bulkTarget(index).map { (index, output.loadRank(ofTarget: $0)) } }
+            .enumerated().sorted { ($0.element.1, $0.offset) < ($1.element.1, $1.offset) }.map(\.element.0)
         let load = try SalvageBulkLoad(file: file, spillPath: file + "-set-aside", targets: output.bulkTargets, writer: output.writer)
         bulk = load
         defer { bulk = nil }

@@ -147,7 +147,7 @@ import Testing
     /// the damage): the rows are copied page by page, the key's index refuses them, and the table
     /// is refilled through SQLite keeping the first of each pair — the second counted as a
     /// conflict, as row-by-row inserts would have; the store is whole (`integrity_check` compares
-    /// every index with its table).
+    /// every index with its table). Two rows naming no item or no tag are dropped as dangling.
     @Test func duplicateJoinKeysCopiedPageByPageAreDroppedAsConflicts() throws {
         let directory = try TemporaryDirectory()
         let store = directory.path("store.sqlite")
@@ -169,7 +169,9 @@ import Testing
         do {
             let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
             try connection.execute("INSERT INTO Z_1TAGS (Z_1ITEMS, Z_4TAGS) SELECT Z_1ITEMS, Z_4TAGS FROM Z_1TAGS ORDER BY rowid LIMIT 3")
-            #expect(try connection.scalar("SELECT count(*) FROM Z_1TAGS")?.int64 == 272)
+            // And two rows with an end that names nothing: no item 9999, no tag 99.
+            try connection.execute("INSERT INTO Z_1TAGS (Z_1ITEMS, Z_4TAGS) VALUES (9999, 1), (5, 99)")
+            #expect(try connection.scalar("SELECT count(*) FROM Z_1TAGS")?.int64 == 274)
         }
         let (output, report) = try Self.salvage(store, in: directory)
         try Self.expectUsableStore(output)
@@ -177,6 +179,9 @@ import Testing
         #expect(joins.rows.recovered == 269)
         #expect(joins.rows.conflictsDropped == 3)
         #expect(report.totals.conflictsDropped == 3)
+        // The rows went back in unseen by the ledger: the finish read the ends back
+        // (`knownDanglingRows`) to find the two that name nothing.
+        #expect(joins.rows.danglingRowsDropped == 2)
         let rows = try Fixtures.entityRows(of: output)["Z_1TAGS"].map { Set($0.values.map { $0.map { $0.int64 ?? -1 } }) } ?? []
         #expect(rows == expected, "every pair once")
         #expect(report.rowsCopiedPageByPage == 225, "the join table's rows went back in through SQLite")
@@ -208,6 +213,65 @@ import Testing
         #expect(joins.rows.recovered == 0)
         #expect(report.tables.first { $0.name == "ZOWNER" }?.pages.damaged == 1)
         #expect(report.totals.danglingRowsDropped == joins.rows.danglingRowsDropped)
+    }
+
+    /// The owners' root page lost, their leaves whole: the items are copied first (their tree
+    /// is intact) while no owner is in yet, so every `owner` value is a candidate in the ledger
+    /// (`KeyLedger`); the owners come in afterwards from the sweep, and the finish must see them
+    /// there — nothing cleared — and count the owners it noted (7,000 candidates: fewer than
+    /// `maximumDanglingRowsFixedByKey`, so no other way answers). With the tags' page lost too,
+    /// each join row is dropped for its missing tag, whatever order its ends came in.
+    @Test func referencesToRowsThatCameInLaterAreKept() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store, owners: 700)
+        let original = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readOnly))
+        let root = try Fixtures.rootPage(of: "ZOWNER", in: store)
+        #expect(try original.scalar("SELECT count(*) FROM dbstat WHERE name = 'ZOWNER' AND pagetype = 'leaf'")?.int64 ?? 0 > 3, "the owners span leaves")
+        let pointing = try #require(try original.scalar("SELECT count(*) FROM ZITEM WHERE ZOWNER IS NOT NULL")?.int64)
+        let joinRows = try #require(try original.scalar("SELECT count(*) FROM Z_1TAGS")?.int64)
+        #expect(pointing == 7_000 && joinRows > 0)
+        try SalvageFixtures.zeroPage(root, of: store, pageSize: 4096)
+        try SalvageFixtures.zeroPage(try Fixtures.rootPage(of: "ZTAG", in: store), of: store, pageSize: 4096)
+
+        let (output, report) = try Self.salvage(store, in: directory)
+        try Self.expectUsableStore(output)
+        try Self.expectEntityCounts(report, in: output)
+        let owners = try #require(report.tables.first { $0.name == "ZOWNER" })
+        #expect(owners.rows.recovered == 700, "every owner, from the sweep")
+        #expect(owners.identifiedBy.schemaTree == 0 && owners.identifiedBy.pointerMap + owners.identifiedBy.recordShape > 3, "\(owners.identifiedBy)")
+        let items = try #require(report.tables.first { $0.name == "ZITEM" })
+        #expect(items.rows.recovered == 7_000)
+        #expect(items.rows.danglingCleared == 0)
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+        #expect(try connection.scalar("SELECT count(*) FROM ZITEM WHERE ZOWNER IS NOT NULL")?.int64 == pointing)
+        #expect(try connection.scalar("SELECT count(*) FROM ZITEM i JOIN ZOWNER o ON o.Z_PK = i.ZOWNER")?.int64 == pointing)
+        let joins = try #require(report.tables.first { $0.name == "Z_1TAGS" })
+        #expect(joins.rows.danglingRowsDropped == Int(joinRows))
+        #expect(try connection.scalar("SELECT count(*) FROM Z_1TAGS")?.int64 == 0)
+    }
+
+    /// An owner whose key is below 1 (no key Core Data hands out): the ledger stops tracking the
+    /// owners' table, and both the fix-ups of references to it and its counts are SQLite's again
+    /// — with the same answers: the items of the renumbered owner are cleared, no other.
+    @Test func aKeyTheLedgerCannotKeepLeavesTheOwnersToSQLite() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            try connection.execute("UPDATE ZOWNER SET Z_PK = -1 WHERE Z_PK = 1")
+        }
+        let (output, report) = try Self.salvage(store, in: directory)
+        try Self.expectUsableStore(output)
+        try Self.expectEntityCounts(report, in: output)
+        let items = try #require(report.tables.first { $0.name == "ZITEM" })
+        #expect(items.rows.danglingCleared == 10, "the ten items of owner 1")
+        #expect(report.tables.first { $0.name == "ZOWNER" }?.rows.recovered == 20)
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+        #expect(try connection.scalar("SELECT count(*) FROM ZITEM WHERE ZOWNER IS NULL")?.int64 == 10)
+        #expect(try connection.scalar("SELECT count(*) FROM ZITEM WHERE ZOWNER = 1")?.int64 == 0)
+        #expect(try connection.scalar("SELECT count(*) FROM ZOWNER WHERE Z_PK = -1")?.int64 == 1)
     }
 
     /// Page 1 gone: the schema is gone with it, so pages are named by the pointer map and by
