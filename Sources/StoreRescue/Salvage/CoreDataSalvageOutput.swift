@@ -40,7 +40,6 @@ final class CoreDataSalvageOutput: SalvageOutput {
     private(set) var bulkTargets: [Int: BulkTarget] = [:]
     /// The table of each bulk target.
     private var bulkTables: [Int: String] = [:]
-    private var cachedLoadOrder: [String]?
     /// The version's references: checked as rows go in (`KeyLedger`), fixed in `finish`.
     let references: LayoutReferences
 
@@ -184,8 +183,7 @@ final class CoreDataSalvageOutput: SalvageOutput {
     }
 
     /// The tables of the layout in `loadRank`'s order (upper-cased names).
-    private var loadOrder: [String] {
-        if let cached = cachedLoadOrder { return cached }
+    private lazy var loadOrder: [String] = {
         let edges = references.toOne.map { ($0.table.uppercased(), $0.targetTable.uppercased()) }.filter { $0.0 != $0.1 }
         var remaining = layout.tables.filter { $0.rootEntity != nil }.map { $0.name.uppercased() }
         var order: [String] = []
@@ -194,10 +192,8 @@ final class CoreDataSalvageOutput: SalvageOutput {
             let next = remaining.firstIndex { table in edges.allSatisfy { $0.0 != table || !remaining.contains($0.1) } } ?? 0
             order.append(remaining.remove(at: next))
         }
-        order += allTables.filter { $0.rootEntity == nil }.map { $0.name.uppercased() }
-        cachedLoadOrder = order
-        return order
-    }
+        return order + allTables.filter { $0.rootEntity == nil }.map { $0.name.uppercased() }
+    }()
 
     /// `Z_ENT` values a table's rows may hold: its hierarchy's entities, or the history entity.
     func entityNumbers(of table: StoreLayout.Table) -> Set<Int64>? {

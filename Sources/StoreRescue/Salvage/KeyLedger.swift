@@ -167,8 +167,10 @@ struct KeyLedger {
                 rows.append(candidate.rowid)
             }
         }
-        rows.sort()
-        return rows.enumerated().filter { $0.offset == 0 || rows[$0.offset - 1] != $0.element }.map(\.element)
+        // A join row may dangle at both ends: once.
+        return rows.sorted().reduce(into: []) { unique, rowid in
+            if unique.last != rowid { unique.append(rowid) }
+        }
     }
 
     private mutating func forget(_ reference: Int) {
