@@ -25,6 +25,10 @@ import Foundation
 /// through a 64 KiB buffer. Keys are held in memory this sorter allocates itself, not an array:
 /// appending a word to an array property costs a runtime exclusivity check, and a key is
 /// several words, for every row copied.
+///
+/// One thread uses it: the properties read or changed for every row or page are
+/// `@exclusivity(unchecked)`. The runtime's exclusivity check on them took about a tenth of a
+/// salvage's time (Docs/SALVAGE.md, "Performance").
 final class IndexKeySorter: IndexKeyCollector {
     let indexes: [BulkIndex]
     /// Words per key: the key columns, the rowid, the reals mask.
@@ -34,12 +38,12 @@ final class IndexKeySorter: IndexKeyCollector {
     private let rowidColumn: Int?
     private let spillPath: String
     /// Keys held: `heldWords` words at `storage`, room for `capacity`.
-    private var storage: UnsafeMutablePointer<UInt64>
-    private var capacity = 0
-    private var heldWords = 0
+    @exclusivity(unchecked) private var storage: UnsafeMutablePointer<UInt64>
+    @exclusivity(unchecked) private var capacity = 0
+    @exclusivity(unchecked) private var heldWords = 0
     /// Bit `j`: key column `j` is descending.
     private let descendingMask: UInt64
-    private(set) var isAbandoned = false
+    @exclusivity(unchecked) private(set) var isAbandoned = false
     private var descriptor: Int32 = -1
     /// Runs spilled: word offset and key count of each.
     private var runs: [(offset: Int64, keys: Int)] = []

@@ -66,6 +66,10 @@ struct BulkTarget: Equatable {
 /// a record cut short, a table without a bulk target — is set aside (`RowSpill`) and goes in
 /// through SQLite afterwards, exactly as it would have without this path: the first copy of a
 /// rowid still wins, and every count is the same.
+///
+/// One thread uses it: the properties read or changed for every row or page are
+/// `@exclusivity(unchecked)`. The runtime's exclusivity check on them took about a tenth of a
+/// salvage's time (Docs/SALVAGE.md, "Performance").
 final class SalvageBulkLoad {
     enum Offer {
         /// Written to the table's tree.
@@ -80,15 +84,15 @@ final class SalvageBulkLoad {
     let spill: RowSpill
     private let writer: SalvageRowWriter
     /// By writer target (small numbers: arrays, not dictionaries — this runs for every row).
-    private var targets: [BulkTarget?]
-    private var builder: (target: Int, tree: TableTreeBuilder, keys: [any IndexKeyCollector])?
+    @exclusivity(unchecked) private var targets: [BulkTarget?]
+    @exclusivity(unchecked) private var builder: (target: Int, tree: TableTreeBuilder, keys: [any IndexKeyCollector])?
     /// Targets whose tree was finished: later rows for them go through SQLite.
-    private var closed: [Bool]
+    @exclusivity(unchecked) private var closed: [Bool]
     /// Per target, the largest rowid appended or set aside: a row at or below it is set aside,
     /// so the first copy of a rowid stays the one kept.
-    private var highest: [Int64?]
-    private(set) var rowsAppended = 0
-    private var appendedByTarget: [Int]
+    @exclusivity(unchecked) private var highest: [Int64?]
+    @exclusivity(unchecked) private(set) var rowsAppended = 0
+    @exclusivity(unchecked) private var appendedByTarget: [Int]
     /// Targets given rows, in the order loaded, with the indexes left for `REINDEX`, and whether
     /// a UNIQUE index built page by page found a key twice (the table's rows must then go in
     /// again through SQLite: `SalvageRowWriter.rebuildIndexes`).

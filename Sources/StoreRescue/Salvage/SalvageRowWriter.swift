@@ -9,6 +9,10 @@ import SRSQLite
 /// `OR IGNORE` makes the first copy of a rowid win, so rows reachable from the tree are inserted
 /// first, orphans next; a later copy is reported as a duplicate (same rowid) or a conflict
 /// (another row holds the same unique key).
+///
+/// One thread uses it: the properties read or changed for every row or page are
+/// `@exclusivity(unchecked)`. The runtime's exclusivity check on them took about a tenth of a
+/// salvage's time (Docs/SALVAGE.md, "Performance").
 final class SalvageRowWriter {
     enum Outcome: Equatable {
         case inserted
@@ -43,10 +47,10 @@ final class SalvageRowWriter {
     /// Rows each target's table holds: every insert SQLite made, every row a bulk load wrote
     /// (`addLoadedRows`) — so the report need not count them again with `count(*)`, a read of
     /// every page written.
-    private var rowsInTable: [Int] = []
+    @exclusivity(unchecked) private var rowsInTable: [Int] = []
     /// Core Data mode: the keys and reference values of the rows that go in (set before the
     /// first target is added).
-    var ledger: KeyLedger?
+    @exclusivity(unchecked) var ledger: KeyLedger?
     private static let emptyText: StaticString = ""
 
     init(connection: SQLiteConnection, textEncoding: DatabaseGeometry.TextEncoding) {

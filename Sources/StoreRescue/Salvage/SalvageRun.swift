@@ -20,6 +20,10 @@ import Foundation
 ///
 /// Memory: a few page buffers, one record (bounded by `maximumPayloadBytes`), five bitmaps of one
 /// bit per page, the WAL's page index, and SQLite's page cache for the output.
+///
+/// One thread uses it: the properties read or changed for every row or page are
+/// `@exclusivity(unchecked)`. The runtime's exclusivity check on them took about a tenth of a
+/// salvage's time (Docs/SALVAGE.md, "Performance").
 final class SalvageRun {
     let storePath: String
     let outputPath: String
@@ -33,20 +37,20 @@ final class SalvageRun {
     let capacity: UInt32
 
     // What is known about each page.
-    var treePages: PageBitmap
-    var overflowPages: PageBitmap
+    @exclusivity(unchecked) var treePages: PageBitmap
+    @exclusivity(unchecked) var overflowPages: PageBitmap
     var freeTrunks: PageBitmap
     var freeLeaves: PageBitmap
     var zeroedPages: PageBitmap
     var unknownPages: PageBitmap
     var pointerMap: PointerMap?
-    var pageKinds = SalvageRun.PageKindTally()
+    @exclusivity(unchecked) var pageKinds = SalvageRun.PageKindTally()
     var pagesDamagedOutsideTables = 0
 
     // Reusable buffers.
-    var pageBuffer: [UInt8] = []
-    var columns: [RecordColumn] = []
-    var chainReader: OverflowChainReader
+    @exclusivity(unchecked) var pageBuffer: [UInt8] = []
+    @exclusivity(unchecked) var columns: [RecordColumn] = []
+    @exclusivity(unchecked) var chainReader: OverflowChainReader
 
     // What was found.
     var schemaEntries: [SchemaEntry] = []
@@ -54,9 +58,9 @@ final class SalvageRun {
     /// Core Data mode: the version rebuilt, and how it was chosen.
     var resolvedVersion: (name: String, source: String)?
     var schemaFromTree = false
-    var tables: [TableDefinition] = []
-    var roles: [TableRole] = []
-    var tallies: [TableTally] = []
+    @exclusivity(unchecked) var tables: [TableDefinition] = []
+    @exclusivity(unchecked) var roles: [TableRole] = []
+    @exclusivity(unchecked) var tallies: [TableTally] = []
     var walkedRoots: Set<UInt32> = []
     /// Core Data mode: the page counts of the bookkeeping trees, read before the version is known.
     var bookkeepingPages: [Int: TableTally] = [:]

@@ -35,16 +35,20 @@ protocol IndexKeyCollector: AnyObject {
 ///
 /// A record that would not fit an index page without overflow (a long text: the limit is about
 /// 1,000 bytes on 4 KiB pages) abandons the collector: its indexes go to `REINDEX`.
+///
+/// One thread uses it: the properties read or changed for every row or page are
+/// `@exclusivity(unchecked)`. The runtime's exclusivity check on them took about a tenth of a
+/// salvage's time (Docs/SALVAGE.md, "Performance").
 final class TextIndexKeySorter: IndexKeyCollector {
     let indexes: [BulkIndex]
     private let columns: [BulkIndex.Column]
     private let rowidColumn: Int?
     private let spillPath: String
     private let maximumRecordSize: Int
-    private(set) var isAbandoned = false
+    @exclusivity(unchecked) private(set) var isAbandoned = false
     /// Keys held, back to back, and where each starts.
-    private var bytes: [UInt8] = []
-    private var starts: [Int] = []
+    @exclusivity(unchecked) private var bytes: [UInt8] = []
+    @exclusivity(unchecked) private var starts: [Int] = []
     private var descriptor: Int32 = -1
     private var runs: [(offset: Int64, keys: Int)] = []
     private var spilledBytes: Int64 = 0
