@@ -26,6 +26,7 @@ extension SalvageRun {
     func processLeaf(page: UInt32, header: BTreePageHeader, owner: RowOwner, provenance: RowProvenance) throws -> Bool {
         let usable = geometry.usableSize
         var complete = true
+        let route = self.route(of: owner)
         try pageBuffer.withUnsafeBytes { bytes in
             for index in 0..<header.cellCount {
                 guard let offset = header.cellOffset(index, in: bytes), let cell = TableCell.leaf(in: bytes, at: offset, usableSize: usable) else {
@@ -36,7 +37,10 @@ extension SalvageRun {
                 if cell.firstOverflowPage == nil {
                     let payload = UnsafeRawBufferPointer(rebasing: bytes[cell.localStart..<cell.localStart + cell.localSize])
                     let decoded = RecordDecoder.decode(payload, declaredSize: cell.payloadSize, into: &columns)
-                    if try !deliver(decoded, rowid: cell.rowid, payload: payload, declaredSize: cell.payloadSize, page: page, owner: owner, provenance: provenance) {
+                    if try !deliver(
+                        decoded, rowid: cell.rowid, payload: payload, declaredSize: cell.payloadSize, page: page, owner: owner, route: route,
+                        provenance: provenance)
+                    {
                         complete = false
                     }
                     continue
@@ -51,7 +55,8 @@ extension SalvageRun {
                 let delivered = try chainReader.payload.withUnsafeBytes { payload in
                     let decoded = RecordDecoder.decode(payload, declaredSize: cell.payloadSize, into: &columns)
                     return try deliver(
-                        decoded, rowid: cell.rowid, payload: payload, declaredSize: cell.payloadSize, page: page, owner: owner, provenance: provenance)
+                        decoded, rowid: cell.rowid, payload: payload, declaredSize: cell.payloadSize, page: page, owner: owner, route: route,
+                        provenance: provenance)
                 }
                 if !delivered { complete = false }
             }
@@ -59,10 +64,18 @@ extension SalvageRun {
         return complete
     }
 
-    /// Sends one decoded row where `owner` and `provenance` say; false when it was unreadable.
+    /// The route of `owner`'s rows when its table's are written (`TableRole.write`): looked up
+    /// once per page, not copied out of `roles` for every row.
+    private func route(of owner: RowOwner) -> RowRoute? {
+        guard case .table(let index) = owner, case .write(let route) = roles[index] else { return nil }
+        return route
+    }
+
+    /// Sends one decoded row where `owner` (with `route`, its table's route when written) and
+    /// `provenance` say; false when it was unreadable.
     private func deliver(
         _ decoded: RecordDecoder.Outcome, rowid: Int64, payload: UnsafeRawBufferPointer, declaredSize: Int, page: UInt32, owner: RowOwner,
-        provenance: RowProvenance
+        route: RowRoute?, provenance: RowProvenance
     ) throws -> Bool {
         if decoded == .malformed {
             countUnreadable(owner)
@@ -79,7 +92,7 @@ extension SalvageRun {
             // aside whole — and counted when it goes in through SQLite, as any other row.
             guard let bulk else { break }
             let offer: SalvageBulkLoad.Offer
-            if case .write(let route) = roles[index] {
+            if let route {
                 offer = try bulk.offer(route: route, rowid: rowid, record: columns, payload: payload, isComplete: !isPartial)
             } else {
                 offer = .setAside  // only tables written by route are walked in bulk; anything else goes the usual way
@@ -95,8 +108,7 @@ extension SalvageRun {
             }
         case (.table(let index), .tree), (.table(let index), .orphan):
             tallies[index].rowsRead += 1
-            switch roles[index] {
-            case .write(let route):
+            if let route {
                 // More values than the table has columns (its schema text is damaged): never drop
                 // the extra values — the whole row goes to lost and found (plain mode).
                 guard columns.count <= tables[index].columns.count else {
@@ -113,10 +125,8 @@ extension SalvageRun {
                 case .conflict: tallies[index].conflicts += 1
                 case .notFitting: tallies[index].rowsNotFitting += 1
                 }
-            case .collect(let table):
+            } else if case .collect(let table) = roles[index] {
                 bookkeeping.add(table, rowid: rowid, record: columns, payload: payload, encoding: geometry.textEncoding)
-            case .skip:
-                break
             }
         case (.lost(let root), .tree), (.lost(let root), .orphan):
             lost.rows += 1
@@ -124,7 +134,7 @@ extension SalvageRun {
                 _ = try write(route, rowid: rowid, payload: payload, context: .init(pageNumber: page, rootPage: root))
             }
         case (.table(let index), .free):
-            if case .write(let route) = roles[index], try output?.writer.contains(rowid: rowid, target: route.target) == true {
+            if let route, try output?.writer.contains(rowid: rowid, target: route.target) == true {
                 tallies[index].duplicates += 1
                 return true
             }
@@ -145,7 +155,9 @@ extension SalvageRun {
     func replaySetAside(_ spill: RowSpill) throws {
         try spill.replay { table, page, rowid, declaredSize, payload in
             let decoded = RecordDecoder.decode(payload, declaredSize: declaredSize, into: &columns)
-            _ = try deliver(decoded, rowid: rowid, payload: payload, declaredSize: declaredSize, page: page, owner: .table(table), provenance: .tree)
+            _ = try deliver(
+                decoded, rowid: rowid, payload: payload, declaredSize: declaredSize, page: page, owner: .table(table), route: route(of: .table(table)),
+                provenance: .tree)
         }
     }
 
