@@ -95,6 +95,26 @@ import Testing
 
     /// Part of a record lost to a broken overflow chain: the header and the columns before the
     /// break are readable, the rest is not.
+    /// One array reused for records of every shape (as salvage does, row after row) holds what a
+    /// new array would: the decoder fills it in place, in room it grows or shrinks to the header.
+    @Test func anArrayReusedForEveryRecordHoldsWhatANewOneWould() {
+        let longText = IndexTreeBuilderTests.record([.text(String(repeating: "x", count: 300)), .integer(7)])
+        let records: [[UInt8]] = [
+            IndexTreeBuilderTests.record([.integer(1), .null, .text("a"), .real(2.5), .blob(Data([1, 2]))]),
+            longText, [2, 1, 42], [2, 10], longText, Array(longText.prefix(40)),
+            IndexTreeBuilderTests.record(Array(repeating: .null, count: 120)), [3, 1, 1, 5, 6], [],
+        ]
+        var reused: [RecordColumn] = []
+        for (number, bytes) in records.enumerated() {
+            let declared = number == 5 ? longText.count : bytes.count
+            let outcome = bytes.withUnsafeBytes { RecordDecoder.decode($0, declaredSize: declared, into: &reused) }
+            let (fresh, columns) = Self.decode(bytes, declaredSize: declared)
+            #expect(outcome == fresh, "record \(number)")
+            #expect(reused == columns, "record \(number)")
+        }
+        #expect(Self.decode(longText).1.count == 2 && Self.decode(longText).1[0].serialType == 613, "a two-byte serial type")
+    }
+
     @Test func truncatedRecordKeepsTheColumnsRead() {
         // int8 42, then a 10-byte blob (serial 32), then int8 7: declared 15 bytes, 6 read.
         let full: [UInt8] = [4, 1, 32, 1, 42, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 7]
