@@ -38,6 +38,17 @@ extension SQLiteVarint {
     /// length written.
     @discardableResult
     static func write(_ value: UInt64, into bytes: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+        // One and two bytes (every payload size up to 16 KiB and rowid below 16,384) without the
+        // general loop: a row copied page by page writes two varints.
+        if value < 0x80 {
+            bytes[offset] = UInt8(truncatingIfNeeded: value)
+            return 1
+        }
+        if value < 0x4000 {
+            bytes[offset] = UInt8(truncatingIfNeeded: value >> 7) | 0x80
+            bytes[offset + 1] = UInt8(truncatingIfNeeded: value & 0x7F)
+            return 2
+        }
         let length = length(of: value)
         if length == 9 {
             bytes[offset + 8] = UInt8(truncatingIfNeeded: value)

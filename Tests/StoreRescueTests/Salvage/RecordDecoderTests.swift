@@ -20,6 +20,13 @@ import Testing
         let decoded = bytes.withUnsafeBytes { SQLiteVarint.read($0, at: 0, end: $0.count) }
         #expect(decoded?.value == value)
         #expect(decoded?.length == length)
+        // Written back, the shortest form is these bytes (the 9-byte 1 is not the shortest).
+        if length == SQLiteVarint.length(of: value) {
+            var written = [UInt8](repeating: 0xEE, count: 11)
+            let count = written.withUnsafeMutableBytes { SQLiteVarint.write(value, into: $0, at: 1) }
+            #expect(Array(written[1..<1 + count]) == bytes)
+            #expect(written[0] == 0xEE && written[1 + count] == 0xEE, "nothing written around it")
+        }
     }
 
     @Test func varintThatRunsPastItsEndIsRefused() {
