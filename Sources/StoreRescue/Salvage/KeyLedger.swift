@@ -23,7 +23,8 @@ struct KeyLedger {
         var position: Int
     }
 
-    /// Candidates kept at most, over every reference (16 bytes each: 1 MiB).
+    /// Candidates kept at most, over every reference (a rowid and an optional value: 24 bytes
+    /// each in an array, 1.5 MiB).
     static let maximumCandidates = 1 << 16
     /// Words every table's key bitmaps may take together (4 MiB).
     static let presenceBudgetWords = 1 << 19
