@@ -32,7 +32,23 @@ struct RowRoute: Sendable {
     }
 
     /// The output table's index in the writer.
-    var target: Int
-    var sources: [ValueSource]
-    var rules: CoreDataRules?
+    let target: Int
+    let sources: [ValueSource]
+    let rules: CoreDataRules?
+    /// Core Data mode: the values `SalvageRowWriter.fits` checks — for each source that reads a
+    /// record value, its column and the storage classes allowed there (`Z_ENT` and `Z_OPT` left
+    /// out: they are fixed, not refused) — worked out once here, not for every row.
+    let checkedColumns: [(column: Int, allowed: UInt8)]
+
+    init(target: Int, sources: [ValueSource], rules: CoreDataRules?) {
+        self.target = target
+        self.sources = sources
+        self.rules = rules
+        checkedColumns = rules.map { rules in
+            sources.enumerated().compactMap { offset, source in
+                guard case .record(let column, _) = source, offset != rules.entityPosition, offset != rules.optimisticLockPosition else { return nil }
+                return (column, rules.allowedClasses[offset])
+            }
+        } ?? []
+    }
 }

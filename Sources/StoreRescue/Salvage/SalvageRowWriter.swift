@@ -186,11 +186,9 @@ final class SalvageRowWriter {
     /// Core Data mode: every value's storage class must be one its column's declared type allows;
     /// `Z_ENT` must name an entity of the table (unless the table holds one entity only).
     func fits(route: RowRoute, rules: RowRoute.CoreDataRules, record: [RecordColumn], payload: UnsafeRawBufferPointer) -> Bool {
-        for (offset, source) in route.sources.enumerated() {
-            guard case .record(let column, _) = source, column < record.count, record[column].isAvailable else { continue }
-            let storage = record[column].storageClass
-            if offset == rules.entityPosition || offset == rules.optimisticLockPosition { continue }
-            guard rules.allowedClasses[offset] & storage.bit != 0 else { return false }
+        for check in route.checkedColumns where check.column < record.count {
+            let value = record[check.column]
+            guard !value.isAvailable || check.allowed & value.storageClass.bit != 0 else { return false }
         }
         if let position = rules.entityPosition, rules.soleEntity == nil {
             guard let value = recordInteger(route.sources[position], record: record, payload: payload),
