@@ -27,9 +27,12 @@ extension SalvageRun {
         let usable = geometry.usableSize
         var complete = true
         let route = self.route(of: owner)
+        var budget = CellBudget(usableSize: usable)
         try pageBuffer.withUnsafeBytes { bytes in
             for index in 0..<header.cellCount {
-                guard let offset = header.cellOffset(index, in: bytes), let cell = TableCell.leaf(in: bytes, at: offset, usableSize: usable) else {
+                guard let offset = header.cellOffset(index, in: bytes), let cell = TableCell.leaf(in: bytes, at: offset, usableSize: usable),
+                    budget.take(cell)
+                else {
                     countUnreadable(owner)
                     complete = false
                     continue

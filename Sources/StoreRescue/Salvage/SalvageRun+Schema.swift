@@ -142,11 +142,13 @@ extension SalvageRun {
         var shapes: [ShapeMatcher.Shape] = []
         var schemaRows = 0
         let usable = geometry.usableSize
+        var budget = CellBudget(usableSize: usable)
         pageBuffer.withUnsafeBytes { bytes in
             for index in 0..<header.cellCount {
                 guard let offset = header.cellOffset(index, in: bytes), let cell = TableCell.leaf(in: bytes, at: offset, usableSize: usable) else {
                     continue
                 }
+                guard budget.take(cell) else { break }
                 let local = UnsafeRawBufferPointer(rebasing: bytes[cell.localStart..<cell.localStart + cell.localSize])
                 guard RecordDecoder.decode(local, declaredSize: cell.payloadSize, into: &columns) != .malformed else { continue }
                 let second = columns.count > 1 && columns[1].isAvailable && columns[1].storageClass == .integer ? columns[1].integer(in: local) : nil

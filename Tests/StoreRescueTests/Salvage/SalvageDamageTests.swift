@@ -230,4 +230,45 @@ import Testing
             }
         }
     }
+
+    /// A leaf whose cell pointers are all aimed at one large record: no page is decoded past
+    /// what it can hold (`CellBudget`), so the record is read twice (the second time a
+    /// duplicate), the other pointers count as unreadable, and the page costs two decodes, not a
+    /// thousand. With page 1's schema tree zeroed too, the scan of every page for schema rows
+    /// is bounded the same way.
+    @Test(arguments: [false, true])
+    func pointersAimedAtOneRecordAreDecodedNoMoreThanThePageHolds(schemaLost: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("aimed.sqlite")
+        let pageSize = 65_536
+        do {
+            let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .create))
+            try connection.execute("PRAGMA page_size = \(pageSize); PRAGMA journal_mode = DELETE; CREATE TABLE t (a BLOB)")
+            try connection.execute("INSERT INTO t (a) VALUES (zeroblob(30000))")
+        }
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let root = try #require(try SalvageFixtures.rootPage(of: "t", in: path))
+        let leaf = (root - 1) * pageSize
+        #expect(bytes[leaf] == 0x0D && bytes[leaf + 3] == 0 && bytes[leaf + 4] == 1, "one cell on a table leaf")
+        let pointer = Array(bytes[leaf + 8..<leaf + 10])
+        let aimed = 1_000
+        bytes[leaf + 3] = UInt8(aimed >> 8)
+        bytes[leaf + 4] = UInt8(aimed & 0xFF)
+        for index in 0..<aimed { bytes.replaceSubrange(leaf + 8 + 2 * index..<leaf + 10 + 2 * index, with: pointer) }
+        if schemaLost { bytes.replaceSubrange(100..<pageSize, with: [UInt8](repeating: 0, count: pageSize - 100)) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let report = try Salvager.salvage(store: path, into: directory.path("out.sqlite"))
+        // Two 30,000-byte records fit in a 65,536-byte page; the 998 other pointers do not.
+        if schemaLost {
+            // No table to name: lost and found keeps each copy read, as it keeps any row.
+            #expect(report.lostAndFound.rows == 2)
+            #expect(report.lostAndFound.rowsUnreadable == aimed - 2)
+        } else {
+            let table = try #require(report.tables.first { $0.name == "t" })
+            #expect(table.rows.recovered == 1, "the record, once")
+            #expect(table.rows.duplicatesResolved == 1)
+            #expect(table.rows.unreadable == aimed - 2, "\(table.rows)")
+        }
+    }
 }
