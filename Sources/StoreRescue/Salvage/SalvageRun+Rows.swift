@@ -30,8 +30,8 @@ extension SalvageRun {
         var budget = CellBudget(usableSize: usable)
         try pageBuffer.withUnsafeBytes { bytes in
             for index in 0..<header.cellCount {
-                guard let offset = header.cellOffset(index, in: bytes), let cell = TableCell.leaf(in: bytes, at: offset, usableSize: usable),
-                    budget.take(cell)
+                guard budget.hasRoom, let offset = header.cellOffset(index, in: bytes),
+                    let cell = TableCell.leaf(in: bytes, at: offset, usableSize: usable)
                 else {
                     countUnreadable(owner)
                     complete = false
@@ -40,6 +40,7 @@ extension SalvageRun {
                 if cell.firstOverflowPage == nil {
                     let payload = UnsafeRawBufferPointer(rebasing: bytes[cell.localStart..<cell.localStart + cell.localSize])
                     let decoded = RecordDecoder.decode(payload, declaredSize: cell.payloadSize, into: &columns)
+                    budget.charge(cell, payload: payload, isRecord: decoded != .malformed)
                     if try !deliver(
                         decoded, rowid: cell.rowid, payload: payload, declaredSize: cell.payloadSize, page: page, owner: owner, route: route,
                         provenance: provenance)
@@ -57,6 +58,7 @@ extension SalvageRun {
                 }
                 let delivered = try chainReader.payload.withUnsafeBytes { payload in
                     let decoded = RecordDecoder.decode(payload, declaredSize: cell.payloadSize, into: &columns)
+                    budget.charge(cell, payload: payload, isRecord: decoded != .malformed)
                     return try deliver(
                         decoded, rowid: cell.rowid, payload: payload, declaredSize: cell.payloadSize, page: page, owner: owner, route: route,
                         provenance: provenance)

@@ -148,9 +148,11 @@ extension SalvageRun {
                 guard let offset = header.cellOffset(index, in: bytes), let cell = TableCell.leaf(in: bytes, at: offset, usableSize: usable) else {
                     continue
                 }
-                guard budget.take(cell) else { break }
+                guard budget.hasRoom else { break }
                 let local = UnsafeRawBufferPointer(rebasing: bytes[cell.localStart..<cell.localStart + cell.localSize])
-                guard RecordDecoder.decode(local, declaredSize: cell.payloadSize, into: &columns) != .malformed else { continue }
+                let decoded = RecordDecoder.decode(local, declaredSize: cell.payloadSize, into: &columns)
+                budget.charge(cell, payload: local, isRecord: decoded != .malformed)
+                guard decoded != .malformed else { continue }
                 let second = columns.count > 1 && columns[1].isAvailable && columns[1].storageClass == .integer ? columns[1].integer(in: local) : nil
                 shapes.append(ShapeMatcher.Shape(classes: columns.map(\.storageClass), secondInteger: second))
                 if isSchemaRow(columns, local) { schemaRows += 1 }

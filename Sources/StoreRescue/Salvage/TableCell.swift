@@ -49,12 +49,16 @@ enum TableCell {
     }
 }
 
-/// How many bytes of one page's cells are decoded: no more than the page holds. The cells of a
-/// sound page never overlap, so their local payloads add up to less than its usable size; past
-/// that, the cell pointers are aimed at bytes already read (damage, or a crafted page) and the
-/// rest of the page's cells count as unreadable. Without it, thousands of pointers aimed at one
-/// large record made one page cost thousands of decodes: a crafted 2.6 MB file took over two
-/// minutes and 325 MB (every page scanned for schema rows, 16,000 columns per cell).
+/// How many bytes of one page's cells are decoded: about what the page holds. The records of a
+/// sound page never overlap, so their local payloads add up to less than its usable size; once
+/// the records decoded cover that much, the remaining pointers are aimed at bytes already read
+/// (damage, or a crafted page) and their cells count as unreadable. Without it, thousands of
+/// pointers aimed at one large record made one page cost thousands of decodes: a crafted 2.6 MB
+/// file took over two minutes and 325 MB (every page scanned for schema rows, 16,000 columns
+/// per cell).
+///
+/// A record that does not decode is charged only its header — what the decoder read of it —
+/// not the size its cell claims: a damaged size must not cost the page's other rows.
 struct CellBudget {
     private var left: Int
 
@@ -62,9 +66,16 @@ struct CellBudget {
         left = usableSize
     }
 
-    /// Whether `cell`'s local payload still fits in what the page can hold.
-    mutating func take(_ cell: TableCell.Leaf) -> Bool {
-        left -= cell.localSize
-        return left >= 0
+    /// Whether another cell may be decoded.
+    var hasRoom: Bool { left > 0 }
+
+    /// Charges a cell whose record in `payload` decoded (`isRecord`) or did not.
+    mutating func charge(_ cell: TableCell.Leaf, payload: UnsafeRawBufferPointer, isRecord: Bool) {
+        if isRecord {
+            left -= cell.localSize
+        } else {
+            let header = SQLiteVarint.read(payload, at: 0, end: payload.count).map { Int(min($0.value, UInt64(payload.count))) } ?? 0
+            left -= max(1, header)
+        }
     }
 }
