@@ -4,9 +4,14 @@ import SRZlib
 /// Raw DEFLATE (RFC 1951: no zlib or gzip header, window bits −15), the compression of a
 /// store's `Z_MODELCACHE`.
 ///
-/// Inflating streams the output in 64 KiB chunks and stops with an error as soon as the output
-/// would pass the caller's bound, so a small hostile blob cannot make this process allocate
-/// much more than that bound. Bytes after the end of the compressed stream are ignored.
+/// Inflating takes two passes over the stream. The first only counts what it would produce, in
+/// one 64 KiB chunk, and stops with an error as soon as the count passes the caller's bound; the
+/// second fills a buffer of exactly that size. So a small hostile blob (a "zip bomb": 300 KiB of
+/// zeros that expand to 300 MiB) is refused having allocated 64 KiB, not the bound — a 128 MiB
+/// bound, filled by doubling, once took `inspect` to 158 MB of memory for a 300 KiB store — and a
+/// sound one costs its size, never a doubled buffer's. The second pass inflates again what a
+/// store's model cache holds (tens or hundreds of KiB): well under a millisecond. Bytes after
+/// the end of the compressed stream are ignored.
 ///
 /// ```swift
 /// let archive = try RawDeflate.inflate(modelCacheBlob, maximumOutputBytes: 64 << 20)
@@ -19,16 +24,47 @@ public enum RawDeflate {
     /// - Throws: `CompressionError.outputLimitExceeded` past the bound, `.invalidData` for bytes
     ///   that are not DEFLATE, `.truncatedInput` when the stream stops before its final block.
     public static func inflate(_ data: Data, maximumOutputBytes: Int) throws -> Data {
+        let size = try inflatedSize(data, maximumOutputBytes: maximumOutputBytes)
+        var output = Data(count: size)
+        var filled = 0
+        try output.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
+            try inflate(data, maximumOutputBytes: size) { chunk in
+                // The first pass counted `size` bytes and the second cannot produce more: it
+                // stops past `size` like the first did past the bound.
+                guard let destination = buffer.baseAddress, let source = chunk.baseAddress else { return }
+                (destination + filled).copyMemory(from: source, byteCount: chunk.count)
+                filled += chunk.count
+            }
+        }
+        guard filled == size else {
+            // The same bytes inflated twice give the same output; this cannot happen.
+            throw CompressionError.zlibFailure(operation: "inflate", code: Z_STREAM_ERROR)
+        }
+        return output
+    }
+
+    /// How many bytes `data` inflates to, reading it through without keeping them.
+    ///
+    /// - Throws: as `inflate(_:maximumOutputBytes:)`.
+    static func inflatedSize(_ data: Data, maximumOutputBytes: Int) throws -> Int {
+        var size = 0
+        try inflate(data, maximumOutputBytes: maximumOutputBytes) { size += $0.count }
+        return size
+    }
+
+    /// Inflates `data`, handing each produced chunk (at most 64 KiB, never empty) to `consume`,
+    /// and throws before handing over a chunk that would take the total past
+    /// `maximumOutputBytes`.
+    private static func inflate(_ data: Data, maximumOutputBytes: Int, consume: (UnsafeRawBufferPointer) throws -> Void) throws {
         precondition(maximumOutputBytes >= 0, "maximumOutputBytes must not be negative")
         var stream = z_stream()
         let initStatus = srzlib_inflate_init2(&stream, -15)
         guard initStatus == Z_OK else { throw CompressionError.zlibFailure(operation: "inflateInit2", code: initStatus) }
         defer { inflateEnd(&stream) }
 
-        var output = Data()
-        var reserved = 0
+        var total = 0
         var chunk = [UInt8](repeating: 0, count: chunkSize)
-        return try data.withUnsafeBytes { (input: UnsafeRawBufferPointer) -> Data in
+        try data.withUnsafeBytes { (input: UnsafeRawBufferPointer) in
             guard let base = input.baseAddress, !input.isEmpty else { throw CompressionError.truncatedInput(consumedBytes: 0) }
             var fed = 0
             while true {
@@ -46,21 +82,17 @@ public enum RawDeflate {
                 }
                 let produced = chunkSize - Int(stream.avail_out)
                 if produced > 0 {
-                    // output.count ≤ maximumOutputBytes and produced ≤ 64 KiB: no overflow.
-                    guard output.count + produced <= maximumOutputBytes else {
+                    // total ≤ maximumOutputBytes and produced ≤ 64 KiB: no overflow.
+                    guard total + produced <= maximumOutputBytes else {
                         throw CompressionError.outputLimitExceeded(limit: maximumOutputBytes)
                     }
-                    if output.count + produced > reserved {
-                        // Grow geometrically, but never past the bound.
-                        reserved = min(max(reserved * 2, output.count + produced, chunkSize), maximumOutputBytes)
-                        output.reserveCapacity(reserved)
-                    }
-                    output.append(contentsOf: chunk[0..<produced])
+                    total += produced
+                    try chunk.withUnsafeBytes { try consume(UnsafeRawBufferPointer(rebasing: $0[0..<produced])) }
                 }
                 let consumedBytes = fed - Int(stream.avail_in)
                 switch status {
                 case Z_STREAM_END:
-                    return output
+                    return
                 case Z_OK, Z_BUF_ERROR:
                     let madeProgress = produced > 0 || stream.avail_in != inputBefore
                     if !madeProgress && stream.avail_in == 0 && fed == input.count {

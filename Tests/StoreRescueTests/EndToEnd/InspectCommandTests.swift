@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import StoreRescue
 
 /// `storerescue inspect` run as a process: exit statuses, JSON contract, messages.
 @Suite(.enabled(if: CommandRunner.isAvailable, "the storerescue executable is not built"))
@@ -33,6 +34,38 @@ struct InspectCommandTests {
         let error = try #require(json["error"] as? [String: Any])
         #expect((error["message"] as? String)?.contains("not an SQLite database") == true)
         #expect(error["exitStatus"] as? Int == 65)
+    }
+
+    /// A model cache that inflates past `inspect`'s 128 MiB bound (129 MiB of zeros in 130 KiB)
+    /// is refused with a finding, and refusing it costs no more memory than reading a sound store:
+    /// both run under a 64 MiB data-size limit (`ulimit -d`). Inflating into a buffer that grew
+    /// by doubling once took 158 MB and died there with SIGILL.
+    @Test func aModelCacheBombIsRefusedWithoutItsMemory() throws {
+        let dir = try TemporaryDirectory()
+        let plist = StoreFixtureBuilder.metadataPlist(hashes: ["Item": Data(repeating: 7, count: 32)])
+        let bomb = try RawDeflate.deflate(Data(count: 129 << 20), level: 9)
+        #expect(bomb.count < 1 << 20)
+        let sound = try RawDeflate.deflate(Data(repeating: 1, count: 4_096))
+        for (name, cache) in [("bomb", bomb), ("sound", sound)] {
+            try StoreFixtureBuilder.coreDataStore(at: dir.path("\(name).sqlite"), plist: plist)
+            try StoreFixtureBuilder.run(dir.path("\(name).sqlite"), "INSERT INTO Z_MODELCACHE VALUES (?)", [.blob(cache)])
+        }
+        func inspect(_ name: String) throws -> CommandRunner.Result {
+            try CommandRunner.run(program: "/bin/sh", [
+                "-c", "ulimit -d 65536 && exec \"$0\" inspect --json \"$1\"", CommandRunner.executable.path, dir.path("\(name).sqlite"),
+            ])
+        }
+        let refused = try inspect("bomb")
+        #expect(refused.status == 0, "\(refused.stderr)")
+        let findings = try #require(try refused.json()["findings"] as? [[String: Any]])
+        let unreadable = try #require(findings.first { $0["code"] as? String == "model-cache-unreadable" })
+        #expect((unreadable["message"] as? String)?.contains("expands past the limit of 134217728 bytes") == true)
+        // The same store with a cache that inflates (not a model, so also unreadable, but for
+        // what it holds): the limit lets a sound run through.
+        let control = try inspect("sound")
+        #expect(control.status == 0, "\(control.stderr)")
+        let controlFindings = try #require(try control.json()["findings"] as? [[String: Any]])
+        #expect(controlFindings.contains { $0["code"] as? String == "model-cache-unreadable" && ($0["message"] as? String)?.contains("expands past") == false })
     }
 
     @Test func symlinkIsRefusedUnlessAllowed() throws {

@@ -39,6 +39,23 @@ import Testing
         #expect(error?.exitStatus == .notAStore)
     }
 
+    /// The first pass counts exactly what the second keeps, without keeping it: 100 MiB counted
+    /// through a 64 KiB chunk.
+    @Test func inflatedSizeIsWhatInflatingGives() throws {
+        let bomb = try RawDeflate.deflate(Data(count: 100 << 20), level: 9)
+        #expect(try RawDeflate.inflatedSize(bomb, maximumOutputBytes: 256 << 20) == 100 << 20)
+        #expect(throws: CompressionError.outputLimitExceeded(limit: (100 << 20) - 1)) {
+            try RawDeflate.inflatedSize(bomb, maximumOutputBytes: (100 << 20) - 1)
+        }
+        var generator = SeededGenerator(seed: 11)
+        for size in [0, 1, 65_535, 65_536, 65_537, 200_000] {
+            let bytes = Data(generator.bytes(size / 3) + [UInt8](repeating: 9, count: size - size / 3))
+            let compressed = try RawDeflate.deflate(bytes)
+            #expect(try RawDeflate.inflatedSize(compressed, maximumOutputBytes: size) == size)
+            #expect(try RawDeflate.inflate(compressed, maximumOutputBytes: size) == bytes)
+        }
+    }
+
     @Test func garbageIsRefused() {
         // 0xFF: final block of type 3, which does not exist.
         let error = #expect(throws: CompressionError.self) {
