@@ -38,8 +38,8 @@ extension SQLiteVarint {
     /// length written.
     @discardableResult
     static func write(_ value: UInt64, into bytes: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
-        // One and two bytes (every payload size up to 16 KiB and rowid below 16,384) without the
-        // general loop: a row copied page by page writes two varints.
+        // One to three bytes (every payload size up to 2 MiB, every rowid below 2,097,152)
+        // without the general loop: a row copied page by page writes two varints.
         if value < 0x80 {
             bytes[offset] = UInt8(truncatingIfNeeded: value)
             return 1
@@ -48,6 +48,12 @@ extension SQLiteVarint {
             bytes[offset] = UInt8(truncatingIfNeeded: value >> 7) | 0x80
             bytes[offset + 1] = UInt8(truncatingIfNeeded: value & 0x7F)
             return 2
+        }
+        if value < 0x20_0000 {
+            bytes[offset] = UInt8(truncatingIfNeeded: value >> 14) | 0x80
+            bytes[offset + 1] = UInt8(truncatingIfNeeded: (value >> 7) & 0x7F) | 0x80
+            bytes[offset + 2] = UInt8(truncatingIfNeeded: value & 0x7F)
+            return 3
         }
         let length = length(of: value)
         if length == 9 {
