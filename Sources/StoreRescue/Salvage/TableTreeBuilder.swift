@@ -153,11 +153,17 @@ final class TableTreeBuilder {
             page.storeBigEndianUInt16(leafCells, at: 3)
             page.storeBigEndianUInt16(leafContentStart == 65_536 ? 0 : leafContentStart, at: 5)
             page[7] = 0
+            // The header, the cell pointers and the cells (packed from the end of the usable
+            // area) are this leaf's own bytes; the reserved bytes past it are never written. What
+            // lies between pointers and cells may still hold an earlier leaf's bytes: zeroed here,
+            // rather than the whole buffer after each page (that memset was 1.6% of a
+            // `--catalog` salvage's instructions).
+            let gap = Self.leafHeaderSize + 2 * leafCells
+            (page.baseAddress! + gap).initializeMemory(as: UInt8.self, repeating: 0, count: leafContentStart - gap)
         }
         try leaf.withUnsafeBytes { try file.write($0, at: number) }
         for overflow in leafOverflows { try file.setPointerMapEntry(overflow, type: .firstOverflow, parent: number) }
         leafOverflows.removeAll(keepingCapacity: true)
-        leaf.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
         leafCells = 0
         leafContentStart = usableSize
     }
@@ -173,9 +179,11 @@ final class TableTreeBuilder {
             let count = min(chunk, rest.count - offset)
             let next: UInt32 = offset + count < rest.count ? file.allocate() : 0
             try scratch.withUnsafeMutableBytes { buffer in
-                buffer.initializeMemory(as: UInt8.self, repeating: 0)
                 buffer.storeBigEndianUInt32(next, at: 0)
                 buffer.baseAddress!.advanced(by: 4).copyMemory(from: rest.baseAddress!.advanced(by: offset), byteCount: count)
+                // Only the last page of a chain is not full: what its bytes leave of the usable
+                // area is zeroed (the reserved bytes past it are never written).
+                (buffer.baseAddress! + 4 + count).initializeMemory(as: UInt8.self, repeating: 0, count: usableSize - 4 - count)
                 try file.write(UnsafeRawBufferPointer(buffer), at: page)
             }
             if next != 0 { try file.setPointerMapEntry(next, type: .laterOverflow, parent: page) }

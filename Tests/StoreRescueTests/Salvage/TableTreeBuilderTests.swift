@@ -79,6 +79,7 @@ import Testing
         }
         try second.finish()
         try appender.finish()
+        try Self.expectNoStaleBytesInLeaves(path: path, pageSize: shape.pageSize)
 
         let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readWrite))
         #expect(try connection.rows("PRAGMA integrity_check").compactMap { $0.first?.string } == ["ok"])
@@ -132,6 +133,21 @@ import Testing
         #expect(count == .integer(5_001))
         let large = try connection.scalar("SELECT sum(n) FROM t WHERE length(b) = 6000")
         #expect(large == .integer((1...384).reduce(0) { $0 + Int64($1) * 13 }))
+    }
+
+    /// Every table leaf's free space — between its cell pointers and its cells — is zeros: a
+    /// leaf written after a fuller one holds none of its bytes.
+    static func expectNoStaleBytesInLeaves(path: String, pageSize: Int) throws {
+        let file = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        var leaves = 0
+        for start in stride(from: pageSize, to: file.count, by: pageSize) where file[start] == 0x0D {
+            let cells = Int(file[start + 3]) << 8 | Int(file[start + 4])
+            let content = Int(file[start + 5]) << 8 | Int(file[start + 6])
+            let gap = (start + 8 + 2 * cells)..<(start + (content == 0 ? 65_536 : content))
+            #expect(file[gap].allSatisfy { $0 == 0 }, "page \(start / pageSize + 1): bytes between its \(cells) cell pointers and its cells")
+            leaves += 1
+        }
+        #expect(leaves > 0)
     }
 
     @Test func varintsRoundTrip() {
