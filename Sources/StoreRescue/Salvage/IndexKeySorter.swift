@@ -254,17 +254,20 @@ final class IndexKeySorter: IndexKeyCollector {
             guard descriptor >= 0 else { throw SalvageError.writeFailed(path: spillPath, reason: String(cString: strerror(errno))) }
         }
         let order = sortedOrder()
-        var chunk: [UInt64] = []
-        chunk.reserveCapacity(Self.mergeBufferWords)
+        // Keys are copied a key at a time into a buffer of our own (an array's generic
+        // `append(contentsOf:)` took 1.6% of a `--catalog` salvage's instructions).
+        let chunk = UnsafeMutablePointer<UInt64>.allocate(capacity: Self.mergeBufferWords)
+        defer { chunk.deallocate() }
+        var filled = 0
         let start = spilledWords
-        let words = held
+        let words = storage
         for (number, position) in order.enumerated() {
-            let first = Int(position) * wordsPerKey
-            chunk.append(contentsOf: words[first..<first + wordsPerKey])
-            if chunk.count + wordsPerKey > Self.mergeBufferWords || number == order.count - 1 {
-                try chunk.withUnsafeBytes { try FileWriting.write(descriptor, $0, at: spilledWords * 8, path: spillPath) }
-                spilledWords += Int64(chunk.count)
-                chunk.removeAll(keepingCapacity: true)
+            (chunk + filled).update(from: words + Int(position) * wordsPerKey, count: wordsPerKey)
+            filled += wordsPerKey
+            if filled + wordsPerKey > Self.mergeBufferWords || number == order.count - 1 {
+                try FileWriting.write(descriptor, UnsafeRawBufferPointer(start: chunk, count: filled * 8), at: spilledWords * 8, path: spillPath)
+                spilledWords += Int64(filled)
+                filled = 0
             }
         }
         runs.append((start, order.count))
