@@ -66,9 +66,15 @@ extension SalvageRun {
                 if entry.rootPage == 0 { notes.append("table \(entry.name) is a virtual table: it has no pages of its own") }
                 continue
             }
-            guard let definition = parser.parse(name: entry.name, sql: sql, rootPage: entry.rootPage) else {
-                notes.append("table \(entry.name): its CREATE TABLE statement cannot be read; its rows count as lost and found")
+            // SQLite reads a statement's text up to its first NUL: a name holding one (damage,
+            // or a hostile file) could not be written into the new store as it is.
+            let name = entry.name.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}")
+            guard let definition = parser.parse(name: name, sql: sql, rootPage: entry.rootPage) else {
+                notes.append("table \(name): its CREATE TABLE statement cannot be read; its rows count as lost and found")
                 continue
+            }
+            if name != entry.name {
+                notes.append("table \(name): its name holds NUL characters, written as U+FFFD")
             }
             tables.append(definition)
         }
@@ -99,6 +105,7 @@ extension SalvageRun {
         // part of it is): known from the layout, their root unknown, so their pages are named by
         // the shape of their rows.
         let layoutTables = layout.tables + (layout.persistentHistory?.tables ?? [])
+        identifyRenamedTables(layoutTables: layoutTables, version: resolution.version.name)
         let named = Set(tables.map { $0.name.uppercased() })
         let missing = layoutTables.filter { !named.contains($0.name.uppercased()) }.map { TableDefinition(layoutTable: $0, entityNumbers: nil) }
             + (try Self.bookkeepingDefinitions()).filter { !named.contains($0.name.uppercased()) }
@@ -114,6 +121,31 @@ extension SalvageRun {
             }
         }
         return output
+    }
+
+    /// Core Data mode: a table of the damaged schema whose name is not one of the version's —
+    /// damage in `sqlite_schema`'s name column or in the statement (`ZCUSTOMEQ` for
+    /// `ZCUSTOMER`) — is the version's table with the same columns, in the same order, when
+    /// exactly one table the schema does not name has them. Its tree is then read as that table's
+    /// (by name it would be skipped, its pages claimed, and its rows lost); with no such table, or
+    /// more than one, it stays unknown.
+    func identifyRenamedTables(layoutTables: [StoreLayout.Table], version: String) {
+        func columns(_ names: [String]) -> [String] { names.map { $0.uppercased() } }
+        var named = Set(tables.map { $0.name.uppercased() })
+        for index in tables.indices where tables[index].rootPage != nil {
+            let name = tables[index].name
+            guard BookkeepingRows.Table(rawValue: name.uppercased()) == nil,
+                !layoutTables.contains(where: { $0.name.uppercased() == name.uppercased() })
+            else { continue }
+            let shape = columns(tables[index].columns.map(\.name))
+            let candidates = layoutTables.filter { table in
+                !named.contains(table.name.uppercased()) && columns(table.columns.map(\.name)) == shape
+            }
+            guard candidates.count == 1, let table = candidates.first else { continue }
+            notes.append("table \(name) of the damaged schema read as \(table.name) of version \"\(version)\": it has exactly that table's columns")
+            tables[index].name = table.name
+            named.insert(table.name.uppercased())
+        }
     }
 
     /// What becomes of each table's rows, and the matcher that names orphan pages.

@@ -192,6 +192,36 @@ import Testing
         #expect(try check.scalar("SELECT count(*) FROM pragma_index_list('Z_1TAGS') WHERE \"unique\"")?.int64 == 1, "the key is back")
     }
 
+    /// Damage to a table's name in the schema (`ZOWNER` read as `ZOWNEQ`; `ZTAG` with a NUL in
+    /// it): by name neither is a table of the version, and their trees used to be skipped — every
+    /// owner and tag lost, every item's owner cleared as dangling, every join row dropped. Each
+    /// has exactly the columns of one table the schema no longer names, and is read as it.
+    @Test func aTableWhoseNameIsDamagedIsReadByItsColumns() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        let expected = try Fixtures.entityRows(of: store)
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            #expect(srsqlite_db_config_int(connection.handle, SQLITE_DBCONFIG_DEFENSIVE, 0) == SQLITE_OK)
+            try connection.execute("""
+                PRAGMA writable_schema = ON;
+                UPDATE sqlite_schema SET name = 'ZOWNEQ', tbl_name = 'ZOWNEQ' WHERE name = 'ZOWNER';
+                UPDATE sqlite_schema SET name = 'ZT' || char(0) || 'G', tbl_name = 'ZT' || char(0) || 'G' WHERE name = 'ZTAG';
+                PRAGMA writable_schema = OFF;
+                """)
+        }
+        let (output, report) = try Self.salvage(store, in: directory)
+        try Self.expectUsableStore(output)
+        #expect(try Fixtures.entityRows(of: output) == expected, "every row of every table")
+        #expect(report.tables.first { $0.name == "ZOWNER" }?.rows.recovered == 20)
+        #expect(report.tables.first { $0.name == "ZTAG" }?.rows.recovered == 5)
+        #expect(report.totals.danglingCleared == 0 && report.totals.danglingRowsDropped == 0)
+        #expect(report.notes.contains("table ZOWNEQ of the damaged schema read as ZOWNER of version \"V1\": it has exactly that table's columns"))
+        #expect(report.notes.contains("table ZT\u{FFFD}G: its name holds NUL characters, written as U+FFFD"))
+        #expect(report.notes.contains("table ZT\u{FFFD}G of the damaged schema read as ZTAG of version \"V1\": it has exactly that table's columns"))
+    }
+
     /// The owners' page lost: items keep their rows, their `owner` values (pointing at owners that
     /// were not recovered) are cleared and counted. The tags' page lost: join rows are dropped.
     @Test func danglingValuesAreClearedAndJoinRowsDropped() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import SRSQLite
 import Testing
 @testable import StoreRescue
 
@@ -40,6 +41,32 @@ import Testing
         #expect(after == before, "the store was not changed and nothing was created beside it")
         let check = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable)).scalar("PRAGMA integrity_check")
         #expect(check?.string == "ok")
+    }
+
+    /// A table name holding a NUL (SQLite reads a statement's text up to it): the table is written
+    /// with U+FFFD for it, and noted. It used to end the salvage with "unrecognized token"
+    /// (exit 74), every other table's rows with it.
+    @Test func aTableNameWithANulIsWrittenWithAReplacementCharacter() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        try SalvageFixtures.plainDatabase(at: store)
+        let original = try SalvageFixtures.rows(of: store)
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            #expect(srsqlite_db_config_int(connection.handle, SQLITE_DBCONFIG_DEFENSIVE, 0) == SQLITE_OK)
+            try connection.execute("""
+                PRAGMA writable_schema = ON;
+                UPDATE sqlite_schema SET name = 'peo' || char(0) || 'ple', tbl_name = 'peo' || char(0) || 'ple' WHERE name = 'people';
+                PRAGMA writable_schema = OFF;
+                """)
+        }
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        let recovered = try SalvageFixtures.rows(of: output)
+        #expect(recovered["peo\u{FFFD}ple"] == original["people"])
+        #expect(recovered["events"] == original["events"])
+        #expect(report.tables.first { $0.name == "peo\u{FFFD}ple" }?.rows.recovered == original["people"]?.count)
+        #expect(report.notes.contains("table peo\u{FFFD}ple: its name holds NUL characters, written as U+FFFD"))
     }
 
     /// A UTF-16 database comes back in its own encoding, its records copied as they are (the
