@@ -67,8 +67,20 @@ extension SalvageRun {
         var tally = TableTally()
         var stack: [(page: UInt32, lower: Int64?, upper: Int64?, depth: Int)] = [(root, nil, nil, 0)]
         let usable = geometry.usableSize
+        defer {
+            for page in refusedList { refusedInWalk.remove(page) }
+            refusedList.removeAll(keepingCapacity: true)
+        }
+        /// Whether `page` is refused for the first time in this walk (then remembered).
+        func refusedFirst(_ page: UInt32) -> Bool {
+            guard refusedInWalk.insert(page) else { return false }
+            refusedList.append(page)
+            return true
+        }
+        var visits = 0
         while let item = stack.popLast() {
-            if pagesProcessed % 64 == 0 {
+            visits += 1
+            if visits % 64 == 0 {
                 try checkCancellation()
                 reportProgress()
             }
@@ -80,19 +92,23 @@ extension SalvageRun {
                 tally.pagesMissing += 1
                 continue
             }
+            // Counted and read once, however many pointers lead here.
+            guard !refusedInWalk.contains(item.page) else { continue }
             guard !treePages.contains(item.page), !overflowPages.contains(item.page) else {
-                tally.pagesDamaged += 1
+                if refusedFirst(item.page) { tally.pagesDamaged += 1 }
                 continue
             }
             guard source.read(item.page, into: &pageBuffer) else {
-                tally.pagesMissing += 1
-                pageKinds.readFailures += 1
+                if refusedFirst(item.page) {
+                    tally.pagesMissing += 1
+                    pageKinds.readFailures += 1
+                }
                 continue
             }
             pagesProcessed += 1
             let header = pageBuffer.withUnsafeBytes { BTreePageHeader(page: $0, pageNumber: item.page, usableSize: usable) }
             guard let header, header.kind.isTable else {
-                tally.pagesDamaged += 1
+                if refusedFirst(item.page) { tally.pagesDamaged += 1 }
                 continue
             }
             if header.kind == .tableInterior {
@@ -116,7 +132,7 @@ extension SalvageRun {
             }
             // Not this tree's leaf (a damaged pointer or root page number): the sweep decides.
             guard inBounds, leafFits(owner, header: header, page: item.page) else {
-                tally.pagesDamaged += 1
+                if refusedFirst(item.page) { tally.pagesDamaged += 1 }
                 continue
             }
             treePages.insert(item.page)

@@ -44,6 +44,12 @@ final class SalvageRun {
     var zeroedPages: PageBitmap
     var unknownPages: PageBitmap
     var pointerMap: PointerMap?
+    /// Pages the tree being walked has refused (not its leaf, not a table page, unreadable, or
+    /// already claimed), each counted once: many pointers to one such page (damage, or a file
+    /// built to make every cell of many interior pages point at one 64 KiB leaf) cost one read,
+    /// not one each. Cleared after each walk through `refusedList`.
+    @exclusivity(unchecked) var refusedInWalk: PageBitmap
+    @exclusivity(unchecked) var refusedList: [UInt32] = []
     @exclusivity(unchecked) var pageKinds = SalvageRun.PageKindTally()
     var pagesDamagedOutsideTables = 0
 
@@ -94,6 +100,7 @@ final class SalvageRun {
         freeLeaves = PageBitmap(capacity: capacity)
         zeroedPages = PageBitmap(capacity: capacity)
         unknownPages = PageBitmap(capacity: capacity)
+        refusedInWalk = PageBitmap(capacity: capacity)
         chainReader = OverflowChainReader(maximumPayloadBytes: options.maximumPayloadBytes)
         notes = source.geometry.notes
     }
