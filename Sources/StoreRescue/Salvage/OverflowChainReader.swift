@@ -3,7 +3,8 @@
 ///
 /// The chain comes from a damaged file. It stops — keeping what was read — at a link that is
 /// zero too early, out of range, past the end of the file, already used by another chain or by a
-/// b-tree (a cycle or a reused page), or at a page that cannot be read. A record declared larger
+/// b-tree (a cycle or a reused page), at a b-tree page no tree has claimed yet, or at a page that
+/// cannot be read. A record declared larger
 /// than `maximumPayloadBytes` is not read at all, which bounds memory whatever the file says.
 struct OverflowChainReader {
     enum Outcome: Equatable {
@@ -41,6 +42,15 @@ struct OverflowChainReader {
                 return .broken(page: next, reason: "overflow page \(next) is already used elsewhere")
             }
             guard source.read(next, into: &pageBuffer) else { return .broken(page: next, reason: "overflow page \(next) cannot be read") }
+            // A b-tree page is not an overflow page, though a damaged link can name one that no
+            // tree has claimed yet (a leaf of a table walked later): taken, its rows would be
+            // lost. An overflow page starts with its link, 0 or a page of the file; a b-tree
+            // page's flag byte makes that link 2^25 or more, past any file of fewer pages.
+            let isTreePage = pageBuffer.withUnsafeBytes { bytes in
+                bytes.bigEndianUInt32(at: 0) > max(source.pageCount, source.availablePages)
+                    && BTreePageHeader(page: bytes, pageNumber: next, usableSize: usable) != nil
+            }
+            guard !isTreePage else { return .broken(page: next, reason: "page \(next) is a b-tree page, not an overflow page") }
             claimed.insert(next)
             let take = min(remaining, usable - 4)
             pageBuffer.withUnsafeBytes { bytes in

@@ -339,4 +339,40 @@ import Testing
         let keep = try #require(report.tables.first { $0.name == "keep" })
         #expect(keep.rows.recovered == 100, "keep's leaf is keep's, whatever points at it")
     }
+
+    /// A damaged overflow link naming a leaf of a table walked later: that leaf is not taken as
+    /// an overflow page (it used to be, and its 100 rows were lost); the chain breaks there.
+    @Test func anOverflowLinkToALaterTablesLeafDoesNotTakeIt() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("linked.sqlite")
+        let pageSize = 4_096
+        do {
+            let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .create))
+            try connection.execute("""
+                PRAGMA page_size = \(pageSize); PRAGMA journal_mode = DELETE;
+                CREATE TABLE spill (id INTEGER PRIMARY KEY, b BLOB); CREATE TABLE later (id INTEGER PRIMARY KEY, x TEXT);
+                INSERT INTO spill VALUES (1, randomblob(6000)), (2, randomblob(6000)), (3, x'00');
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) INSERT INTO later SELECT i, 'later ' || i FROM n;
+                """)
+        }
+        let original = try SalvageFixtures.rows(of: path)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let spillRoot = try #require(try SalvageFixtures.rootPage(of: "spill", in: path))
+        let laterRoot = try #require(try SalvageFixtures.rootPage(of: "later", in: path))
+        let leaf = (spillRoot - 1) * pageSize
+        #expect(bytes[leaf] == 0x0D && bytes[(laterRoot - 1) * pageSize] == 0x0D, "each table one leaf")
+        let first = Int(bytes[leaf + 8]) << 8 | Int(bytes[leaf + 9])
+        let cell = try #require(bytes.withUnsafeBytes { TableCell.leaf(in: UnsafeRawBufferPointer(rebasing: $0[leaf..<leaf + pageSize]), at: first, usableSize: pageSize) })
+        #expect(cell.firstOverflowPage != nil)
+        let link = leaf + cell.localStart + cell.localSize
+        bytes.replaceSubrange(link..<link + 4, with: [0, 0, UInt8(laterRoot >> 8), UInt8(laterRoot & 0xFF)])
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: path, into: output)
+        let recovered = try SalvageFixtures.rows(of: output)
+        #expect(recovered["later"] == original["later"], "every row of the later table's leaf")
+        #expect(report.tables.first { $0.name == "later" }?.rows.recovered == 100)
+        #expect(recovered["spill"]?[2] == original["spill"]?[2] && recovered["spill"]?[3] == original["spill"]?[3])
+    }
 }
