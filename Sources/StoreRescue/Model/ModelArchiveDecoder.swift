@@ -45,7 +45,9 @@ public enum ModelArchiveDecoder {
     ///   under a megabyte); also the input limit for the property list decoder.
     /// - Throws: `ModelDecodingError.unreadableModelCache` when inflating fails or passes the
     ///   limit, and whatever `decodeModel(archive:limits:)` throws.
-    public static func decodeModelCache(compressed: Data, maximumInflatedBytes: Int = 64 << 20) throws -> ManagedObjectModel {
+    public static func decodeModelCache(
+        compressed: Data, maximumInflatedBytes: Int = 64 << 20, maximumObjectCount: Int = PropertyListLimits.default.maximumObjectCount
+    ) throws -> ManagedObjectModel {
         let archive: Data
         do {
             archive = try RawDeflate.inflate(compressed, maximumOutputBytes: maximumInflatedBytes)
@@ -54,6 +56,7 @@ public enum ModelArchiveDecoder {
         }
         var limits = PropertyListLimits.default
         limits.maximumInputBytes = max(limits.maximumInputBytes, maximumInflatedBytes)
+        limits.maximumObjectCount = maximumObjectCount
         return try decodeModel(archive: archive, limits: limits)
     }
 

@@ -434,6 +434,35 @@ import Testing
                                    outcome: StoreMatcher.match(storePath: directory.path("kept.sqlite"), catalog: catalog).outcome)
     }
 
+    /// A metadata row whose plist is 200 bytes that decode to a million values (arrays sharing
+    /// their children): salvage reads plists with `BookkeepingRows.propertyListLimits`, so it
+    /// is refused, not decoded (the default limits would take it: 124 MB for a 335-byte plist
+    /// of this kind), and the new store is stamped fresh.
+    @Test func aMetadataPlistThatExpandsIsNotDecoded() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        // Object 0: {"k": object 2}; object i (2…20): [i+1, i+1]; object 21: "x".
+        var objects = [HandMadePropertyList.dictionary(keys: [1], values: [2]), HandMadePropertyList.ascii("k")]
+        objects += (2...20).map { HandMadePropertyList.array([UInt8($0 + 1), UInt8($0 + 1)]) }
+        objects.append(HandMadePropertyList.ascii("x"))
+        let plist = HandMadePropertyList(objects: objects).data
+        #expect(plist.count < 200)
+        #expect(throws: PropertyListError.valueLimitExceeded(limit: 250_000)) {
+            try BinaryPropertyListDecoder.decode(plist, limits: BookkeepingRows.propertyListLimits)
+        }
+        #expect(try BinaryPropertyListDecoder.decode(plist).dictionary != nil, "the default limits decode it")
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            let update = try connection.prepare("UPDATE Z_METADATA SET Z_PLIST = ?")
+            try update.bind([.blob(plist)])
+            _ = try update.step()
+        }
+        let (output, report) = try Self.salvage(store, in: directory)
+        #expect(report.metadata?.source == "stamped")
+        try Self.expectUsableStore(output)
+    }
+
     /// Real stores written by Core Data, salvaged against their app's own model versions: the
     /// salvaged store matches the catalog exactly as the original does (Employees'
     /// `.xccurrentversion` names its first version, so both match as "newer").
