@@ -196,7 +196,7 @@ struct KeyLedger {
             default: return nil
             }
         case .constant(let constant): return integer(constant)
-        case .rowid, .pageNumber, .rootPage, .likelyTable: return nil
+        case .rowid, .pageNumber, .rootPage, .likelyTable, .wholeRecord: return nil
         }
     }
 

@@ -91,23 +91,29 @@ final class PlainSalvageOutput: SalvageOutput {
 
     /// The `<base>_<n>` table for rows of `columnCount` values: where each row was found (the
     /// `leading` columns), then its values in `c0`, `c1`, … without declared types, so every
-    /// value keeps its storage class. Made on first use; nil past SQLite's column limit.
+    /// value keeps its storage class. Made on first use. Rows of more values than an SQLite
+    /// table may have columns go whole to `<base>_records`: where each was found, its value
+    /// count (`value_count`), and its record's bytes as read (`record`, in SQLite's record
+    /// format) — kept, not only counted.
     private func looseRoute(
         _ base: String, columnCount: Int, leading: [(name: String, type: String, source: RowRoute.ValueSource)],
         cache: inout [Int: RowRoute]
     ) throws -> RowRoute? {
-        if let route = cache[columnCount] { return route }
-        guard columnCount + leading.count <= Self.maximumColumns else { return nil }
-        let name = claim("\(base)_\(columnCount)")
-        let values = (0..<columnCount).map { "c\($0)" }
-        let definitions = leading.map { "\($0.name) \($0.type)" } + values
+        let fitsColumns = columnCount + leading.count <= Self.maximumColumns
+        let key = fitsColumns ? columnCount : -1
+        if let route = cache[key] { return route }
+        let name = claim(fitsColumns ? "\(base)_\(columnCount)" : "\(base)_records")
+        let values = fitsColumns ? (0..<columnCount).map { "c\($0)" } : ["value_count", "record"]
+        let definitions = leading.map { "\($0.name) \($0.type)" } + (fitsColumns ? values : ["value_count INTEGER", "record BLOB"])
         try connection.execute("CREATE TABLE \(name.quotedSQLIdentifier) (\(definitions.joined(separator: ", ")))")
         let target = try writer.addTarget(table: name, columns: leading.map(\.name) + values, rowidColumn: nil)
         targetsByName[name] = target
-        let route = RowRoute(
-            target: target, sources: leading.map(\.source) + (0..<columnCount).map { .record(index: $0, fallback: .null) }, rules: nil)
+        let sources: [RowRoute.ValueSource] = fitsColumns
+            ? (0..<columnCount).map { .record(index: $0, fallback: .null) }
+            : [.constant(.integer(Int64(columnCount))), .wholeRecord]
+        let route = RowRoute(target: target, sources: leading.map(\.source) + sources, rules: nil)
         looseTables.append(name)
-        cache[columnCount] = route
+        cache[key] = route
         return route
     }
 

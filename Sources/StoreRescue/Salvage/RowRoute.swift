@@ -14,6 +14,9 @@ struct RowRoute: Sendable {
         /// The table a deleted row most likely came from (deleted-and-found tables).
         case likelyTable
         case constant(SQLiteValue)
+        /// The record's bytes as read, as a blob: a row of more values than a table may have
+        /// columns (lost and found).
+        case wholeRecord
     }
 
     /// Rules a Core Data row must follow to go in (nil in plain mode, where anything SQLite

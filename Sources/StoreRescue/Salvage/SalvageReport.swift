@@ -103,7 +103,8 @@ public struct SalvageReport: Sendable, Encodable, Equatable {
 
     /// Rows whose table could not be told.
     public struct LostAndFound: Sendable, Encodable, Equatable {
-        /// Live rows (plain mode: written to `lost_and_found_<n>`; Core Data mode: not written).
+        /// Live rows (plain mode: written to `lost_and_found_<n>`, or `lost_and_found_records` when
+        /// too wide for a table; Core Data mode: not written).
         public var rows: Int
         /// Cells on unattributed pages that could not be decoded.
         public var rowsUnreadable: Int

@@ -163,6 +163,8 @@ final class SalvageRowWriter {
                 if let root = context.rootPage { sqlite3_bind_int64(statement, index, Int64(root)) } else { sqlite3_bind_null(statement, index) }
             case .likelyTable: bind(context.likelyTable.map(SQLiteValue.text) ?? .null, to: statement, at: index)
             case .constant(let value): bind(value, to: statement, at: index)
+            case .wholeRecord:
+                srsqlite_bind_blob_transient(statement, index, payload.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(payload.count))
             case .record(let column, let fallback):
                 if column < record.count {
                     bind(record[column], payload: payload, to: statement, at: index)

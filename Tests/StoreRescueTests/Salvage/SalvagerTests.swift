@@ -239,6 +239,46 @@ import Testing
         #expect(people.first == [.integer(1), original["people"]?[1]?[1] ?? .null])
     }
 
+    /// Rows of 2,000 values with page 1 gone: a lost-and-found table would need 2,003 columns,
+    /// past SQLite's 2,000. They go whole to `lost_and_found_records` — where each was found,
+    /// its value count and its record's bytes — where they used to be counted and written nowhere.
+    @Test func rowsTooWideForATableAreKeptAsRecords() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .create))
+            let columns = (0..<2_000).map { "c\($0)" }.joined(separator: ", ")
+            try connection.execute("PRAGMA page_size = 4096; CREATE TABLE wide (\(columns)); CREATE TABLE other (x)")
+            try connection.execute("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40)
+                INSERT INTO wide (c0, c1999) SELECT i, 'last ' || i FROM n
+                """)
+        }
+        try SalvageFixtures.zeroPage(1, of: store, pageSize: 4096)
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        #expect(report.lostAndFound.rows == 40)
+        #expect(report.lostAndFound.tables == ["lost_and_found_records"])
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+        let rows = try connection.rows("SELECT id, value_count, record FROM lost_and_found_records ORDER BY id")
+        #expect(rows.count == 40)
+        for (offset, row) in rows.enumerated() {
+            #expect(row[0] == .integer(Int64(offset + 1)) && row[1] == .integer(2_000))
+            guard case .blob(let record) = row[2] else {
+                Issue.record("row \(offset + 1): no record")
+                continue
+            }
+            // The record as SQLite wrote it: c0 and c1999 read back from its bytes.
+            var values: [RecordColumn] = []
+            let outcome = record.withUnsafeBytes { RecordDecoder.decode($0, declaredSize: record.count, into: &values) }
+            #expect(outcome == .complete && values.count == 2_000)
+            record.withUnsafeBytes { bytes in
+                #expect(values.first?.integer(in: bytes) == Int64(offset + 1))
+                #expect(values.last.map { String(decoding: $0.bytes(in: bytes), as: UTF8.self) } == "last \(offset + 1)")
+            }
+        }
+    }
+
     /// Every real sample store salvages to the same rows SQLite reads from it.
     @Test(.enabled(if: Samples.available, "needs ../shared/samples"), arguments: Samples.allStores)
     func sampleStoresComeBackRowForRow(sample: String) throws {
