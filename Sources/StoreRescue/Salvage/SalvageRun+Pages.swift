@@ -260,7 +260,15 @@ extension SalvageRun {
         // A root page no known table has: the page is another table's — one whose root is not
         // known (a table known from the layout only), never one whose root is elsewhere.
         let candidates = root != nil && preferred == nil ? Set(tables.indices.filter { tables[$0].rootPage == nil }) : nil
-        guard let index = matcher.identify(shapes, preferred: preferred, among: candidates) else {
+        var identified = matcher.identify(shapes, preferred: preferred, among: candidates)
+        if identified == nil, matcher.isStrict, preferred != nil || candidates != nil {
+            // Core Data mode writes no lost and found, and `Z_ENT` names a record's entity: a page
+            // that fits neither the table the damaged schema gives its root nor a table of unknown
+            // root (a root number swapped or aimed at an index) is still the table its records
+            // fit — without this, every row of such a table was lost.
+            identified = matcher.identify(shapes)
+        }
+        guard let index = identified else {
             let complete = try processLeaf(page: page, header: header, owner: .lost(root: root), provenance: .orphan)
             if !complete { pagesDamagedOutsideTables += 1 }
             return

@@ -19,11 +19,27 @@ struct ShapeMatcher {
     /// Core Data mode: a value must have a storage class its column's declared type allows
     /// (what Core Data writes); plain mode scores typical classes higher but refuses none.
     let isStrict: Bool
+    /// Core Data mode, per table: the columns whose value a row is written with even when it is
+    /// wrong, because the writer fixes it (`RowRoute.CoreDataRules`): `Z_OPT` of an entity table
+    /// (set to 1 when not an integer), and `Z_ENT` of a table of one entity (set to it). A record
+    /// is not refused for them — else a leaf whose rows all lost their `Z_OPT` would be no
+    /// table's, and Core Data mode writes no lost and found. A `Z_ENT` naming another table's
+    /// entity still refuses it: that row is the other table's (two tables of the same shape,
+    /// `ZOWNER` and `ZTAG`, are told apart by it alone).
+    private let fixableColumns: [[Int]]
+    /// Every entity number of every table (Core Data mode).
+    private let allEntityNumbers: Set<Int64>
 
     init(tables: [TableDefinition], isStrict: Bool) {
         self.tables = tables
         affinities = tables.map { $0.columns.map { TableDefinition.affinity(of: $0.declaredType) } }
         self.isStrict = isStrict
+        fixableColumns = tables.map { table in
+            guard isStrict, let entities = table.entityNumbers else { return [] }
+            let optimisticLock = table.columns.firstIndex { $0.name.uppercased() == "Z_OPT" }
+            return [optimisticLock, entities.count == 1 && table.columns.count > 1 ? 1 : nil].compactMap { $0 }
+        }
+        allEntityNumbers = tables.reduce(into: []) { $0.formUnion($1.entityNumbers ?? []) }
     }
 
     /// The index in `tables` of the table the page's records belong to, or nil.
@@ -77,10 +93,15 @@ struct ShapeMatcher {
         guard count >= 1, count <= table.columns.count else { return nil }
         var score = count == table.columns.count ? 4 : 0
         var atypical = 0, valued = 0
+        let fixable = fixableColumns[index]
         for (column, storage) in shape.classes.enumerated() {
             if column == table.rowidColumn {
                 guard storage == .null else { return nil }
                 score += 3
+                continue
+            }
+            if fixable.contains(column) {
+                if storage == .integer { score += 2 }
                 continue
             }
             let affinity = affinities[index][column]
@@ -105,8 +126,11 @@ struct ShapeMatcher {
         // record whose values are often not what the columns declare is another table's.
         if atypical * 4 > valued { return nil }
         if let entities = table.entityNumbers {
-            guard let entity = shape.secondInteger, entities.contains(entity) else { return nil }
-            score += 8
+            if let entity = shape.secondInteger, entities.contains(entity) {
+                score += 8
+            } else if !fixable.contains(1) || shape.secondInteger.map(allEntityNumbers.contains) == true {
+                return nil
+            }
         }
         return score
     }

@@ -222,6 +222,62 @@ import Testing
         #expect(report.notes.contains("table ZT\u{FFFD}G of the damaged schema read as ZTAG of version \"V1\": it has exactly that table's columns"))
     }
 
+    /// Values the writer fixes rather than refuses — `Z_OPT` that is not an integer, a wrong or
+    /// missing `Z_ENT` in a table of one entity — on every row of a leaf: the leaf is still its
+    /// table's. Its records used to fit no table (the shape check refused what the writer fixes),
+    /// so every tag and owner went to a lost and found Core Data mode does not write.
+    @Test func valuesTheWriterFixesDoNotCostTheirLeaf() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            try connection.execute("UPDATE ZTAG SET Z_ENT = NULL; UPDATE ZOWNER SET Z_OPT = 'one', Z_ENT = 0")
+        }
+        let (output, report) = try Self.salvage(store, in: directory)
+        try Self.expectUsableStore(output)
+        let tags = try #require(report.tables.first { $0.name == "ZTAG" })
+        let owners = try #require(report.tables.first { $0.name == "ZOWNER" })
+        #expect(tags.rows.recovered == 5 && tags.rows.valuesFixed == 5)
+        #expect(owners.rows.recovered == 20 && owners.rows.valuesFixed == 40, "Z_OPT and Z_ENT of each")
+        #expect(report.lostAndFound.rows == 0)
+        #expect(report.totals.danglingCleared == 0 && report.totals.danglingRowsDropped == 0)
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+        #expect(try connection.scalar("SELECT count(*) FROM ZOWNER WHERE Z_OPT = 1 AND Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Owner')")?.int64 == 20)
+    }
+
+    /// Root page numbers damaged in the schema — the owners' and the tags' swapped, the items'
+    /// aimed at an index — with every page intact: each leaf is still its table's by its
+    /// records (`Z_ENT` names the entity). They used to fit neither the table the schema gave
+    /// their root nor a table of unknown root, and every row of the three tables was lost.
+    @Test func damagedRootNumbersStillFindEachTablesLeaves() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store, owners: 60)
+        let expected = try Fixtures.entityRows(of: store)
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            #expect(srsqlite_db_config_int(connection.handle, SQLITE_DBCONFIG_DEFENSIVE, 0) == SQLITE_OK)
+            try connection.execute("""
+                PRAGMA writable_schema = ON;
+                UPDATE sqlite_schema SET rootpage = CASE name
+                    WHEN 'ZOWNER' THEN (SELECT rootpage FROM sqlite_schema WHERE name = 'ZTAG')
+                    WHEN 'ZTAG' THEN (SELECT rootpage FROM sqlite_schema WHERE name = 'ZOWNER')
+                    WHEN 'ZITEM' THEN (SELECT rootpage FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'ZITEM' LIMIT 1)
+                    END
+                WHERE name IN ('ZOWNER', 'ZTAG', 'ZITEM');
+                PRAGMA writable_schema = OFF;
+                """)
+        }
+        let (output, report) = try Self.salvage(store, in: directory)
+        try Self.expectUsableStore(output)
+        let recovered = try Fixtures.entityRows(of: output)
+        for (table, rows) in expected { #expect(recovered[table]?.count == rows.count, "\(table)") }
+        #expect(recovered == expected, "every row of every table")
+        #expect(report.totals.danglingCleared == 0 && report.totals.danglingRowsDropped == 0)
+        #expect(report.lostAndFound.rows == 0)
+    }
+
     /// The owners' page lost: items keep their rows, their `owner` values (pointing at owners that
     /// were not recovered) are cleared and counted. The tags' page lost: join rows are dropped.
     @Test func danglingValuesAreClearedAndJoinRowsDropped() throws {
