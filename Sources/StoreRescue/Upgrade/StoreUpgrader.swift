@@ -424,8 +424,32 @@ final class UpgradeRun {
             }
             guard let version = catalog.versions.first(where: { $0.name == source }) else { return .cannotSave(preparation.refusals) }
             let stamp = AdoptionStamp(metadata: reading.readout.metadata, version: version)
-            if plan.isAtTarget { return stamp.isNeeded ? .adopt(stamp) : .alreadyCurrent(stamp) }
+            if plan.isAtTarget, !stamp.isNeeded {
+                // Nothing would be written, so nothing else would read every page: a store at the
+                // target with a damaged page is not "already current" (exit 2, fine) but a store
+                // to save.
+                if let damage = damage(of: reading.store) {
+                    return .cannotSave([MigrationRefusal(
+                        code: .storeDamaged, hop: "", entity: nil, property: nil, rowCount: nil,
+                        message: "the store is at \(version.name) but damaged: \(damage)",
+                        remedy: "run with --on-failure clean to quarantine it and salvage what can be read into a clean store, or storerescue salvage STORE --out NEW")])
+                }
+                return .alreadyCurrent(stamp)
+            }
+            if plan.isAtTarget { return .adopt(stamp) }
             return .migrate(stamp)
+        }
+    }
+
+    /// What `quick_check` (`integrity_check` with `fullIntegrityCheck`) says is wrong with the
+    /// store, at most ten messages; nil when it says "ok".
+    private func damage(of store: OpenedStore) -> String? {
+        let pragma = options.fullIntegrityCheck ? "integrity_check" : "quick_check"
+        do {
+            let messages = try store.connection.rows("PRAGMA \(pragma)(10)").compactMap { $0.first?.string }
+            return messages == ["ok"] ? nil : "\(pragma): " + messages.joined(separator: "; ")
+        } catch {
+            return "\(pragma) failed: \(error)"
         }
     }
 

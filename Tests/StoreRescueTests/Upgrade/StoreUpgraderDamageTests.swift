@@ -84,6 +84,62 @@ struct StoreUpgraderDamageTests {
         #expect(try fixture.strayNames(besides: store) == [])
     }
 
+    /// A store already at the target whose damage is on a page the read does not look at (a cat
+    /// leaf in the middle of the table): nothing would be written, so nothing read every page,
+    /// and it was reported "already current" (exit 2, a success) with the damage left in place.
+    /// It is now checked: refused with `--on-failure keep`, saved with `clean`.
+    @Test(arguments: [UpgradeOptions.FailurePolicy.keep, .clean])
+    func aStoreAtTheTargetWithADamagedPageIsNotAlreadyCurrent(policy: UpgradeOptions.FailurePolicy) throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let store = fixture.appFolder + "/Cats.sqlite"
+        let v2 = try #require(catalog.version(named: "V2"))
+        try StoreCreator.create(model: v2.model, versionIdentifiers: nil, at: store)
+        let catEnt = try #require(try StoreLayoutBuilder.layout(for: v2.model).entityNumber(of: "Cat"))
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            try connection.execute("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+                INSERT INTO ZCAT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZAGE) SELECT i, \(catEnt), 1, 'cat ' || i || ' ' || printf('%.*c', 300, 'x'), 1 FROM n;
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 2000 WHERE Z_NAME = 'Cat';
+                PRAGMA wal_checkpoint(TRUNCATE);
+                """)
+        }
+        let undamaged = try directoryCopy(of: store, in: fixture)
+        #expect(StoreUpgrader.upgrade(store: undamaged, catalog: catalog, options: fixture.options(policy)).status == .alreadyCurrent,
+                "undamaged, it is already current")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: store))
+        let offset = try #require(bytes.range(of: Data("cat 1000 x".utf8))?.lowerBound)
+        let handle = try #require(FileHandle(forUpdatingAtPath: store))
+        try handle.seek(toOffset: UInt64(offset / 4096 * 4096))
+        handle.write(Data(count: 4096))
+        try handle.close()
+        let before = try fixture.appFiles()
+
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(policy))
+        let refusal = try #require(report.refusals.first)
+        #expect(refusal.code == .storeDamaged && refusal.message.hasPrefix("the store is at V2 but damaged: integrity_check"), "\(refusal.message)")
+        if policy == .keep {
+            #expect(report.status == .refused && report.exitStatus == .refused, "\(report.status)")
+            #expect(try fixture.appFiles() == before, "nothing changed")
+        } else {
+            #expect(report.status == .fellBackToClean && report.exitStatus == .fellBackToClean, "\(report.status) \(report.error?.message ?? "")")
+            let cats = try UpgradeFixture.count("ZCAT", in: store)
+            #expect(cats > 1_900 && cats < 2_000, "the cats of every other page")
+            let match = StoreMatcher.match(storePath: store, catalog: catalog)
+            #expect(match.outcome == .exact && match.version == "V2")
+        }
+        #expect(try fixture.strayNames(besides: store) == [])
+    }
+
+    /// A copy of `store` in the fixture's directory (outside the app folder), for a run that
+    /// must not touch the store itself.
+    private func directoryCopy(of store: String, in fixture: UpgradeFixture) throws -> String {
+        let copy = fixture.directory.path("undamaged-copy.sqlite")
+        try FileManager.default.copyItem(atPath: store, toPath: copy)
+        return copy
+    }
+
     /// Owners with a required to-many `cats`; V2 adds `Cat.age` (default 0) and `Owner.email`.
     static func ownersCatalog(in fixture: UpgradeFixture) throws -> Catalog {
         let path = fixture.directory.path("owners.json")
