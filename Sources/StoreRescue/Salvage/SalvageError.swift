@@ -11,6 +11,8 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
     case outputIsSymlink(path: String)
     /// The output's folder is missing, not a folder, or not writable.
     case outputFolderUnusable(path: String, folder: String, reason: String)
+    /// The output's name leaves no room for its `-journal` in the folder's file system.
+    case outputNameTooLong(path: String, bytes: Int, limit: Int)
     /// Writing the new store failed part way (disk full, file-size limit, I/O error).
     case writeFailed(path: String, reason: String)
     /// `--version` names no version of the catalog.
@@ -32,6 +34,8 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
             return existing == path ? "\(path) already exists; refusing to overwrite it" : "\(existing) exists; refusing to create \(path) next to another store's sidecar"
         case .outputIsSymlink(let path): return "\(path) is a symbolic link; refusing to create a store through it"
         case .outputFolderUnusable(let path, let folder, let reason): return "cannot create \(path): folder \(folder) \(reason)"
+        case .outputNameTooLong(let path, let bytes, let limit):
+            return StoreCreationError.nameTooLong(path: path, bytes: bytes, limit: limit).description
         case .writeFailed(let path, let reason): return "writing \(path) failed: \(reason); nothing was left at \(path)"
         case .unknownVersion(let catalog, let version, _): return "catalog \(catalog) has no version \"\(version)\""
         case .versionUndetermined(let path, let reason, _): return "\(path): cannot tell which version wrote it: \(reason)"
@@ -49,6 +53,8 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .outputExists: return "choose a new path; salvage never replaces a file: move the existing one away first if it is no longer needed"
         case .outputIsSymlink: return "pass the real path of a file that does not exist yet"
         case .outputFolderUnusable: return "create the folder first, or choose a folder you can write to"
+        case .outputNameTooLong(let path, let bytes, let limit):
+            return StoreCreationError.nameTooLong(path: path, bytes: bytes, limit: limit).recoverySuggestion
         case .writeFailed: return "free disk space or raise the file-size limit (ulimit -f), then run the command again"
         case .unknownVersion(_, _, let available), .versionUndetermined(_, _, let available):
             return available.isEmpty
@@ -63,7 +69,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
     public var exitStatus: ExitStatus {
         switch self {
         case .nothingToSalvage, .versionUndetermined, .ambiguousVersion: return .notAStore
-        case .outputIsInput, .outputExists, .outputIsSymlink, .outputFolderUnusable: return .cannotCreateOutput
+        case .outputIsInput, .outputExists, .outputIsSymlink, .outputFolderUnusable, .outputNameTooLong: return .cannotCreateOutput
         case .writeFailed: return .ioError
         case .unknownVersion: return .usage
         case .verificationFailed: return .internalError
@@ -78,6 +84,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .sidecarExists(let path, let sidecar): self = .outputExists(path: path, existing: sidecar)
         case .targetIsSymlink(let path): self = .outputIsSymlink(path: path)
         case .folderUnusable(let path, let folder, let reason): self = .outputFolderUnusable(path: path, folder: folder, reason: reason)
+        case .nameTooLong(let path, let bytes, let limit): self = .outputNameTooLong(path: path, bytes: bytes, limit: limit)
         case .writeFailed(let path, let reason): self = .writeFailed(path: path, reason: reason)
         case .verificationFailed(let path, let reason): self = .verificationFailed(path: path, reason: reason)
         }

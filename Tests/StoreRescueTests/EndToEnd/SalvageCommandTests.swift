@@ -129,6 +129,25 @@ struct SalvageCommandTests {
         #expect(!FileManager.default.fileExists(atPath: directory.path("new.sqlite")))
     }
 
+    /// An output name with no room for its `-journal` in the file system (255-byte names): refused
+    /// before anything is read, exit 73 with the longest name that fits. It used to fail at the
+    /// last step, moving the store into place, with exit 74 and "free disk space"; a name of 248
+    /// to 255 bytes was even created, and the app could then not write its -wal beside it.
+    @Test func anOutputNameWithNoRoomForItsJournalIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try SalvageFixtures.plainDatabase(at: store, rows: 20)
+        let limit = pathconf(directory.url.path, Int32(_PC_NAME_MAX))
+        try #require(limit > 8)
+        let name = String(repeating: "n", count: limit - 7)
+        let result = try CommandRunner.run(["salvage", store, "--out", directory.path(name)])
+        #expect(result.status == 73, "\(result.stderr)")
+        #expect(result.stderr == "Error: cannot create \(directory.path(name)): its name is \(limit - 7) bytes, and with its -journal (\(limit + 1)) it is longer than the \(limit) this file system allows\nTry: choose a file name of at most \(limit - 8) bytes\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["store.sqlite"])
+        let fits = String(repeating: "f", count: limit - 8)
+        #expect(try CommandRunner.run(["salvage", store, "--out", directory.path(fits)]).status == 0)
+    }
+
     /// The output is checked before the catalog is loaded: an occupied output is refused even
     /// when the catalog is missing too.
     @Test func occupiedOutputIsRefusedBeforeTheCatalogIsRead() throws {
