@@ -288,7 +288,7 @@ import Testing
         let spillPath = directory.path("missing-folder/keys")
         let sorter = IndexKeySorter(indexes: [index], rowidColumn: nil, spillPath: spillPath)
         var columns: [RecordColumn] = []
-        try Self.record([.integer(42)]).withUnsafeBytes { payload in
+        Self.record([.integer(42)]).withUnsafeBytes { payload in
             #expect(RecordDecoder.decode(payload, declaredSize: payload.count, into: &columns) == .complete)
             sorter.add(rowid: 1, record: columns, payload: payload)
         }
