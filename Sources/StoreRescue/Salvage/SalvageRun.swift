@@ -47,7 +47,9 @@ final class SalvageRun {
     /// Pages the tree being walked has refused (not its leaf, not a table page, unreadable, or
     /// already claimed), each counted once: many pointers to one such page (damage, or a file
     /// built to make every cell of many interior pages point at one 64 KiB leaf) cost one read,
-    /// not one each. Cleared after each walk through `refusedList`.
+    /// not one each. A leaf refused under one pointer's bounds is not judged again under
+    /// another's: the sweep takes it, and its pointer-map root or its records name its table.
+    /// Cleared after each walk through `refusedList`.
     @exclusivity(unchecked) var refusedInWalk: PageBitmap
     @exclusivity(unchecked) var refusedList: [UInt32] = []
     @exclusivity(unchecked) var pageKinds = SalvageRun.PageKindTally()
