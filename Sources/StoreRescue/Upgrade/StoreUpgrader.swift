@@ -441,10 +441,13 @@ final class UpgradeRun {
         }
     }
 
-    /// What `quick_check` (`integrity_check` with `fullIntegrityCheck`) says is wrong with the
-    /// store, at most ten messages; nil when it says "ok".
+    /// What `quick_check` says is wrong with the store, at most ten messages; nil when it says
+    /// "ok". `quick_check`, not the `integrity_check` results get (`fullIntegrityCheck`): it
+    /// reads every page, which is what finds a damaged one, and a store already current is the
+    /// run a daily job makes most — on the 75 MB salvage bench store `integrity_check` took the
+    /// run from 38 ms to 876 ms, `quick_check` to 124 ms.
     private func damage(of store: OpenedStore) -> String? {
-        let pragma = options.fullIntegrityCheck ? "integrity_check" : "quick_check"
+        let pragma = "quick_check"
         do {
             let messages = try store.connection.rows("PRAGMA \(pragma)(10)").compactMap { $0.first?.string }
             return messages == ["ok"] ? nil : "\(pragma): " + messages.joined(separator: "; ")

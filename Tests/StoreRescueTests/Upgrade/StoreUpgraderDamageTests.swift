@@ -87,7 +87,7 @@ struct StoreUpgraderDamageTests {
     /// A store already at the target whose damage is on a page the read does not look at (a cat
     /// leaf in the middle of the table): nothing would be written, so nothing read every page,
     /// and it was reported "already current" (exit 2, a success) with the damage left in place.
-    /// It is now checked: refused with `--on-failure keep`, saved with `clean`.
+    /// It is now checked (`quick_check`): refused with `--on-failure keep`, saved with `clean`.
     @Test(arguments: [UpgradeOptions.FailurePolicy.keep, .clean])
     func aStoreAtTheTargetWithADamagedPageIsNotAlreadyCurrent(policy: UpgradeOptions.FailurePolicy) throws {
         let fixture = try UpgradeFixture()
@@ -118,7 +118,7 @@ struct StoreUpgraderDamageTests {
 
         let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(policy))
         let refusal = try #require(report.refusals.first)
-        #expect(refusal.code == .storeDamaged && refusal.message.hasPrefix("the store is at V2 but damaged: integrity_check"), "\(refusal.message)")
+        #expect(refusal.code == .storeDamaged && refusal.message.hasPrefix("the store is at V2 but damaged: quick_check"), "\(refusal.message)")
         if policy == .keep {
             #expect(report.status == .refused && report.exitStatus == .refused, "\(report.status)")
             #expect(try fixture.appFiles() == before, "nothing changed")
