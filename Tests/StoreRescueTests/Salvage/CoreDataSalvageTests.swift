@@ -154,18 +154,12 @@ import Testing
         try Fixtures.store(at: store)
         let expected = try Fixtures.entityRows(of: store)["Z_1TAGS"].map { Set($0.values.map { $0.map { $0.int64 ?? -1 } }) } ?? []
         #expect(expected.count == 269)
-        do {
-            // The damaged schema: Z_1TAGS without its primary key (and the key's index gone), then
-            // three pairs written a second time.
-            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
-            #expect(srsqlite_db_config_int(connection.handle, SQLITE_DBCONFIG_DEFENSIVE, 0) == SQLITE_OK)
-            try connection.execute("""
-                PRAGMA writable_schema = ON;
-                UPDATE sqlite_schema SET sql = 'CREATE TABLE Z_1TAGS ( Z_1ITEMS INTEGER, Z_4TAGS INTEGER )' WHERE name = 'Z_1TAGS';
-                DELETE FROM sqlite_schema WHERE name = 'sqlite_autoindex_Z_1TAGS_1';
-                PRAGMA writable_schema = OFF;
-                """)
-        }
+        // The damaged schema: Z_1TAGS without its primary key (and the key's index gone), then
+        // three pairs written a second time.
+        try SalvageFixtures.editSchema(of: store, """
+            UPDATE sqlite_schema SET sql = 'CREATE TABLE Z_1TAGS ( Z_1ITEMS INTEGER, Z_4TAGS INTEGER )' WHERE name = 'Z_1TAGS';
+            DELETE FROM sqlite_schema WHERE name = 'sqlite_autoindex_Z_1TAGS_1';
+            """)
         do {
             let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
             try connection.execute("INSERT INTO Z_1TAGS (Z_1ITEMS, Z_4TAGS) SELECT Z_1ITEMS, Z_4TAGS FROM Z_1TAGS ORDER BY rowid LIMIT 3")
@@ -201,16 +195,10 @@ import Testing
         let store = directory.path("store.sqlite")
         try Fixtures.store(at: store)
         let expected = try Fixtures.entityRows(of: store)
-        do {
-            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
-            #expect(srsqlite_db_config_int(connection.handle, SQLITE_DBCONFIG_DEFENSIVE, 0) == SQLITE_OK)
-            try connection.execute("""
-                PRAGMA writable_schema = ON;
-                UPDATE sqlite_schema SET name = 'ZOWNEQ', tbl_name = 'ZOWNEQ' WHERE name = 'ZOWNER';
-                UPDATE sqlite_schema SET name = 'ZT' || char(0) || 'G', tbl_name = 'ZT' || char(0) || 'G' WHERE name = 'ZTAG';
-                PRAGMA writable_schema = OFF;
-                """)
-        }
+        try SalvageFixtures.editSchema(of: store, """
+            UPDATE sqlite_schema SET name = 'ZOWNEQ', tbl_name = 'ZOWNEQ' WHERE name = 'ZOWNER';
+            UPDATE sqlite_schema SET name = 'ZT' || char(0) || 'G', tbl_name = 'ZT' || char(0) || 'G' WHERE name = 'ZTAG';
+            """)
         let (output, report) = try Self.salvage(store, in: directory)
         try Self.expectUsableStore(output)
         #expect(try Fixtures.entityRows(of: output) == expected, "every row of every table")
@@ -255,20 +243,14 @@ import Testing
         let store = directory.path("store.sqlite")
         try Fixtures.store(at: store, owners: 60)
         let expected = try Fixtures.entityRows(of: store)
-        do {
-            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
-            #expect(srsqlite_db_config_int(connection.handle, SQLITE_DBCONFIG_DEFENSIVE, 0) == SQLITE_OK)
-            try connection.execute("""
-                PRAGMA writable_schema = ON;
-                UPDATE sqlite_schema SET rootpage = CASE name
-                    WHEN 'ZOWNER' THEN (SELECT rootpage FROM sqlite_schema WHERE name = 'ZTAG')
-                    WHEN 'ZTAG' THEN (SELECT rootpage FROM sqlite_schema WHERE name = 'ZOWNER')
-                    WHEN 'ZITEM' THEN (SELECT rootpage FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'ZITEM' LIMIT 1)
-                    END
-                WHERE name IN ('ZOWNER', 'ZTAG', 'ZITEM');
-                PRAGMA writable_schema = OFF;
-                """)
-        }
+        try SalvageFixtures.editSchema(of: store, """
+            UPDATE sqlite_schema SET rootpage = CASE name
+                WHEN 'ZOWNER' THEN (SELECT rootpage FROM sqlite_schema WHERE name = 'ZTAG')
+                WHEN 'ZTAG' THEN (SELECT rootpage FROM sqlite_schema WHERE name = 'ZOWNER')
+                WHEN 'ZITEM' THEN (SELECT rootpage FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'ZITEM' LIMIT 1)
+                END
+            WHERE name IN ('ZOWNER', 'ZTAG', 'ZITEM');
+            """)
         let (output, report) = try Self.salvage(store, in: directory)
         try Self.expectUsableStore(output)
         let recovered = try Fixtures.entityRows(of: output)

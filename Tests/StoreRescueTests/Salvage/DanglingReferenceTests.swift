@@ -1,5 +1,4 @@
 import Foundation
-import SRSQLite
 import Testing
 @testable import StoreRescue
 
@@ -25,16 +24,13 @@ import Testing
                 try connection.execute("INSERT INTO ZITEM VALUES (\(index + 1), 1, 1, \(value), \(index))")
                 try connection.execute("INSERT INTO Z_1TAGS VALUES (\(index + 1), \(value))")
             }
-            // The reference columns become INTEGER, as a Core Data layout declares them; the
-            // values stored stay as they are (text stays text).
-            #expect(srsqlite_db_config_int(connection.handle, SQLITE_DBCONFIG_DEFENSIVE, 0) == SQLITE_OK)
-            try connection.execute("""
-                PRAGMA writable_schema = ON;
-                UPDATE sqlite_schema SET sql = replace(sql, 'ZOWNER, Z_FOK', 'ZOWNER INTEGER, Z_FOK') WHERE name = 'ZITEM';
-                UPDATE sqlite_schema SET sql = replace(sql, 'Z_2OWNERS, PRIMARY', 'Z_2OWNERS INTEGER, PRIMARY') WHERE name = 'Z_1TAGS';
-                PRAGMA writable_schema = OFF;
-                """)
         }
+        // The reference columns become INTEGER, as a Core Data layout declares them; the values
+        // stored stay as they are (text stays text).
+        try SalvageFixtures.editSchema(of: path, """
+            UPDATE sqlite_schema SET sql = replace(sql, 'ZOWNER, Z_FOK', 'ZOWNER INTEGER, Z_FOK') WHERE name = 'ZITEM';
+            UPDATE sqlite_schema SET sql = replace(sql, 'Z_2OWNERS, PRIMARY', 'Z_2OWNERS INTEGER, PRIMARY') WHERE name = 'Z_1TAGS';
+            """)
         return try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readWrite))
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SRSQLite
 import Testing
 @testable import StoreRescue
 
@@ -39,6 +40,17 @@ enum SalvageFixtures {
 
     /// The last row `plainDatabase` keeps in `people`.
     static func lastLivePerson(rows: Int = 300) -> Int64 { Int64(rows / 2) }
+
+    /// Damages the schema of the database at `path` as a hostile file or a bad write would:
+    /// runs `statements` (`UPDATE sqlite_schema …`) with `writable_schema` on, which defensive
+    /// mode (every connection this project opens) otherwise refuses.
+    static func editSchema(of path: String, _ statements: String) throws {
+        let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readWrite))
+        guard srsqlite_db_config_int(connection.handle, SQLITE_DBCONFIG_DEFENSIVE, 0) == SQLITE_OK else {
+            throw SQLiteError(resultCode: SQLITE_ERROR, message: "defensive mode could not be turned off")
+        }
+        try connection.execute("PRAGMA writable_schema = ON;\n\(statements)\nPRAGMA writable_schema = OFF;")
+    }
 
     /// Every row of every table (SQLite's own tables aside): name → rowid → values.
     static func rows(of path: String) throws -> [String: [Int64: [SQLiteValue]]] {

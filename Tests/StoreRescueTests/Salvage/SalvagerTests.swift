@@ -1,5 +1,4 @@
 import Foundation
-import SRSQLite
 import Testing
 @testable import StoreRescue
 
@@ -51,15 +50,9 @@ import Testing
         let store = directory.path("s.sqlite")
         try SalvageFixtures.plainDatabase(at: store)
         let original = try SalvageFixtures.rows(of: store)
-        do {
-            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
-            #expect(srsqlite_db_config_int(connection.handle, SQLITE_DBCONFIG_DEFENSIVE, 0) == SQLITE_OK)
-            try connection.execute("""
-                PRAGMA writable_schema = ON;
-                UPDATE sqlite_schema SET name = 'peo' || char(0) || 'ple', tbl_name = 'peo' || char(0) || 'ple' WHERE name = 'people';
-                PRAGMA writable_schema = OFF;
-                """)
-        }
+        try SalvageFixtures.editSchema(of: store, """
+            UPDATE sqlite_schema SET name = 'peo' || char(0) || 'ple', tbl_name = 'peo' || char(0) || 'ple' WHERE name = 'people';
+            """)
         let output = directory.path("out.sqlite")
         let report = try Salvager.salvage(store: store, into: output)
         let recovered = try SalvageFixtures.rows(of: output)

@@ -59,12 +59,7 @@ struct StoreUpgraderDamageTests {
         let catalog = try Self.ownersCatalog(in: fixture)
         let store = try Self.ownersStore(in: fixture, catalog: catalog, cats: 2_000)
         // Zero the page that holds cat 1000, the only cat of owner 1.
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: store))
-        let offset = try #require(bytes.range(of: Data("cat 1000 x".utf8))?.lowerBound)
-        let handle = try #require(FileHandle(forUpdatingAtPath: store))
-        try handle.seek(toOffset: UInt64(offset / 4096 * 4096))
-        handle.write(Data(count: 4096))
-        try handle.close()
+        try UpgradeFixture.zeroPage(holding: "cat 1000 x", in: store)
 
         let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
         #expect(report.status == .fellBackToClean && report.exitStatus == .fellBackToClean, "\(report.status) \(report.error?.message ?? "")")
@@ -108,12 +103,7 @@ struct StoreUpgraderDamageTests {
         let undamaged = try directoryCopy(of: store, in: fixture)
         #expect(StoreUpgrader.upgrade(store: undamaged, catalog: catalog, options: fixture.options(policy)).status == .alreadyCurrent,
                 "undamaged, it is already current")
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: store))
-        let offset = try #require(bytes.range(of: Data("cat 1000 x".utf8))?.lowerBound)
-        let handle = try #require(FileHandle(forUpdatingAtPath: store))
-        try handle.seek(toOffset: UInt64(offset / 4096 * 4096))
-        handle.write(Data(count: 4096))
-        try handle.close()
+        try UpgradeFixture.zeroPage(holding: "cat 1000 x", in: store)
         let before = try fixture.appFiles()
 
         let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(policy))

@@ -80,6 +80,16 @@ final class UpgradeFixture {
     /// Every file of the app folder, by name (regular files' bytes).
     func appFiles() throws -> [String: Data] { try StoreFixtureBuilder.snapshot(of: appFolder) }
 
+    /// Zeroes the 4 KiB page of `store` that holds `text` (the first place it occurs).
+    static func zeroPage(holding text: String, in store: String) throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: store))
+        let offset = try #require(bytes.range(of: Data(text.utf8))?.lowerBound)
+        let handle = try #require(FileHandle(forUpdatingAtPath: store))
+        try handle.seek(toOffset: UInt64(offset / 4096 * 4096))
+        handle.write(Data(count: 4096))
+        try handle.close()
+    }
+
     /// `SELECT count(*)` of a table in a store, read immutably.
     static func count(_ table: String, in store: String, where condition: String = "1") throws -> Int64 {
         let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .immutable))
