@@ -1,5 +1,4 @@
 import Foundation
-import SRSQLite
 import Testing
 @testable import StoreRescue
 
@@ -598,15 +597,9 @@ import Testing
         let directory = try TemporaryDirectory()
         let store = directory.path("readings.sqlite")
         try Self.store(at: store)
-        do {
-            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
-            #expect(srsqlite_db_config_int(connection.handle, SQLITE_DBCONFIG_DEFENSIVE, 0) == SQLITE_OK)
-            try connection.execute("""
-                PRAGMA writable_schema = ON;
-                DELETE FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'ZREADING' AND sql LIKE 'CREATE UNIQUE%';
-                PRAGMA writable_schema = OFF;
-                """)
-        }
+        try SalvageFixtures.editSchema(of: store, """
+            DELETE FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'ZREADING' AND sql LIKE 'CREATE UNIQUE%';
+            """)
         do {
             let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
             try connection.execute("UPDATE ZREADING SET ZSERIAL = (SELECT ZSERIAL FROM ZREADING WHERE Z_PK = 10) WHERE Z_PK = 2000")
