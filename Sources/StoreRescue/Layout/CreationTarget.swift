@@ -30,10 +30,10 @@ struct CreationTarget {
         guard info.st_mode & S_IFMT == S_IFDIR else {
             throw StoreCreationError.folderUnusable(path: path, folder: folder, reason: "is not a folder")
         }
-        // The store needs room for its sidecars' names too (-journal is the longest).
+        // The store needs room for its sidecars' names too.
         let bytes = Self.lastComponent(of: path).utf8.count
         let limit = pathconf(folder, Int32(_PC_NAME_MAX))
-        if limit > 0, bytes + 8 > limit {
+        if limit > 0, bytes + StoreCreationError.longestSidecarSuffix > limit {
             throw StoreCreationError.nameTooLong(path: path, bytes: bytes, limit: limit)
         }
         try checkNothingInTheWay()

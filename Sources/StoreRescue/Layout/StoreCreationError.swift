@@ -12,9 +12,12 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
     /// The folder that should hold the store is missing, not a folder, or not writable.
     case folderUnusable(path: String, folder: String, reason: String)
     /// The file name leaves no room in the folder's file system for its `-journal` sidecar
-    /// (`bytes` + 8 past `limit`, the longest name it allows): SQLite could not write the store
+    /// (`bytes` + `longestSidecarSuffix` past `limit`, the longest name it allows): SQLite could not write the store
     /// afterwards, and moving it into place could already fail.
     case nameTooLong(path: String, bytes: Int, limit: Int)
+
+    /// The longest suffix SQLite adds to a store's name for a sidecar: `-journal`.
+    static let longestSidecarSuffix = "-journal".utf8.count
     /// Writing the new store failed part way (disk full, I/O error); the partial file was removed.
     case writeFailed(path: String, reason: String)
     /// The store written does not read back as it should; it was removed. A bug in this tool.
@@ -31,7 +34,7 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
         case .folderUnusable(let path, let folder, let reason):
             return "cannot create \(path): folder \(folder) \(reason)"
         case .nameTooLong(let path, let bytes, let limit):
-            return "cannot create \(path): its name is \(bytes) bytes, and with its -journal (\(bytes + 8)) it is longer than the \(limit) this file system allows"
+            return "cannot create \(path): its name is \(bytes) bytes, and with its -journal (\(bytes + Self.longestSidecarSuffix)) it is longer than the \(limit) this file system allows"
         case .writeFailed(let path, let reason):
             return "cannot write \(path): \(reason)"
         case .verificationFailed(let path, let reason):
@@ -50,7 +53,7 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
         case .folderUnusable:
             return "create the folder first, or choose a folder you can write to"
         case .nameTooLong(_, _, let limit):
-            return "choose a file name of at most \(limit - 8) bytes"
+            return "choose a file name of at most \(limit - Self.longestSidecarSuffix) bytes"
         case .writeFailed:
             return "check free space and the file-size limit of the destination, then run the command again"
         case .verificationFailed:

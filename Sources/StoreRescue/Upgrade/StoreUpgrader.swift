@@ -429,10 +429,7 @@ final class UpgradeRun {
                 // target with a damaged page is not "already current" (exit 2, fine) but a store
                 // to save.
                 if let damage = damage(of: reading.store) {
-                    return .cannotSave([MigrationRefusal(
-                        code: .storeDamaged, hop: "", entity: nil, property: nil, rowCount: nil,
-                        message: "the store is at \(version.name) but damaged: \(damage)",
-                        remedy: "run with --on-failure clean to quarantine it and salvage what can be read into a clean store, or storerescue salvage STORE --out NEW")])
+                    return .cannotSave([Self.damagedRefusal(message: "the store is at \(version.name) but damaged: \(damage)")])
                 }
                 return .alreadyCurrent(stamp)
             }
@@ -447,12 +444,11 @@ final class UpgradeRun {
     /// run a daily job makes most — on the 75 MB salvage bench store `integrity_check` took the
     /// run from 38 ms to 876 ms, `quick_check` to 124 ms.
     private func damage(of store: OpenedStore) -> String? {
-        let pragma = "quick_check"
         do {
-            let messages = try store.connection.rows("PRAGMA \(pragma)(10)").compactMap { $0.first?.string }
-            return messages == ["ok"] ? nil : "\(pragma): " + messages.joined(separator: "; ")
+            let messages = try store.connection.rows("PRAGMA quick_check(10)").compactMap { $0.first?.string }
+            return messages == ["ok"] ? nil : "quick_check: " + messages.joined(separator: "; ")
         } catch {
-            return "\(pragma) failed: \(error)"
+            return "quick_check failed: \(error)"
         }
     }
 
@@ -692,9 +688,13 @@ final class UpgradeRun {
     }
 
     static func damagedRefusal(_ path: String, _ error: any Error) -> MigrationRefusal {
-        let facing = StoreMigrator.operatorFacing(error, store: path)
-        return MigrationRefusal(
-            code: .storeDamaged, hop: "", entity: nil, property: nil, rowCount: nil, message: facing.description,
+        damagedRefusal(message: StoreMigrator.operatorFacing(error, store: path).description)
+    }
+
+    /// A store that cannot be read whole, with what saves what can be read.
+    static func damagedRefusal(message: String) -> MigrationRefusal {
+        MigrationRefusal(
+            code: .storeDamaged, hop: "", entity: nil, property: nil, rowCount: nil, message: message,
             remedy: "run with --on-failure clean to quarantine it and salvage what can be read into a clean store, or storerescue salvage STORE --out NEW")
     }
 
