@@ -241,11 +241,10 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.path("aimed.sqlite")
         let pageSize = 65_536
-        do {
-            let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .create))
-            try connection.execute("PRAGMA page_size = \(pageSize); PRAGMA journal_mode = DELETE; CREATE TABLE t (a BLOB)")
-            try connection.execute("INSERT INTO t (a) VALUES (zeroblob(30000))")
-        }
+        try StoreFixtureBuilder.database(at: path, sql: """
+            PRAGMA page_size = \(pageSize); PRAGMA journal_mode = DELETE; CREATE TABLE t (a BLOB);
+            INSERT INTO t (a) VALUES (zeroblob(30000));
+            """)
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let root = try #require(try SalvageFixtures.rootPage(of: "t", in: path))
         let leaf = (root - 1) * pageSize
@@ -284,38 +283,33 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.path("aimed.sqlite")
         let pageSize = 4_096
-        do {
-            let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .create))
-            try connection.execute("""
-                PRAGMA page_size = \(pageSize); PRAGMA journal_mode = DELETE;
-                CREATE TABLE victim (id INTEGER PRIMARY KEY, x TEXT); CREATE TABLE keep (id INTEGER PRIMARY KEY, x TEXT)
-                """)
-            try connection.execute("""
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100)
-                INSERT INTO keep SELECT 1000 + i, 'keep ' || i FROM n
-                """)
-        }
+        try StoreFixtureBuilder.database(at: path, sql: """
+            PRAGMA page_size = \(pageSize); PRAGMA journal_mode = DELETE;
+            CREATE TABLE victim (id INTEGER PRIMARY KEY, x TEXT); CREATE TABLE keep (id INTEGER PRIMARY KEY, x TEXT);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100)
+            INSERT INTO keep SELECT 1000 + i, 'keep ' || i FROM n;
+            """)
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let keepRoot = try #require(try SalvageFixtures.rootPage(of: "keep", in: path))
         let victimRoot = try #require(try SalvageFixtures.rootPage(of: "victim", in: path))
         #expect(bytes[(keepRoot - 1) * pageSize] == 0x0D, "keep is one leaf, rowids 1001 to 1100, walked after the victim")
         func interior(children: [Int], key: Int, right: Int) -> [UInt8] {
             var page = [UInt8](repeating: 0, count: pageSize)
-            page[0] = 0x05
-            page[3] = UInt8(children.count >> 8)
-            page[4] = UInt8(children.count & 0xFF)
-            var position = pageSize
-            for (index, child) in children.enumerated() {
-                // A four-byte child and a one-byte key: every cell the same, so the keys are out
-                // of order and each child inherits the bounds above it.
-                position -= 5
-                page.replaceSubrange(position..<position + 5, with: [UInt8(child >> 24), UInt8((child >> 16) & 0xFF), UInt8((child >> 8) & 0xFF), UInt8(child & 0xFF), UInt8(key)])
-                page[12 + 2 * index] = UInt8(position >> 8)
-                page[13 + 2 * index] = UInt8(position & 0xFF)
+            page.withUnsafeMutableBytes { page in
+                page[0] = 0x05
+                page.storeBigEndianUInt16(children.count, at: 3)
+                var position = pageSize
+                for (index, child) in children.enumerated() {
+                    // A four-byte child and a one-byte key: every cell the same, so the keys are
+                    // out of order and each child inherits the bounds above it.
+                    position -= 5
+                    page.storeBigEndianUInt32(UInt32(child), at: position)
+                    page[position + 4] = UInt8(key)
+                    page.storeBigEndianUInt16(position, at: 12 + 2 * index)
+                }
+                page.storeBigEndianUInt16(position, at: 5)
+                page.storeBigEndianUInt32(UInt32(right), at: 8)
             }
-            page[5] = UInt8(position >> 8)
-            page[6] = UInt8(position & 0xFF)
-            page.replaceSubrange(8..<12, with: [UInt8(right >> 24), UInt8((right >> 16) & 0xFF), UInt8((right >> 8) & 0xFF), UInt8(right & 0xFF)])
             return page
         }
         let pages = bytes.count / pageSize
@@ -326,7 +320,7 @@ import Testing
         bytes += interior(children: (0..<interiors - 1).map { first + $0 }, key: 7, right: first + interiors - 1)
         for _ in 0..<interiors { bytes += interior(children: Array(repeating: target, count: cells - 1), key: 7, right: target) }
         let total = bytes.count / pageSize
-        bytes.replaceSubrange(28..<32, with: [UInt8(total >> 24), UInt8((total >> 16) & 0xFF), UInt8((total >> 8) & 0xFF), UInt8(total & 0xFF)])
+        bytes.withUnsafeMutableBytes { $0.storeBigEndianUInt32(UInt32(total), at: 28) }
         // The victim's root: an interior page whose only cell leads to the 20, rowids up to 100.
         bytes.replaceSubrange((victimRoot - 1) * pageSize..<victimRoot * pageSize, with: interior(children: [top], key: 100, right: zeroed))
         try Data(bytes).write(to: URL(fileURLWithPath: path))
@@ -346,15 +340,12 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.path("linked.sqlite")
         let pageSize = 4_096
-        do {
-            let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .create))
-            try connection.execute("""
-                PRAGMA page_size = \(pageSize); PRAGMA journal_mode = DELETE;
-                CREATE TABLE spill (id INTEGER PRIMARY KEY, b BLOB); CREATE TABLE later (id INTEGER PRIMARY KEY, x TEXT);
-                INSERT INTO spill VALUES (1, randomblob(6000)), (2, randomblob(6000)), (3, x'00');
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) INSERT INTO later SELECT i, 'later ' || i FROM n;
-                """)
-        }
+        try StoreFixtureBuilder.database(at: path, sql: """
+            PRAGMA page_size = \(pageSize); PRAGMA journal_mode = DELETE;
+            CREATE TABLE spill (id INTEGER PRIMARY KEY, b BLOB); CREATE TABLE later (id INTEGER PRIMARY KEY, x TEXT);
+            INSERT INTO spill VALUES (1, randomblob(6000)), (2, randomblob(6000)), (3, x'00');
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) INSERT INTO later SELECT i, 'later ' || i FROM n;
+            """)
         let original = try SalvageFixtures.rows(of: path)
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let spillRoot = try #require(try SalvageFixtures.rootPage(of: "spill", in: path))
@@ -365,7 +356,7 @@ import Testing
         let cell = try #require(bytes.withUnsafeBytes { TableCell.leaf(in: UnsafeRawBufferPointer(rebasing: $0[leaf..<leaf + pageSize]), at: first, usableSize: pageSize) })
         #expect(cell.firstOverflowPage != nil)
         let link = leaf + cell.localStart + cell.localSize
-        bytes.replaceSubrange(link..<link + 4, with: [0, 0, UInt8(laterRoot >> 8), UInt8(laterRoot & 0xFF)])
+        bytes.withUnsafeMutableBytes { $0.storeBigEndianUInt32(UInt32(laterRoot), at: link) }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
 
         let output = directory.path("out.sqlite")
