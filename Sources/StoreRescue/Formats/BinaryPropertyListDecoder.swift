@@ -18,8 +18,16 @@ public struct PropertyListLimits: Sendable, Equatable {
         self.maximumDepth = maximumDepth
     }
 
-    /// 16 MiB, 2,000,000 objects, depth 256.
+    /// 16 MiB, 2,000,000 objects, depth 256: for model files the user names (`.mom`, `.momd`,
+    /// `.xcdatamodeld`).
     public static let `default` = PropertyListLimits()
+
+    /// For property lists read out of a store (a `Z_METADATA` plist, a `Z_MODELCACHE` archive):
+    /// 250,000 values. The default's 2,000,000 let a 335-byte `Z_PLIST` whose arrays share their
+    /// children decode to 2 million values, 120 MB, in every command that reads a store; the
+    /// largest model cache among the shared samples is an archive of 696 objects, a metadata
+    /// plist holds a few per entity.
+    public static let storeContent = PropertyListLimits(maximumObjectCount: 250_000)
 }
 
 /// Reads a property list from untrusted bytes: binary `bplist00` with our own bounded parser,

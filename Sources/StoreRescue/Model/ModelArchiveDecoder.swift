@@ -42,11 +42,12 @@ public enum ModelArchiveDecoder {
     /// Decodes a store's `Z_MODELCACHE.Z_CONTENT`: raw DEFLATE of a model archive.
     ///
     /// - Parameter maximumInflatedBytes: the most the blob may inflate to (a real cache is well
-    ///   under a megabyte); also the input limit for the property list decoder.
+    ///   under a megabyte); also the input limit for the property list decoder, which otherwise
+    ///   reads it within `PropertyListLimits.storeContent`.
     /// - Throws: `ModelDecodingError.unreadableModelCache` when inflating fails or passes the
     ///   limit, and whatever `decodeModel(archive:limits:)` throws.
     public static func decodeModelCache(
-        compressed: Data, maximumInflatedBytes: Int = 64 << 20, maximumObjectCount: Int = PropertyListLimits.default.maximumObjectCount
+        compressed: Data, maximumInflatedBytes: Int = 64 << 20
     ) throws -> ManagedObjectModel {
         let archive: Data
         do {
@@ -54,9 +55,8 @@ public enum ModelArchiveDecoder {
         } catch let error as CompressionError {
             throw ModelDecodingError.unreadableModelCache(error)
         }
-        var limits = PropertyListLimits.default
+        var limits = PropertyListLimits.storeContent
         limits.maximumInputBytes = max(limits.maximumInputBytes, maximumInflatedBytes)
-        limits.maximumObjectCount = maximumObjectCount
         return try decodeModel(archive: archive, limits: limits)
     }
 

@@ -68,7 +68,7 @@ struct BookkeepingRows {
         // Z_VERSION 1 first (the row Core Data reads), then the others in order.
         for key in metadata.keys.sorted(by: { ($0 == 1 ? 0 : 1, $0) < ($1 == 1 ? 0 : 1, $1) }) {
             guard let row = metadata[key], let plist = row.plist, plist.count <= StoreMetadata.maximumPlistBytes,
-                let value = try? BinaryPropertyListDecoder.decode(plist, limits: Self.propertyListLimits), let dictionary = value.dictionary
+                let value = try? BinaryPropertyListDecoder.decode(plist, limits: .storeContent), let dictionary = value.dictionary
             else { continue }
             return StoreMetadata(uuid: row.uuid, rowVersion: key, plist: dictionary)
         }
@@ -82,17 +82,10 @@ struct BookkeepingRows {
     /// way, and the new store's cache is left empty, as `create` leaves it).
     static let maximumInflatedModelCacheBytes = 16 << 20
 
-    /// What a recovered metadata plist or model cache may decode to: 250,000 values (a shared
-    /// object counts once per reference). The default 2,000,000 let a 335-byte `Z_PLIST` whose
-    /// arrays share their children decode to 2 million values, 124 MB; the largest model cache
-    /// among the shared samples is an archive of 696 objects, a metadata plist far fewer.
-    static let propertyListLimits = PropertyListLimits(maximumObjectCount: 250_000)
-
     /// The model a recovered model cache holds, read within `maximumInflatedModelCacheBytes` and
-    /// `propertyListLimits`.
+    /// `PropertyListLimits.storeContent`.
     static func model(ofCache blob: Data) throws -> ManagedObjectModel {
-        try ModelArchiveDecoder.decodeModelCache(
-            compressed: blob, maximumInflatedBytes: maximumInflatedModelCacheBytes, maximumObjectCount: propertyListLimits.maximumObjectCount)
+        try ModelArchiveDecoder.decodeModelCache(compressed: blob, maximumInflatedBytes: maximumInflatedModelCacheBytes)
     }
 
     /// The entity hashes of the first model cache that decodes.

@@ -93,7 +93,7 @@ extension StoreMetadata {
         let blob = try connection.scalar(
             "SELECT CAST(Z_PLIST AS BLOB) FROM Z_METADATA WHERE Z_VERSION IS ?", [first[0]])?.data ?? Data()
         do {
-            let value = try BinaryPropertyListDecoder.decode(blob)
+            let value = try BinaryPropertyListDecoder.decode(blob, limits: .storeContent)
             guard let dictionary = value.dictionary else {
                 return .unreadable(uuid: uuid, reason: "Z_PLIST is a property list but not a dictionary")
             }

@@ -68,6 +68,26 @@ struct InspectCommandTests {
         #expect(controlFindings.contains { $0["code"] as? String == "model-cache-unreadable" && ($0["message"] as? String)?.contains("expands past") == false })
     }
 
+    /// A `Z_PLIST` of under 200 bytes whose arrays share their children, a million values
+    /// decoded: every command reads a store's plists (`StoreMetadata.read`) within
+    /// `PropertyListLimits.storeContent`, so it is refused as unreadable metadata inside 64 MiB of data (the
+    /// default limits, which decoded it, took `inspect` to about 80 MB and past this `ulimit`).
+    @Test func anExpandingMetadataPlistIsRefusedWithoutItsMemory() throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("store.sqlite")
+        let plist = HandMadePropertyList.expanding(doublings: 20).data
+        #expect(plist.count < 200)
+        #expect(try BinaryPropertyListDecoder.decode(plist).dictionary != nil, "the default limits decode it")
+        try StoreFixtureBuilder.coreDataStore(at: store, plist: plist)
+        let result = try CommandRunner.run(program: "/bin/sh", [
+            "-c", "ulimit -d 65536 && exec \"$0\" inspect --json \"$1\"", CommandRunner.executable.path, store,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let findings = try #require(try result.json()["findings"] as? [[String: Any]])
+        let unreadable = try #require(findings.first { $0["code"] as? String == "metadata-unreadable" })
+        #expect((unreadable["message"] as? String)?.contains("more than the limit of 250000 values") == true)
+    }
+
     @Test func symlinkIsRefusedUnlessAllowed() throws {
         let dir = try TemporaryDirectory()
         try StoreFixtureBuilder.database(at: dir.path("real.db"), sql: "CREATE TABLE t(x);")

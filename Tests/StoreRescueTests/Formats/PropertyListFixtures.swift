@@ -69,6 +69,17 @@ struct HandMadePropertyList {
         return [0xA0 | UInt8(references.count)] + references
     }
 
+    /// A dictionary `{"k": [[…]]}` whose arrays each hold their child twice, `doublings` deep, down
+    /// to the string "x": under 200 bytes that decode to about 2^`doublings` values (a "billion
+    /// laughs" property list, shared children counting once per reference).
+    static func expanding(doublings: Int) -> HandMadePropertyList {
+        precondition((1...200).contains(doublings))
+        var objects = [dictionary(keys: [1], values: [2]), ascii("k")]
+        objects += (2..<(2 + doublings - 1)).map { array([UInt8($0 + 1), UInt8($0 + 1)]) }
+        objects.append(ascii("x"))
+        return HandMadePropertyList(objects: objects)
+    }
+
     /// A dictionary object holding one-byte key references, then value references.
     static func dictionary(keys: [UInt8], values: [UInt8]) -> [UInt8] {
         precondition(keys.count == values.count && keys.count < 15)

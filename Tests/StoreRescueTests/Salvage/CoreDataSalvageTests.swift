@@ -472,21 +472,17 @@ import Testing
     }
 
     /// A metadata row whose plist is 200 bytes that decode to a million values (arrays sharing
-    /// their children): salvage reads plists with `BookkeepingRows.propertyListLimits`, so it
+    /// their children): salvage reads plists with `PropertyListLimits.storeContent`, so it
     /// is refused, not decoded (the default limits would take it: 124 MB for a 335-byte plist
     /// of this kind), and the new store is stamped fresh.
     @Test func aMetadataPlistThatExpandsIsNotDecoded() throws {
         let directory = try TemporaryDirectory()
         let store = directory.path("store.sqlite")
         try Fixtures.store(at: store)
-        // Object 0: {"k": object 2}; object i (2…20): [i+1, i+1]; object 21: "x".
-        var objects = [HandMadePropertyList.dictionary(keys: [1], values: [2]), HandMadePropertyList.ascii("k")]
-        objects += (2...20).map { HandMadePropertyList.array([UInt8($0 + 1), UInt8($0 + 1)]) }
-        objects.append(HandMadePropertyList.ascii("x"))
-        let plist = HandMadePropertyList(objects: objects).data
+        let plist = HandMadePropertyList.expanding(doublings: 20).data
         #expect(plist.count < 200)
         #expect(throws: PropertyListError.valueLimitExceeded(limit: 250_000)) {
-            try BinaryPropertyListDecoder.decode(plist, limits: BookkeepingRows.propertyListLimits)
+            try BinaryPropertyListDecoder.decode(plist, limits: .storeContent)
         }
         #expect(try BinaryPropertyListDecoder.decode(plist).dictionary != nil, "the default limits decode it")
         do {
