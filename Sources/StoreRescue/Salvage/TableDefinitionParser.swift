@@ -37,7 +37,10 @@ final class TableDefinitionParser {
         let trimmed = sql.drop { $0.isWhitespace }
         guard trimmed.prefix(6).uppercased() == "CREATE", !trimmed.uppercased().hasPrefix("CREATE VIRTUAL") else { return nil }
         guard let statement = prepareRefusingReads(sql), (try? statement.step()) != nil else { return nil }
-        let created = (try? connection.rows("SELECT name FROM sqlite_schema WHERE type = 'table'", maximumRows: 4)) ?? []
+        // An AUTOINCREMENT table also creates `sqlite_sequence`, which stays (SQLite will not drop
+        // it) and is not the table parsed.
+        let created = (try? connection.rows(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name <> 'sqlite_sequence'", maximumRows: 4)) ?? []
         defer {
             for row in created {
                 if let table = row.first?.string { try? connection.execute("DROP TABLE \(table.quotedSQLIdentifier)") }
@@ -60,7 +63,12 @@ final class TableDefinitionParser {
                 name: columnName, declaredType: type, defaultValue: Self.literal(row[4].string)))
         }
         guard !columns.isEmpty else { return nil }
-        let rowid = !isWithoutRowid && primaryKey.count == 1 && primaryKey[0].type.uppercased() == "INTEGER" ? primaryKey[0].column : nil
+        // A single INTEGER primary key is the rowid, except where SQLite keeps it in the record
+        // and gives it an index of its own (`INTEGER PRIMARY KEY DESC` written on the column).
+        let keyIndexes = (try? connection.rows("PRAGMA index_list(\(quoted))", maximumRows: 40_000)) ?? []
+        let keyIsIndexed = keyIndexes.contains { $0.count > 3 && $0[3].string == "pk" }
+        let rowid = !isWithoutRowid && !keyIsIndexed && primaryKey.count == 1 && primaryKey[0].type.uppercased() == "INTEGER"
+            ? primaryKey[0].column : nil
         return TableDefinition(name: name, columns: columns, rowidColumn: rowid, isWithoutRowid: isWithoutRowid, rootPage: rootPage)
     }
 

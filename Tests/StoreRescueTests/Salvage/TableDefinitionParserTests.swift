@@ -21,6 +21,11 @@ import Testing
         #expect(parser.parse(name: "a", sql: "CREATE TABLE a (x INT PRIMARY KEY, y)", rootPage: 2)?.rowidColumn == nil, "INT is not INTEGER")
         #expect(parser.parse(name: "b", sql: "CREATE TABLE b (x, y INTEGER, PRIMARY KEY (y))", rootPage: 2)?.rowidColumn == 1)
         #expect(parser.parse(name: "c", sql: "CREATE TABLE c (x INTEGER, y INTEGER, PRIMARY KEY (x, y))", rootPage: 2)?.rowidColumn == nil)
+        // SQLite's quirk: DESC written on the column keeps the key in the record, with an index;
+        // written in the table's PRIMARY KEY clause it is still the rowid.
+        #expect(parser.parse(name: "e", sql: "CREATE TABLE e (x INTEGER PRIMARY KEY DESC, y)", rootPage: 2)?.rowidColumn == nil)
+        #expect(parser.parse(name: "f", sql: "CREATE TABLE f (x INTEGER, y, PRIMARY KEY (x DESC))", rootPage: 2)?.rowidColumn == 0)
+        #expect(parser.parse(name: "g", sql: "CREATE TABLE g (x INTEGER PRIMARY KEY ASC, y)", rootPage: 2)?.rowidColumn == 0)
         let withoutRowid = parser.parse(name: "d", sql: "CREATE TABLE d (k INTEGER PRIMARY KEY, v) WITHOUT ROWID", rootPage: 2)
         #expect(withoutRowid?.isWithoutRowid == true)
         #expect(withoutRowid?.rowidColumn == nil)
@@ -50,6 +55,16 @@ import Testing
     ])
     func refusesWhatIsNotAPlainCreateTable(sql: String) {
         #expect(parser.parse(name: "x", sql: sql, rootPage: 2) == nil)
+    }
+
+    /// An AUTOINCREMENT table also creates `sqlite_sequence` in the scratch database: the table
+    /// parsed is still the one named, every time (it used to be refused as two tables).
+    @Test func autoincrementTablesParse() {
+        for root in [2, 3] as [UInt32] {
+            let definition = parser.parse(name: "s", sql: "CREATE TABLE s (id INTEGER PRIMARY KEY AUTOINCREMENT, x)", rootPage: root)
+            #expect(definition?.columns.map(\.name) == ["id", "x"])
+            #expect(definition?.rowidColumn == 0)
+        }
     }
 
     /// The parser's scratch database holds nothing between statements: the same name twice works.
