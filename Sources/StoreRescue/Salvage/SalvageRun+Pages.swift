@@ -214,6 +214,10 @@ extension SalvageRun {
     /// Pass 3: every page no tree claimed, in file order. Table leaves are orphans: rows still
     /// recovered, their table named by the pointer map or their shape.
     func sweepUnclaimedPages() throws {
+        // Leaves the pointer map calls free that the freelist did not list (its chain broken, or
+        // the header gone): deleted rows, unless there are more than the header's freelist count
+        // leaves room for — then the map is what is damaged, and they are read as live.
+        var mapSaysFree = PageBitmap(capacity: capacity)
         for page in UInt32(1)...capacity {
             if page % 64 == 0 {
                 try checkCancellation()
@@ -223,32 +227,54 @@ extension SalvageRun {
                 continue
             }
             if pointerMap?.isMapPage(page) == true || page == pointerMap?.lockBytePage { continue }
-            guard source.read(page, into: &pageBuffer) else {
-                pageKinds.readFailures += 1
+            guard let header = try readUnclaimed(page) else { continue }
+            if header.kind == .tableLeaf, let entry = pointerMap?.entry(for: page, source: source), entry.type == .freePage {
+                _ = mapSaysFree.insert(page)
                 continue
             }
-            pagesProcessed += 1
-            let header = pageBuffer.withUnsafeBytes { bytes -> BTreePageHeader? in
-                BTreePageHeader(page: bytes, pageNumber: page, usableSize: geometry.usableSize)
-            }
-            guard let header else {
-                if pageBuffer.withUnsafeBytes({ $0.isZero(in: 0..<$0.count) }) { zeroedPages.insert(page) } else { unknownPages.insert(page) }
-                continue
-            }
-            switch header.kind {
-            case .indexLeaf: pageKinds.indexLeaf += 1
-            case .indexInterior: pageKinds.indexInterior += 1
-            case .tableInterior: pageKinds.tableInterior += 1
-            case .tableLeaf:
-                // A free page the freelist did not list (its chain broken, or the header gone):
-                // the pointer map still says so. Its rows are deleted ones, never live.
-                if let entry = pointerMap?.entry(for: page, source: source), entry.type == .freePage {
-                    freeLeaves.insert(page)
-                    continue
-                }
-                pageKinds.tableLeaf += 1
-                try recoverOrphan(page: page, header: header)
-            }
+            try sweep(page: page, header: header)
+        }
+        guard mapSaysFree.count > 0 else { return }
+        let room = geometry.freelistPageCount.map { max(0, Int($0) - freeTrunks.count - freeLeaves.count) }
+        guard let room, mapSaysFree.count > room else {
+            for page in UInt32(1)...capacity where mapSaysFree.contains(page) { _ = freeLeaves.insert(page) }
+            return
+        }
+        notes.append("the pointer map calls \(mapSaysFree.count) table leaves free that the freelist does not list, "
+            + "where the header's freelist count leaves room for \(room): they were read as live pages")
+        for page in UInt32(1)...capacity where mapSaysFree.contains(page) {
+            try checkCancellation()
+            guard let header = try readUnclaimed(page, counted: false) else { continue }
+            try sweep(page: page, header: header)
+        }
+    }
+
+    /// Reads an unclaimed page into `pageBuffer`: its b-tree header, or nil (a read failure, a
+    /// zeroed page or one of unknown kind, each counted once).
+    private func readUnclaimed(_ page: UInt32, counted: Bool = true) throws -> BTreePageHeader? {
+        guard source.read(page, into: &pageBuffer) else {
+            pageKinds.readFailures += 1
+            return nil
+        }
+        if counted { pagesProcessed += 1 }
+        let header = pageBuffer.withUnsafeBytes { bytes -> BTreePageHeader? in
+            BTreePageHeader(page: bytes, pageNumber: page, usableSize: geometry.usableSize)
+        }
+        if header == nil, counted {
+            if pageBuffer.withUnsafeBytes({ $0.isZero(in: 0..<$0.count) }) { zeroedPages.insert(page) } else { unknownPages.insert(page) }
+        }
+        return header
+    }
+
+    /// Counts an unclaimed b-tree page by kind; a table leaf's rows are recovered as an orphan's.
+    private func sweep(page: UInt32, header: BTreePageHeader) throws {
+        switch header.kind {
+        case .indexLeaf: pageKinds.indexLeaf += 1
+        case .indexInterior: pageKinds.indexInterior += 1
+        case .tableInterior: pageKinds.tableInterior += 1
+        case .tableLeaf:
+            pageKinds.tableLeaf += 1
+            try recoverOrphan(page: page, header: header)
         }
     }
 

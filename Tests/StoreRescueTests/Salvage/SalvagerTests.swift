@@ -126,6 +126,44 @@ import Testing
         #expect(report.tables.first { $0.name == "people" }?.rows.deleted == deletedIDs.count)
     }
 
+    /// The pointer map says "free page" where the freelist cannot: for live leaves (`people`'s
+    /// root zeroed, so they are orphans, and their map entries set to free, as one damaged map
+    /// page does for 800 pages) the header's freelist count leaves no room, so they are read as
+    /// live — they used to be taken for deleted rows (in Core Data mode, written nowhere). For
+    /// really free leaves whose freelist trunk is gone, the map is still believed.
+    @Test func aPointerMapCallingLiveLeavesFreeIsNotBelieved() throws {
+        let directory = try TemporaryDirectory()
+        let pristine = directory.path("pristine.sqlite")
+        try SalvageFixtures.plainDatabase(at: pristine)
+        let original = try SalvageFixtures.rows(of: pristine)
+        let data = try Data(contentsOf: URL(fileURLWithPath: pristine))
+        let root = try #require(try SalvageFixtures.rootPage(of: "people", in: pristine))
+        // Page 2 is the first pointer map: five bytes per page from page 3 (type, parent).
+        let leaves = (3...data.count / 4096).filter { page in
+            data[4096 + 5 * (page - 3)] == 5 && SalvageFixtures.u32(data, at: 4096 + 5 * (page - 3) + 1) == root
+        }
+        #expect(leaves.count >= 2)
+
+        let lying = directory.path("lying.sqlite")
+        try data.write(to: URL(fileURLWithPath: lying))
+        try SalvageFixtures.zeroPage(root, of: lying, pageSize: 4096)
+        for page in leaves { try SalvageFixtures.overwrite(lying, at: 4096 + 5 * (page - 3), with: Data([2, 0, 0, 0, 0])) }
+        let lyingReport = try Salvager.salvage(store: lying, into: directory.path("lying-out.sqlite"))
+        #expect(try SalvageFixtures.rows(of: directory.path("lying-out.sqlite"))["people"] == original["people"])
+        #expect(lyingReport.notes.contains { $0.contains("the pointer map calls \(leaves.count) table leaves free") })
+
+        // The freelist's first trunk zeroed: its leaves are listed nowhere but in the map.
+        let trunk = SalvageFixtures.u32(data, at: 32)
+        #expect(trunk > 0 && SalvageFixtures.u32(data, at: (trunk - 1) * 4096 + 4) > 0, "the fixture has free leaves")
+        let broken = directory.path("broken.sqlite")
+        try data.write(to: URL(fileURLWithPath: broken))
+        try SalvageFixtures.zeroPage(trunk, of: broken, pageSize: 4096)
+        let brokenReport = try Salvager.salvage(store: broken, into: directory.path("broken-out.sqlite"))
+        #expect(try SalvageFixtures.rows(of: directory.path("broken-out.sqlite"))["people"] == original["people"])
+        #expect(brokenReport.tables.first { $0.name == "people" }?.rows.deleted ?? 0 > 0, "still deleted rows")
+        #expect(!brokenReport.notes.contains { $0.contains("table leaves free") })
+    }
+
     /// A stale copy of a live leaf on a free page (what an update that moves rows leaves behind),
     /// its text changed: the tree's copy wins, the other is counted as a duplicate resolved —
     /// never written, never taken for deleted rows.
@@ -182,8 +220,6 @@ import Testing
         #expect(people.pages.damaged == 1)
     }
 
-    /// A `WITHOUT ROWID` table's rows live in an index b-tree: recognised and skipped (said so),
-    /// as are index pages; the other tables come back whole.
     /// Two kinds of rowid table the parser once misread, undamaged: `INTEGER PRIMARY KEY DESC`
     /// on the column is not the rowid (SQLite keeps it in the record and indexes it), and an
     /// AUTOINCREMENT table comes with `sqlite_sequence`. Both used to lose every row to lost and
@@ -217,6 +253,8 @@ import Testing
         #expect(report.lostAndFound.rows <= 1)
     }
 
+    /// A `WITHOUT ROWID` table's rows live in an index b-tree: recognised and skipped (said so),
+    /// as are index pages; the other tables come back whole.
     @Test func withoutRowidTablesAndIndexPagesAreSkipped() throws {
         let directory = try TemporaryDirectory()
         let store = directory.path("s.sqlite")
