@@ -13,11 +13,16 @@ struct StoreRescueCommand: ParsableCommand {
         ]
     )
 
-    /// Every command runs with SIGINT/SIGTERM/SIGHUP handled (`InterruptHandling`) and, in text
-    /// mode, reports the stale temporaries of earlier runs it removed (JSON carries them itself).
+    /// Every command runs with SIGINT/SIGTERM/SIGHUP handled (`InterruptHandling`), SIGXFSZ
+    /// ignored (a write past `ulimit -f` fails with EFBIG, reported as exit 74 with its
+    /// temporaries removed, instead of killing the process: `create`, `catalog learn` and the
+    /// private read copy of `inspect` or `match` write before any writer of their own would
+    /// ignore it) and, in text mode, reports the stale temporaries of earlier runs it removed
+    /// (JSON carries them itself).
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
         let json = arguments.contains("--json")
+        SafeFileOutput.ignoreFileSizeLimitSignal()
         InterruptHandling.install(json: json)
         do {
             var command = try parseAsRoot(arguments)

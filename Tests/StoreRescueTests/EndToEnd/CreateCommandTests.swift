@@ -64,6 +64,33 @@ struct CreateCommandTests {
         #expect(after == before)
     }
 
+    /// The file-size limit (`ulimit -f`) hit by a command that writes before any writer of its
+    /// own starts: `create`'s new store, and the private read copy `inspect` makes of a store
+    /// with a `-wal`. Exit 74 with an `Error:`/`Try:` pair and nothing left behind — they used to
+    /// die of SIGXFSZ (status 153 from the shell), temporaries left in place.
+    @Test(.enabled(if: Samples.available, "needs ../shared/samples")) func aFileSizeLimitIsExit74NotASignal() throws {
+        let directory = try TemporaryDirectory()
+        let catalog = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Samples/Journal/catalog.json").path
+        try FileManager.default.createDirectory(atPath: directory.path("out"), withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(atPath: directory.path("tmp"), withIntermediateDirectories: false)
+        let store = try directory.copySample("lineages/SyncMetadata/SyncMetadata_V3.sqlite")
+        #expect(FileManager.default.fileExists(atPath: store + "-wal"))
+        let before = try StoreFixtureBuilder.snapshot(of: directory.url.path)
+        for arguments in [["create", "--catalog", catalog, "--version", "V4", directory.path("out/new.sqlite")], ["inspect", store]] {
+            let result = try CommandRunner.run(program: "/bin/sh", [
+                // The test process ignores SIGXFSZ (SafeFileOutput does), and children inherit
+                // that: `env` gives the command the default a shell would.
+                "-c", "ulimit -f 8 && TMPDIR=\"$0\" exec env --default-signal=XFSZ \"$@\"", directory.path("tmp"), CommandRunner.executable.path,
+            ] + arguments)
+            #expect(result.status == 74, "\(arguments[0]): \(result.status) \(result.stderr)")
+            #expect(result.stderr.contains("Error: ") && result.stderr.contains("Try: "), "\(arguments[0]): \(result.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path("out")).isEmpty, "\(arguments[0])")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path("tmp")).isEmpty, "\(arguments[0])")
+        }
+        #expect(try StoreFixtureBuilder.snapshot(of: directory.url.path) == before, "the store and its sidecars unchanged")
+    }
+
     @Test func existingTargetExits73AndIsKept() throws {
         let directory = try TemporaryDirectory()
         let model = try Self.modelFile(in: directory)
