@@ -11,23 +11,29 @@ public struct PropertyListLimits: Sendable, Equatable {
     /// The deepest nesting of arrays and dictionaries accepted. Decoding recurses once per level,
     /// so keep this in the hundreds: it is what stands between hostile input and the stack.
     public var maximumDepth: Int
+    /// The most bytes of data and string payload decoding may produce (a shared object counts
+    /// once per reference: a 1 MiB blob referenced 300 times in a 1 MB `Z_PLIST` took `inspect`
+    /// to 1.4 GB and printed 419 MB of JSON).
+    public var maximumDecodedBytes: Int
 
-    public init(maximumInputBytes: Int = 16 << 20, maximumObjectCount: Int = 2_000_000, maximumDepth: Int = 256) {
+    public init(maximumInputBytes: Int = 16 << 20, maximumObjectCount: Int = 2_000_000, maximumDepth: Int = 256,
+                maximumDecodedBytes: Int = 64 << 20) {
         self.maximumInputBytes = maximumInputBytes
         self.maximumObjectCount = maximumObjectCount
         self.maximumDepth = maximumDepth
+        self.maximumDecodedBytes = maximumDecodedBytes
     }
 
-    /// 16 MiB, 2,000,000 objects, depth 256: for model files the user names (`.mom`, `.momd`,
-    /// `.xcdatamodeld`).
+    /// 16 MiB, 2,000,000 objects, depth 256, 64 MiB decoded: for model files the user names
+    /// (`.mom`, `.momd`, `.xcdatamodeld`).
     public static let `default` = PropertyListLimits()
 
     /// For property lists read out of a store (a `Z_METADATA` plist, a `Z_MODELCACHE` archive):
     /// 250,000 values. The default's 2,000,000 let a 335-byte `Z_PLIST` whose arrays share their
     /// children decode to 2 million values, 120 MB, in every command that reads a store; the
     /// largest model cache among the shared samples is an archive of 696 objects, a metadata
-    /// plist holds a few per entity.
-    public static let storeContent = PropertyListLimits(maximumObjectCount: 250_000)
+    /// plist holds a few per entity. At most 16 MiB of data and text decoded.
+    public static let storeContent = PropertyListLimits(maximumObjectCount: 250_000, maximumDecodedBytes: 16 << 20)
 }
 
 /// Reads a property list from untrusted bytes: binary `bplist00` with our own bounded parser,
@@ -86,6 +92,7 @@ struct BinaryPropertyListReader {
     let offsetTableStart: Int
     private var isOnPath: [Bool]
     private var valueCount = 0
+    private var decodedBytes = 0
 
     init(bytes: [UInt8], limits: PropertyListLimits) throws {
         self.bytes = bytes
@@ -222,16 +229,19 @@ struct BinaryPropertyListReader {
         case 0x4:
             let (count, start) = try lengthAndStart(object: object, offset: offset)
             let stop = try end(of: object, at: offset, start: start, count: count, width: 1)
+            try countDecoded(stop - start)
             return .data(Data(bytes[start..<stop]))
         case 0x5:
             let (count, start) = try lengthAndStart(object: object, offset: offset)
             let stop = try end(of: object, at: offset, start: start, count: count, width: 1)
+            try countDecoded(stop - start)
             let slice = bytes[start..<stop]
             guard slice.allSatisfy({ $0 < 0x80 }) else { throw invalid("ASCII string holds a byte above 0x7f") }
             return .string(String(decoding: slice, as: UTF8.self))
         case 0x6:
             let (count, start) = try lengthAndStart(object: object, offset: offset)
             _ = try end(of: object, at: offset, start: start, count: count, width: 2)
+            try countDecoded(2 * count)
             let units = (0..<count).map { UInt16(bytes[start + 2 * $0]) << 8 | UInt16(bytes[start + 2 * $0 + 1]) }
             return .string(String(decoding: units, as: UTF16.self))
         case 0x8:
@@ -246,6 +256,12 @@ struct BinaryPropertyListReader {
         default:
             throw invalid(String(format: "unknown object marker 0x%02x", marker))
         }
+    }
+
+    /// Adds a data or string payload to what decoding has produced; throws past the limit.
+    private mutating func countDecoded(_ byteCount: Int) throws {
+        decodedBytes += byteCount
+        guard decodedBytes <= limits.maximumDecodedBytes else { throw PropertyListError.byteLimitExceeded(limit: limits.maximumDecodedBytes) }
     }
 
     /// Reads a 1, 2, 4 (unsigned), 8 (signed) or 16-byte integer.

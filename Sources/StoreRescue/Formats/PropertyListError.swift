@@ -35,6 +35,10 @@ public enum PropertyListError: OperatorFacingError, Equatable, Sendable {
     /// Decoding would produce more values than `PropertyListLimits.maximumObjectCount` (shared
     /// objects count once per reference, so a small file cannot expand into a huge value).
     case valueLimitExceeded(limit: Int)
+    /// Decoding would produce more bytes of data and string payload than
+    /// `PropertyListLimits.maximumDecodedBytes` (a shared object counts once per reference, so
+    /// one large blob referenced a thousand times cannot take a thousand copies' memory).
+    case byteLimitExceeded(limit: Int)
     /// An XML property list that Foundation could not read.
     case unreadableXML(reason: String)
 
@@ -71,6 +75,8 @@ public enum PropertyListError: OperatorFacingError, Equatable, Sendable {
             return "property list nests containers deeper than the limit of \(limit)"
         case .valueLimitExceeded(let limit):
             return "property list expands to more than the limit of \(limit) values"
+        case .byteLimitExceeded(let limit):
+            return "property list expands to more than the limit of \(limit) bytes of data and text"
         case .unreadableXML(let reason):
             return "unreadable XML property list: \(reason)"
         }
@@ -78,7 +84,7 @@ public enum PropertyListError: OperatorFacingError, Equatable, Sendable {
 
     public var recoverySuggestion: String? {
         switch self {
-        case .inputTooLarge, .tooManyObjects, .depthLimitExceeded, .valueLimitExceeded:
+        case .inputTooLarge, .tooManyObjects, .depthLimitExceeded, .valueLimitExceeded, .byteLimitExceeded:
             return "A store's metadata and model are far smaller than this; the blob is probably damaged or hostile. "
                 + "Check the store with `sqlite3 STORE 'PRAGMA integrity_check'` and use a backup if it fails."
         default:

@@ -68,24 +68,27 @@ struct InspectCommandTests {
         #expect(controlFindings.contains { $0["code"] as? String == "model-cache-unreadable" && ($0["message"] as? String)?.contains("expands past") == false })
     }
 
-    /// A `Z_PLIST` of under 200 bytes whose arrays share their children, a million values
-    /// decoded: every command reads a store's plists (`StoreMetadata.read`) within
-    /// `PropertyListLimits.storeContent`, so it is refused as unreadable metadata inside 64 MiB of data (the
-    /// default limits, which decoded it, took `inspect` to about 80 MB and past this `ulimit`).
-    @Test func anExpandingMetadataPlistIsRefusedWithoutItsMemory() throws {
+    /// A `Z_PLIST` that expands: under 200 bytes whose arrays share their children, a million
+    /// values; or a 1 MiB blob referenced 200 times, 200 MiB. Every command reads a store's plists
+    /// (`StoreMetadata.read`) within `PropertyListLimits.storeContent`, so each is refused as
+    /// unreadable metadata inside 64 MiB of data. The default limits decoded the first (`inspect`
+    /// died here of "failed to allocate"); the second took the build before to 1.4 GB (at 300).
+    @Test(arguments: ["values", "bytes"])
+    func anExpandingMetadataPlistIsRefusedWithoutItsMemory(expansion: String) throws {
+        let plist = expansion == "values"
+            ? HandMadePropertyList.expanding(doublings: 20) : HandMadePropertyList.sharedBlob(references: 200, blobBytes: 1 << 20)
+        let refusal = expansion == "values" ? "more than the limit of 250000 values" : "more than the limit of 16777216 bytes of data and text"
         let dir = try TemporaryDirectory()
         let store = dir.path("store.sqlite")
-        let plist = HandMadePropertyList.expanding(doublings: 20).data
-        #expect(plist.count < 200)
-        #expect(try BinaryPropertyListDecoder.decode(plist).dictionary != nil, "the default limits decode it")
-        try StoreFixtureBuilder.coreDataStore(at: store, plist: plist)
+        try StoreFixtureBuilder.coreDataStore(at: store, plist: plist.data)
         let result = try CommandRunner.run(program: "/bin/sh", [
             "-c", "ulimit -d 65536 && exec \"$0\" inspect --json \"$1\"", CommandRunner.executable.path, store,
         ])
         #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.utf8.count < 1 << 20, "the report does not carry the expansion")
         let findings = try #require(try result.json()["findings"] as? [[String: Any]])
         let unreadable = try #require(findings.first { $0["code"] as? String == "metadata-unreadable" })
-        #expect((unreadable["message"] as? String)?.contains("more than the limit of 250000 values") == true)
+        #expect((unreadable["message"] as? String)?.contains(refusal) == true, "\(unreadable)")
     }
 
     @Test func symlinkIsRefusedUnlessAllowed() throws {

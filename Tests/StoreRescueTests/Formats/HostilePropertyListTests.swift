@@ -37,6 +37,20 @@ import Testing
         #expect(limit == 100)
     }
 
+    /// One 1 MiB data object referenced 100 times: 100 MiB decoded from a 1 MiB file, refused by
+    /// both bounds on bytes decoded; referenced 10 times it is within both.
+    @Test func aSharedBlobCountsOncePerReference() throws {
+        let hundred = Made.sharedBlob(references: 100, blobBytes: 1 << 20).data
+        #expect(hundred.count < (1 << 20) + 200)
+        #expect(decodeError(hundred) == .byteLimitExceeded(limit: 64 << 20))
+        #expect(decodeError(hundred, limits: .storeContent) == .byteLimitExceeded(limit: 16 << 20))
+        #expect(decodeError(hundred, limits: .storeContent)?.description == "property list expands to more than the limit of 16777216 bytes of data and text")
+        let ten = Made.sharedBlob(references: 10, blobBytes: 1 << 20).data
+        let decoded = try BinaryPropertyListDecoder.decode(ten, limits: .storeContent)
+        #expect(decoded.dictionary?["k"]?.array?.count == 10)
+        #expect(decoded.dictionary?["k"]?.array?.first?.data?.count == 1 << 20)
+    }
+
     @Test func randomBytesAreRefused() {
         var generator = SeededGenerator(seed: 0x5EED)
         for _ in 0..<2_000 {

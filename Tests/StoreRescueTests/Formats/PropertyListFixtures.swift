@@ -80,6 +80,15 @@ struct HandMadePropertyList {
         return HandMadePropertyList(objects: objects)
     }
 
+    /// A dictionary `{"k": [blob, blob, …]}` whose array refers `references` times to one data
+    /// object of `blobBytes` bytes: a small file that decodes to `references × blobBytes` bytes.
+    static func sharedBlob(references: Int, blobBytes: Int) -> HandMadePropertyList {
+        precondition((1...255).contains(references) && blobBytes >= 15 && blobBytes < 1 << 32)
+        let array: [UInt8] = [0xAF, 0x10, UInt8(references)] + [UInt8](repeating: 3, count: references)
+        let blob: [UInt8] = [0x4F, 0x12] + bigEndian(UInt64(blobBytes), width: 4) + [UInt8](repeating: 0xB1, count: blobBytes)
+        return HandMadePropertyList(objects: [dictionary(keys: [1], values: [2]), ascii("k"), array, blob], offsetIntSize: 4)
+    }
+
     /// A dictionary object holding one-byte key references, then value references.
     static func dictionary(keys: [UInt8], values: [UInt8]) -> [UInt8] {
         precondition(keys.count == values.count && keys.count < 15)
