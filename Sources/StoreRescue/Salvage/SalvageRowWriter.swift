@@ -37,6 +37,8 @@ final class SalvageRowWriter {
         var rowidColumn: String?
         var insert: SQLiteStatement
         var exists: SQLiteStatement?
+        /// `SELECT 1 … WHERE` every column `IS` its value: prepared when first needed.
+        var same: SQLiteStatement?
     }
 
     let connection: SQLiteConnection
@@ -154,6 +156,42 @@ final class SalvageRowWriter {
         let target = targets[route.target]
         let statement = target.insert.handle
         sqlite3_reset(statement)
+        bind(route: route, rowid: rowid, record: record, payload: payload, context: context, to: statement)
+        if let rules = route.rules { applyFixes(route, rules, record: record, payload: payload, statement: statement) }
+        let rc = sqlite3_step(statement)
+        sqlite3_clear_bindings(statement)
+        guard rc == SQLITE_DONE else { throw connection.lastError(rc, sql: target.insert.sql) }
+        if sqlite3_changes(connection.handle) > 0 {
+            rowsInTable[route.target] += 1
+            ledger?.note(route: route, rowid: rowid, record: record, payload: payload)
+            return .inserted
+        }
+        return try contains(rowid: rowid, target: route.target) ? .duplicate : .conflict
+    }
+
+    /// True when the target's table already holds this very row — the rowid and every value as
+    /// `insert` would write it (`IS`, so NULLs compare) — not just a row with its rowid: what
+    /// tells a second copy of a row from another row that happens to share its rowid. Plain
+    /// mode only (Core Data's fixes are not applied).
+    func holdsSameRow(route: RowRoute, rowid: Int64, record: [RecordColumn], payload: UnsafeRawBufferPointer, context: Context) throws -> Bool {
+        if targets[route.target].same == nil {
+            let target = targets[route.target]
+            let conditions = target.columns.map { "\($0.quotedSQLIdentifier) IS ?" }.joined(separator: " AND ")
+            targets[route.target].same = try connection.prepare("SELECT 1 FROM \(target.name.quotedSQLIdentifier) WHERE \(conditions) LIMIT 1")
+        }
+        guard let same = targets[route.target].same else { return false }
+        bind(route: route, rowid: rowid, record: record, payload: payload, context: context, to: same.handle)
+        defer {
+            same.reset()
+            sqlite3_clear_bindings(same.handle)
+        }
+        return try same.step()
+    }
+
+    /// Binds a row's values to `statement`'s parameters, one per source of `route`, in order.
+    private func bind(
+        route: RowRoute, rowid: Int64, record: [RecordColumn], payload: UnsafeRawBufferPointer, context: Context, to statement: OpaquePointer
+    ) {
         for (offset, source) in route.sources.enumerated() {
             let index = Int32(offset + 1)
             switch source {
@@ -173,16 +211,6 @@ final class SalvageRowWriter {
                 }
             }
         }
-        if let rules = route.rules { applyFixes(route, rules, record: record, payload: payload, statement: statement) }
-        let rc = sqlite3_step(statement)
-        sqlite3_clear_bindings(statement)
-        guard rc == SQLITE_DONE else { throw connection.lastError(rc, sql: target.insert.sql) }
-        if sqlite3_changes(connection.handle) > 0 {
-            rowsInTable[route.target] += 1
-            ledger?.note(route: route, rowid: rowid, record: record, payload: payload)
-            return .inserted
-        }
-        return try contains(rowid: rowid, target: route.target) ? .duplicate : .conflict
     }
 
     /// Core Data mode: every value's storage class must be one its column's declared type allows;

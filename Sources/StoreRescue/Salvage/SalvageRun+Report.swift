@@ -39,7 +39,7 @@ extension SalvageRun {
             versionSource: resolvedVersion?.source, schemaSource: schemaSource, file: fileSummary, writeAheadLog: writeAheadLogSummary,
             pages: pageSummary(tables: tableSummaries), tables: tableSummaries, lostAndFound: lostAndFound, totals: totals,
             rowsCopiedPageByPage: rowsCopiedPageByPage,
-            indexEntriesBuiltPageByPage: indexEntriesBuiltPageByPage, metadata: summary.metadata, notes: notes + summary.notes, seconds: seconds, error: nil)
+            indexEntriesBuiltPageByPage: indexEntriesBuiltPageByPage, metadata: summary.metadata, notes: notes + keptApartNote + summary.notes, seconds: seconds, error: nil)
     }
 
     private static func tableSummary(

@@ -123,9 +123,12 @@ extension SalvageRun {
                     }
                     return true
                 }
-                let outcome = try write(route, rowid: rowid, payload: payload, context: .init(pageNumber: page, rootPage: tables[index].rootPage))
+                let context = SalvageRowWriter.Context(pageNumber: page, rootPage: tables[index].rootPage)
+                let outcome = try write(route, rowid: rowid, payload: payload, context: context)
                 switch outcome {
                 case .inserted: if isPartial { tallies[index].rowsPartial += 1 }
+                case .duplicate where try keepApart(route: route, rowid: rowid, payload: payload, context: context):
+                    break
                 case .duplicate: tallies[index].duplicates += 1
                 case .conflict: tallies[index].conflicts += 1
                 case .notFitting: tallies[index].rowsNotFitting += 1
@@ -154,6 +157,26 @@ extension SalvageRun {
             }
         }
         return true
+    }
+
+    /// A row whose rowid its table already holds with other values is not a second copy of that
+    /// row: an orphan matched by its pointer-map entry or its shape may be another table's (an
+    /// older, shorter table's rows fit a table of their shape), a tree's may be an older version.
+    /// It goes to lost and found rather than nowhere (plain mode; Core Data mode writes no lost
+    /// and found, and `Z_ENT` names a record's entity). True when it was kept there.
+    private func keepApart(route: RowRoute, rowid: Int64, payload: UnsafeRawBufferPointer, context: SalvageRowWriter.Context) throws -> Bool {
+        guard let output, try !output.writer.holdsSameRow(route: route, rowid: rowid, record: columns, payload: payload, context: context),
+            let lostRoute = try output.lostRoute(columnCount: columns.count)
+        else { return false }
+        lost.rows += 1
+        rowsKeptApart += 1
+        _ = try write(lostRoute, rowid: rowid, payload: payload, context: context)
+        return true
+    }
+
+    /// The note that says how many rows `keepApart` kept in lost and found.
+    var keptApartNote: [String] {
+        rowsKeptApart == 0 ? [] : ["\(rowsKeptApart) rows whose rowid their table already held with other values were kept in lost and found"]
     }
 
     /// Rows set aside by the fast path, delivered through SQLite in the order they were read.

@@ -76,6 +76,8 @@ final class SalvageRun {
     /// Core Data's own tables, as `create` writes them: what their rows look like.
     lazy var bookkeepingMatcher = ShapeMatcher(tables: (try? Self.bookkeepingDefinitions()) ?? [], isStrict: true)
     var lost = LostTally()
+    /// Rows whose rowid their table already held with other values, kept in lost and found.
+    var rowsKeptApart = 0
     var bookkeeping = BookkeepingRows()
     var notes: [String] = []
     var output: (any SalvageOutput)?

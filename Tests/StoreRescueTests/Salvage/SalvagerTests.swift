@@ -164,6 +164,41 @@ import Testing
         #expect(!brokenReport.notes.contains { $0.contains("table leaves free") })
     }
 
+    /// Orphaned leaves of `notes` (its root zeroed, no pointer map) whose records were written
+    /// before `ALTER TABLE … ADD COLUMN` fit `tags` better by shape, and `tags` already holds their
+    /// rowids with other values: they are not second copies, so they go to lost and found. They
+    /// used to be counted as `tags`' duplicates and written nowhere: 300 of 300 notes lost.
+    @Test func anOrphanWhoseRowidIsTakenByAnotherRowIsKept() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        try StoreFixtureBuilder.database(at: store, sql: """
+            PRAGMA page_size = 1024; PRAGMA auto_vacuum = 0;
+            CREATE TABLE notes (id INTEGER PRIMARY KEY, title TEXT);
+            CREATE TABLE tags (id INTEGER PRIMARY KEY, label TEXT);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+            INSERT INTO notes SELECT i, 'note ' || i FROM n;
+            ALTER TABLE notes ADD COLUMN body TEXT;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+            INSERT INTO tags SELECT i, 'tag ' || i FROM n;
+            """)
+        let original = try SalvageFixtures.rows(of: store)
+        let root = try #require(try SalvageFixtures.rootPage(of: "notes", in: store))
+        try SalvageFixtures.zeroPage(root, of: store, pageSize: 1024)
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        let recovered = try SalvageFixtures.rows(of: output)
+        #expect(recovered["tags"] == original["tags"])
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+        var notes: [Int64: SQLiteValue] = [:]
+        for table in report.lostAndFound.tables where table.hasPrefix("lost_and_found_") {
+            for row in try connection.rows("SELECT id, c1 FROM \(table.quotedSQLIdentifier)") { notes[row[0].int64 ?? 0] = row[1] }
+        }
+        notes.merge(try #require(recovered["notes"]).mapValues { $0[1] }) { kept, _ in kept }
+        #expect(notes == (original["notes"] ?? [:]).mapValues { $0[1] }, "every note, in notes or in lost and found")
+        #expect(report.notes.contains { $0.hasSuffix("rows whose rowid their table already held with other values were kept in lost and found") })
+        #expect(report.tables.first { $0.name == "tags" }?.rows.duplicatesResolved == 0)
+    }
+
     /// A stale copy of a live leaf on a free page (what an update that moves rows leaves behind),
     /// its text changed: the tree's copy wins, the other is counted as a duplicate resolved —
     /// never written, never taken for deleted rows.
