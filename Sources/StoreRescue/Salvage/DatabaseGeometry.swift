@@ -57,6 +57,49 @@ struct DatabaseGeometry: Sendable, Equatable {
 
     var usableSize: Int { pageSize - reservedBytes }
 
+    /// The encoding page 1's schema rows are written in, told by their first value — `table`,
+    /// `index`, `view` or `trigger`, five to seven letters that read as one of them in exactly one
+    /// encoding — on page 1 if it is a leaf, else on the leaf its leftmost pointers lead to (at
+    /// most four levels down); nil when no such row is found. The header's byte 56 is one byte:
+    /// damaged to another valid value, it turned every text in the file into the wrong encoding
+    /// and the schema into none.
+    static func schemaTextEncoding(pageSize: Int, usableSize: Int, read: (_ offset: Int64, _ buffer: inout [UInt8]) -> Bool) -> TextEncoding? {
+        let words = ["table", "index", "view", "trigger"]
+        var page: UInt32 = 1
+        var buffer = [UInt8](repeating: 0, count: pageSize)
+        var columns: [RecordColumn] = []
+        for _ in 0..<5 {
+            guard read(Int64(page - 1) * Int64(pageSize), &buffer) else { return nil }
+            let found: (encoding: TextEncoding?, child: UInt32?) = buffer.withUnsafeBytes { bytes in
+                guard let header = BTreePageHeader(page: bytes, pageNumber: page, usableSize: usableSize) else { return (nil, nil) }
+                if header.kind == .tableInterior {
+                    guard let offset = header.cellOffset(0, in: bytes),
+                        let cell = TableCell.interior(in: bytes, at: offset, usableSize: usableSize)
+                    else { return (nil, header.rightChild) }
+                    return (nil, cell.leftChild)
+                }
+                guard header.kind == .tableLeaf else { return (nil, nil) }
+                for index in 0..<min(header.cellCount, 32) {
+                    guard let offset = header.cellOffset(index, in: bytes), let cell = TableCell.leaf(in: bytes, at: offset, usableSize: usableSize)
+                    else { continue }
+                    let payload = UnsafeRawBufferPointer(rebasing: bytes[cell.localStart..<cell.localStart + cell.localSize])
+                    guard RecordDecoder.decode(payload, declaredSize: cell.payloadSize, into: &columns) != .malformed,
+                        let first = columns.first, first.isAvailable, first.storageClass == .text
+                    else { continue }
+                    let text = first.bytes(in: payload)
+                    for encoding in [TextEncoding.utf8, .utf16le, .utf16be] where words.contains(encoding.string(from: text)) {
+                        return (encoding, nil)
+                    }
+                }
+                return (nil, nil)
+            }
+            if let encoding = found.encoding { return encoding }
+            guard let child = found.child, child > 1 else { return nil }
+            page = child
+        }
+        return nil
+    }
+
     /// Works out the geometry from the first 100 bytes of the main file, its size, the page size a
     /// valid `-wal` declares, and a way to read any bytes of the main file.
     static func determine(
@@ -106,9 +149,18 @@ struct DatabaseGeometry: Sendable, Equatable {
             notes.append("the header reserves \(geometry.reservedBytes) bytes per page, but the pages use them; assuming none")
             geometry.reservedBytes = 0
         }
-        if let encoding = TextEncoding(rawValue: header.textEncoding) {
-            geometry.textEncoding = encoding
-        } else {
+        let named = TextEncoding(rawValue: header.textEncoding)
+        let written = schemaTextEncoding(pageSize: geometry.pageSize, usableSize: geometry.usableSize, read: read)
+        switch (named, written) {
+        case (let named?, let written?) where named != written:
+            notes.append("the header names text encoding \(header.textEncoding), but the schema's text is \(written.name); using \(written.name)")
+            geometry.textEncoding = written
+        case (let named?, _):
+            geometry.textEncoding = named
+        case (nil, let written?):
+            notes.append("the header names text encoding \(header.textEncoding), which does not exist; the schema's text is \(written.name)")
+            geometry.textEncoding = written
+        case (nil, nil):
             notes.append("the header names text encoding \(header.textEncoding), which does not exist; assuming UTF-8")
         }
         let bytes = headerBytes

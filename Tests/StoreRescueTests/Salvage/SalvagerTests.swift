@@ -83,6 +83,38 @@ import Testing
         #expect(try check.scalar("PRAGMA integrity_check") == .text("ok"))
     }
 
+    /// The header's text-encoding byte (56) damaged — to another encoding or to none — on a UTF-8
+    /// and a UTF-16le store: the schema's own text says which encoding the file is in, so every
+    /// table and every text comes back. A wrong valid value used to lose the schema (every row in
+    /// lost and found) and read all text in the wrong encoding.
+    @Test(arguments: ["UTF-8", "UTF-16le"])
+    func aDamagedEncodingByteIsToldByTheSchema(encoding: String) throws {
+        let directory = try TemporaryDirectory()
+        let pristine = directory.path("pristine.sqlite")
+        try StoreFixtureBuilder.database(at: pristine, sql: """
+            PRAGMA encoding = '\(encoding)';
+            CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE notes (body TEXT);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
+            INSERT INTO people SELECT i, 'Zoë ' || i FROM n;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100)
+            INSERT INTO notes SELECT 'note ✓ ' || i FROM n;
+            """)
+        let original = try SalvageFixtures.rows(of: pristine)
+        let actual: UInt8 = encoding == "UTF-8" ? 1 : 2
+        for value: UInt8 in [0, 1, 2, 3, 7] where value != actual {
+            let store = directory.path("byte\(value).sqlite")
+            try FileManager.default.copyItem(atPath: pristine, toPath: store)
+            try SalvageFixtures.overwrite(store, at: 56, with: Data([0, 0, 0, value]))
+            let output = directory.path("out\(value).sqlite")
+            let report = try Salvager.salvage(store: store, into: output)
+            #expect(report.schemaSource == "sqlite_schema", "byte \(value)")
+            #expect(try SalvageFixtures.rows(of: output) == original, "byte \(value)")
+            #expect(report.lostAndFound.rows == 0, "byte \(value)")
+            #expect(report.notes.contains { $0.contains("the schema's text is \(encoding == "UTF-8" ? "UTF-8" : "UTF-16le")") }, "byte \(value): \(report.notes)")
+        }
+    }
+
     /// The text report's lost-and-found line says where such rows went, and never "not written"
     /// in plain mode, which writes them all.
     @Test func lostAndFoundLineSaysWhereRowsWent() throws {
