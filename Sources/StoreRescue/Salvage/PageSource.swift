@@ -94,7 +94,6 @@ final class PageSource {
         writeAheadLog = usedLog
         writeAheadLogIssue = walIssue
         if let walIssue { geometry.notes.append("the -wal was not used: \(walIssue)") }
-        self.geometry = geometry
 
         let filePages = UInt32(clamping: size / Int64(geometry.pageSize))
         let partialPages: UInt32 = size % Int64(geometry.pageSize) == 0 ? 0 : 1
@@ -106,7 +105,14 @@ final class PageSource {
             let walPages = usedLog.frames.keys.filter { $0 <= committed }.max() ?? 0
             available = min(max(filePages, walPages), filePages + UInt32(clamping: usedLog.frames.count))
             available = min(available, committed)
+            if filePages > committed {
+                // As SQLite reads it, the database ends there (a transaction that shrank it, such
+                // as an incremental vacuum, not yet checkpointed); what lies past it is not read.
+                geometry.notes.append("the -wal's last commit makes the database \(committed) pages long: "
+                    + "the main file's \(filePages - committed) pages past that are not read, as SQLite does not read them")
+            }
         }
+        self.geometry = geometry
         pageCount = count
         availablePages = min(available, count)
         guard fileSize > 0 || usedLog != nil else {

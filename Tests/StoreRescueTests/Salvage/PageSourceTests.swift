@@ -65,6 +65,36 @@ import Testing
         return (directory.path("copy.sqlite"), 4)
     }
 
+    /// A `-wal` whose last commit shrank the database (rows deleted in an auto-vacuum store, not
+    /// yet checkpointed): the main file's pages past the committed size are not read, as SQLite
+    /// reads none of them, and the report says so (it used to say nothing).
+    @Test func pagesPastTheLastCommitAreNotReadAndSaidSo() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("w.sqlite")
+        let writer = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .create))
+        try writer.execute("""
+            PRAGMA auto_vacuum = FULL; PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
+            CREATE TABLE big (v TEXT); CREATE TABLE small (v TEXT);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) INSERT INTO big SELECT printf('%.100c', 'x') FROM n;
+            INSERT INTO small VALUES ('kept');
+            PRAGMA wal_checkpoint(TRUNCATE);
+            DELETE FROM big;
+            """)
+        try FileManager.default.copyItem(atPath: path, toPath: directory.path("copy.sqlite"))
+        try FileManager.default.copyItem(atPath: path + "-wal", toPath: directory.path("copy.sqlite-wal"))
+        let source = try PageSource(path: directory.path("copy.sqlite"))
+        let committed = try #require(source.writeAheadLog?.committedPageCount)
+        let filePages = UInt32(source.fileSize / Int64(source.geometry.pageSize))
+        #expect(committed < filePages)
+        #expect(source.geometry.notes.contains(
+            "the -wal's last commit makes the database \(committed) pages long: the main file's \(filePages - committed) pages past that are not read, as SQLite does not read them"))
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: directory.path("copy.sqlite"), into: output)
+        #expect(report.notes.contains { $0.hasPrefix("the -wal's last commit makes the database") })
+        let rows = try SalvageFixtures.rows(of: output)
+        #expect(rows["small"]?.count == 1 && rows["big"]?.isEmpty != false)
+    }
+
     @Test func committedFramesAreLaidOverTheMainFile() throws {
         let directory = try TemporaryDirectory()
         let (path, rows) = try Self.walStore(in: directory)
