@@ -23,6 +23,9 @@ final class PageSource {
     /// Pages that can be read: the whole pages of the main file plus pages the WAL adds. Pages
     /// numbered above this are missing.
     let availablePages: UInt32
+    /// The main file's whole pages past the database's end when the `-wal`'s last commit shrank
+    /// it: freed by that commit, not part of the database SQLite reads (`readPastCommit`).
+    let pagesPastCommit: ClosedRange<UInt32>?
 
     private let mainDescriptor: Int32
     private let walDescriptor: Int32
@@ -99,6 +102,7 @@ final class PageSource {
         let partialPages: UInt32 = size % Int64(geometry.pageSize) == 0 ? 0 : 1
         var count = max(filePages + partialPages, geometry.headerPageCount ?? 0)
         var available = filePages
+        var pastCommit: ClosedRange<UInt32>?
         if let usedLog, let committed = usedLog.committedPageCount {
             count = committed
             // A WAL can only add as many pages as it has frames: a larger claim is not believed.
@@ -107,11 +111,13 @@ final class PageSource {
             available = min(available, committed)
             if filePages > committed {
                 // As SQLite reads it, the database ends there (a transaction that shrank it, such
-                // as an incremental vacuum, not yet checkpointed); what lies past it is not read.
+                // as an incremental vacuum, not yet checkpointed): what lies past it was freed.
+                pastCommit = (committed + 1)...filePages
                 geometry.notes.append("the -wal's last commit makes the database \(committed) pages long: "
-                    + "the main file's \(filePages - committed) pages past that are not read, as SQLite does not read them")
+                    + "the main file's \(filePages - committed) pages past that were read as free pages (their rows are deleted ones)")
             }
         }
+        pagesPastCommit = pastCommit
         self.geometry = geometry
         pageCount = count
         availablePages = min(available, count)
@@ -172,6 +178,15 @@ final class PageSource {
             }
         }
         return true
+    }
+
+    /// Reads page `page` of `pagesPastCommit` from the main file into `buffer`; false for any
+    /// other page or when it cannot be read.
+    func readPastCommit(_ page: UInt32, into buffer: inout [UInt8]) -> Bool {
+        let size = geometry.pageSize
+        if buffer.count != size { buffer = [UInt8](repeating: 0, count: size) }
+        guard let range = pagesPastCommit, range.contains(page) else { return false }
+        return FileReading.read(mainDescriptor, into: &buffer, at: Int64(page - 1) * Int64(size)) == size
     }
 
     /// Reads the window of whole pages that starts at `offset` (fewer at the end of the file).

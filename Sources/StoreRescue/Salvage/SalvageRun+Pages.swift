@@ -307,21 +307,33 @@ extension SalvageRun {
         }
     }
 
-    /// Pass 4: free leaf pages that still hold a table leaf: deleted rows (or stale copies).
+    /// Pass 4: free leaf pages that still hold a table leaf: deleted rows (or stale copies). The
+    /// main file's pages past the last WAL commit's end, freed by it, are read the same way.
     func readFreePages() throws {
-        guard freeLeaves.count > 0, capacity >= 2 else { return }
-        for page in UInt32(2)...capacity where freeLeaves.contains(page) && !treePages.contains(page) {
-            if page % 64 == 0 { try checkCancellation() }
-            guard source.read(page, into: &pageBuffer) else {
-                pageKinds.readFailures += 1
-                continue
+        if freeLeaves.count > 0, capacity >= 2 {
+            for page in UInt32(2)...capacity where freeLeaves.contains(page) && !treePages.contains(page) {
+                if page % 64 == 0 { try checkCancellation() }
+                guard source.read(page, into: &pageBuffer) else {
+                    pageKinds.readFailures += 1
+                    continue
+                }
+                pagesProcessed += 1
+                try readFreePage(page)
             }
-            pagesProcessed += 1
-            let header = pageBuffer.withUnsafeBytes { BTreePageHeader(page: $0, pageNumber: page, usableSize: geometry.usableSize) }
-            guard let header, header.kind == .tableLeaf else { continue }
-            let shapes = recordShapes(header: header, page: page).shapes
-            let owner: RowOwner = matcher.identify(shapes).map { .table($0) } ?? .lost(root: nil)
-            _ = try processLeaf(page: page, header: header, owner: owner, provenance: .free)
         }
+        guard let freed = source.pagesPastCommit else { return }
+        for page in freed {
+            if page % 64 == 0 { try checkCancellation() }
+            if source.readPastCommit(page, into: &pageBuffer) { try readFreePage(page) }
+        }
+    }
+
+    /// The rows of the free page in `pageBuffer`, when it holds a table leaf.
+    private func readFreePage(_ page: UInt32) throws {
+        let header = pageBuffer.withUnsafeBytes { BTreePageHeader(page: $0, pageNumber: page, usableSize: geometry.usableSize) }
+        guard let header, header.kind == .tableLeaf else { return }
+        let shapes = recordShapes(header: header, page: page).shapes
+        let owner: RowOwner = matcher.identify(shapes).map { .table($0) } ?? .lost(root: nil)
+        _ = try processLeaf(page: page, header: header, owner: owner, provenance: .free)
     }
 }
