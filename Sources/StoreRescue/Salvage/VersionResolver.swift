@@ -71,14 +71,26 @@ enum VersionResolver {
     }
 
     /// True when every entity and join table of the layout is in the schema with the same column
-    /// names, and the schema has no `Z…` table the layout lacks (bookkeeping aside).
+    /// names, and the schema has no `Z…` table the layout lacks (bookkeeping aside). A layout table
+    /// the schema does not name is in it when exactly one table the layout does not name has its
+    /// columns, in order: a table whose name is damaged, read as that table by the salvage too
+    /// (`SalvageRun.identifyRenamedTables`). Without this, a damaged name with the metadata and
+    /// model cache lost left no way to tell the version.
     static func schemaFits(_ tables: [TableDefinition], layout: StoreLayout) -> Bool {
-        let stored = Dictionary(tables.map { ($0.name.uppercased(), Set($0.columns.map { $0.name.uppercased() })) },
-                                uniquingKeysWith: { first, _ in first })
-        for table in layout.tables where stored[table.name.uppercased()] != Set(table.columns.map { $0.name.uppercased() }) {
-            return false
-        }
+        func names(_ columns: [String]) -> [String] { columns.map { $0.uppercased() } }
+        let stored = Dictionary(tables.map { ($0.name.uppercased(), names($0.columns.map(\.name))) }, uniquingKeysWith: { first, _ in first })
         let expected = Set(layout.tables.map { $0.name.uppercased() } + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
-        return !stored.keys.contains { $0.hasPrefix("Z") && !expected.contains($0) }
+        var unnamed = stored.filter { !expected.contains($0.key) }
+        for table in layout.tables {
+            let columns = names(table.columns.map(\.name))
+            if let held = stored[table.name.uppercased()] {
+                guard Set(held) == Set(columns) else { return false }
+                continue
+            }
+            let candidates = unnamed.filter { $0.value == columns }
+            guard candidates.count == 1, let renamed = candidates.first else { return false }
+            unnamed[renamed.key] = nil
+        }
+        return !unnamed.keys.contains { $0.hasPrefix("Z") }
     }
 }

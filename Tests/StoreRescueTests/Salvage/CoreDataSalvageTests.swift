@@ -209,6 +209,28 @@ import Testing
         #expect(report.notes.contains("table ZT\u{FFFD}G of the damaged schema read as ZTAG of version \"V1\": it has exactly that table's columns"))
     }
 
+    /// A damaged table name with the metadata lost, against a catalog of two versions: the
+    /// schema still tells the version (the renamed table has exactly one of its tables' columns,
+    /// as the salvage reads it), where it used to fit no version (exit 65).
+    @Test func aDamagedTableNameStillTellsTheVersion() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        let expected = try Fixtures.entityRows(of: store)
+        try SalvageFixtures.zeroPage(try Fixtures.rootPage(of: "Z_METADATA", in: store), of: store, pageSize: 4096)
+        try SalvageFixtures.editSchema(of: store, "UPDATE sqlite_schema SET name = 'ZOWNEQ', tbl_name = 'ZOWNEQ' WHERE name = 'ZOWNER';")
+        var other = Fixtures.model
+        other.entities[0].properties.append(.attribute(AttributeDescription(name: "extra", type: .string)))
+        let catalog = Catalog(
+            name: "Fixture", versions: [Fixtures.version, CatalogVersion(name: "V2", model: other, origin: "inline")],
+            sourcePath: "fixture-catalog.json")
+        let (output, report) = try Self.salvage(store, in: directory, catalog: catalog)
+        #expect(report.versionSource == "schema")
+        #expect(report.version == "V1")
+        try Self.expectUsableStore(output, catalog: catalog)
+        #expect(try Fixtures.entityRows(of: output) == expected)
+    }
+
     /// Values the writer fixes rather than refuses — `Z_OPT` that is not an integer, a wrong or
     /// missing `Z_ENT` in a table of one entity — on every row of a leaf: the leaf is still its
     /// table's. Its records used to fit no table (the shape check refused what the writer fixes),
