@@ -7,7 +7,7 @@ public struct InspectionReport: Sendable, Encodable {
     public var kind: StoreKind
     /// How the store was read (`immutableOriginal` or `privateCopy`), nil when it was not opened.
     @NullEncoded public var accessMethod: StoreAccessMethod?
-    /// Suffixes of the sidecars present next to the input (`["-wal","-shm"]`).
+    /// Suffixes of the sidecars present next to the input (a followed link: next to its target), `["-wal","-shm"]`.
     public var sidecars: [String]
     @NullEncoded public var file: FileSummary?
     @NullEncoded public var metadata: MetadataSummary?

@@ -119,11 +119,12 @@ enum MigrationEngine {
     }
 
     /// The file the store is read from, to attach read-only: the original, immutably (the probe
-    /// refused a symbolic link unless trusted, `--follow-symlinks`; ATTACH opens the file it
-    /// names, the connection never follows links itself), or its private copy.
+    /// refused a symbolic link unless trusted, `--follow-symlinks`, and resolved one it followed:
+    /// ATTACH opens the file it names, the connection never follows links itself), or its
+    /// private copy.
     static func readFile(of store: OpenedStore) -> (path: String, isImmutable: Bool) {
         guard store.accessMethod == .immutableOriginal else { return (store.connection.path, false) }
-        return (URL(fileURLWithPath: store.probe.path).resolvingSymlinksInPath().path, true)
+        return (URL(fileURLWithPath: store.probe.resolvedPath).resolvingSymlinksInPath().path, true)
     }
 
     /// A plan from a known version, with everything that stops it.
@@ -207,8 +208,10 @@ enum MigrationEngine {
         let context = try PathContext(catalog: catalog, plan: plan, readout: readout)
         let layouts = try context.layouts(history: includesHistory(physical))
         let path = store.probe.path
-        let originalFingerprint = FileFingerprint(path: path)
-        let valueLimit = maximumValueBytes(storeAt: URL(fileURLWithPath: path).resolvingSymlinksInPath().path)
+        // The file read (a link's target): a link's own fingerprint would not change with it.
+        let original = store.probe.resolvedPath
+        let originalFingerprint = FileFingerprint(path: original)
+        let valueLimit = maximumValueBytes(storeAt: URL(fileURLWithPath: original).resolvingSymlinksInPath().path)
 
         // The base: the store as read (the original, immutably, or its private copy).
         let read = readFile(of: store)
@@ -295,7 +298,7 @@ enum MigrationEngine {
         let summary = try writeVersion(
             state, base: base, into: file, metadata: metadata, modelCache: modelCache, isFinal: true, valueLimit: valueLimit, cancellation: cancellation)
         finishedSteps += 1
-        guard FileFingerprint(path: path) == originalFingerprint else { throw MigrationError.storeChanged(path: path) }
+        guard FileFingerprint(path: original) == originalFingerprint else { throw MigrationError.storeChanged(path: path) }
 
         report(.verifying)
         let predicted = (preparation.analysis?.countsPrecedeCustomSteps ?? true) || !options.handlers.isEmpty

@@ -3,7 +3,15 @@ import Foundation
 /// A first look at an input path, without SQLite: what it is, how large, its SQLite header, its
 /// sidecars. Opens nothing for writing, follows no symlink unless allowed, never blocks on a FIFO.
 public struct InputProbe: Sendable {
+    /// The path as given: what messages and reports name.
     public var path: String
+    /// The file read: `path` itself, or, for a symbolic link followed (`followsSymlinks`), its
+    /// target resolved once and fully (`realpath`). The store is the target *with the target's*
+    /// `-wal`, `-shm` and `-journal` — the files SQLite itself would use through the link — so
+    /// every sidecar lookup, private copy and open goes through this path, never the link's.
+    /// It names no symbolic link, so what opens it refuses one (`O_NOFOLLOW`): a link swapped
+    /// in after the probe is not followed.
+    public var resolvedPath: String
     public var fileSize: Int64
     public var header: SQLiteFileHeader?
     public var files: StoreFileSet
@@ -20,6 +28,7 @@ public struct InputProbe: Sendable {
     ///   whether the store is in use check later.
     public init(path: String, followsSymlinks: Bool = false, checksContent: Bool = true) throws {
         self.path = path
+        resolvedPath = path
         var info = stat()
         guard lstat(path, &info) == 0 else {
             let code = errno
@@ -32,7 +41,17 @@ public struct InputProbe: Sendable {
             guard followsSymlinks else {
                 throw StoreAccessError.rejected(path: path, kind: .symlink, reason: "is a symbolic link; refusing to follow it")
             }
-            guard stat(path, &info) == 0 else {
+            guard let resolved = realpath(path, nil) else {
+                let code = errno
+                if code == ENOENT || code == ENOTDIR {
+                    throw StoreAccessError.rejected(path: path, kind: .missing, reason: "is a symbolic link to nothing")
+                }
+                throw StoreAccessError.rejected(
+                    path: path, kind: .unreadable, reason: "is a symbolic link that cannot be resolved: \(String(cString: strerror(code)))")
+            }
+            resolvedPath = String(cString: resolved)
+            free(resolved)
+            guard lstat(resolvedPath, &info) == 0 else {
                 throw StoreAccessError.rejected(path: path, kind: .missing, reason: "is a symbolic link to nothing")
             }
         }
@@ -43,14 +62,25 @@ public struct InputProbe: Sendable {
             throw StoreAccessError.rejected(path: path, kind: .notRegularFile, reason: "is not a regular file (FIFO, socket or device)")
         }
         fileSize = Int64(info.st_size)
-        files = StoreFileSet.discover(mainPath: path)
+        files = StoreFileSet.discover(mainPath: resolvedPath)
         if let odd = files.irregularSidecar {
             throw StoreAccessError.irregularSidecar(path: path, sidecar: odd.path, kind: odd.irregularKind ?? "not a regular file")
         }
-        let bytes = try Self.readPrefix(path: path, followsSymlinks: followsSymlinks, count: SQLiteFileHeader.size)
+        let bytes = try Self.readPrefix(path: resolvedPath, followsSymlinks: false, count: SQLiteFileHeader.size, reportedPath: path)
         header = SQLiteFileHeader(bytes: bytes)
         prefix = bytes
         if checksContent { try classify(bytes: bytes) }
+    }
+
+    /// The file a reader allowed to follow a symbolic link at `path` reads: the link's target,
+    /// resolved fully (`realpath`), whose sidecars are the store's; `path` itself when it is no
+    /// link or cannot be resolved (the reader then reports what it is). For readers that do not
+    /// probe (`salvage` reads pages, not SQLite), so they look for the `-wal` where SQLite would.
+    public static func followingSymlink(at path: String) -> String {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK, let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// The checks `init` skips when told to: empty, not SQLite, truncated, damaged header.
@@ -114,8 +144,9 @@ public struct InputProbe: Sendable {
     }
 
     /// Reads up to `count` bytes from the start of the file without blocking (or following
-    /// links, unless allowed), as a `StoreAccessError` naming the input's kind when it fails.
-    static func readPrefix(path: String, followsSymlinks: Bool, count: Int) throws -> [UInt8] {
+    /// links, unless allowed), as a `StoreAccessError` naming the input's kind (and
+    /// `reportedPath`, default `path`) when it fails.
+    static func readPrefix(path: String, followsSymlinks: Bool, count: Int, reportedPath: String? = nil) throws -> [UInt8] {
         do {
             return try BoundedFile.prefix(of: path, count: count, followsSymlinks: followsSymlinks)
         } catch {
@@ -127,7 +158,7 @@ public struct InputProbe: Sendable {
             case .symbolicLink: kind = .symlink
             case .unreadable, .tooLarge: kind = .unreadable
             }
-            throw StoreAccessError.rejected(path: path, kind: kind, reason: "cannot be opened for reading: \(error.description)")
+            throw StoreAccessError.rejected(path: reportedPath ?? path, kind: kind, reason: "cannot be opened for reading: \(error.description)")
         }
     }
 }

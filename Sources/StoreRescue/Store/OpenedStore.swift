@@ -46,12 +46,14 @@ public final class OpenedStore {
     }
 
     /// Opens the store `probe` looked at (the caller has already refused what it rejects).
+    ///
+    /// A symbolic link the probe followed is read as its target (`InputProbe.resolvedPath`), with
+    /// the target's sidecars: `options.followsSymlinks` matters only to the probe.
     public init(probe: InputProbe, options: StoreOpenOptions = StoreOpenOptions()) throws {
         let path = probe.path
         self.probe = probe
         if probe.files.sidecarsHoldData || options.alwaysCopies || probe.fileSize == 0 {
-            let directory = try PrivateCopier.copy(
-                probe: probe, followsSymlinks: options.followsSymlinks, parent: options.privateCopyParent)
+            let directory = try PrivateCopier.copy(probe: probe, parent: options.privateCopyParent)
             privateDirectory = directory
             accessMethod = .privateCopy
             connection = try Self.connect(
@@ -59,8 +61,7 @@ public final class OpenedStore {
         } else {
             privateDirectory = nil
             accessMethod = .immutableOriginal
-            connection = try Self.connect(
-                path: path, mode: .immutable, followsSymlinks: options.followsSymlinks, reportedPath: path)
+            connection = try Self.connect(path: probe.resolvedPath, mode: .immutable, reportedPath: path)
         }
     }
 
@@ -79,12 +80,9 @@ public final class OpenedStore {
     }
 
     /// Opens and touches the schema, so a file SQLite cannot read fails here with a kind.
-    private static func connect(
-        path: String, mode: SQLiteOpenOptions.Mode, followsSymlinks: Bool = false, reportedPath: String
-    ) throws -> SQLiteConnection {
+    private static func connect(path: String, mode: SQLiteOpenOptions.Mode, reportedPath: String) throws -> SQLiteConnection {
         do {
-            let connection = try SQLiteConnection(
-                path: path, options: SQLiteOpenOptions(mode: mode, followsSymlinks: followsSymlinks))
+            let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: mode))
             _ = try connection.scalar("SELECT count(*) FROM sqlite_schema")
             return connection
         } catch let error as SQLiteError {
@@ -95,14 +93,15 @@ public final class OpenedStore {
     }
 }
 
-/// Copies a store's main file and its data-bearing sidecars into a private directory.
+/// Copies a store's main file and its data-bearing sidecars into a private directory: the
+/// probe's `resolvedPath` and the sidecars beside it (a symbolic link followed: the target's).
 enum PrivateCopier {
     static let storeName = "store.sqlite"
 
     /// - Parameter afterCopying: tests only: runs after each attempt's files are copied, before
     ///   they are compared with the originals (a writer committing at the worst moment).
     static func copy(
-        probe: InputProbe, followsSymlinks: Bool, parent: String? = nil, afterCopying: ((_ attempt: Int) throws -> Void)? = nil
+        probe: InputProbe, parent: String? = nil, afterCopying: ((_ attempt: Int) throws -> Void)? = nil
     ) throws -> PrivateTemporaryDirectory {
         let directory: PrivateTemporaryDirectory
         do {
@@ -114,20 +113,21 @@ enum PrivateCopier {
         // The -shm is a cache SQLite rebuilds from the WAL; an untrusted one is not copied. Every
         // other sidecar SQLite may make is looked for, not only those the probe saw: a -journal
         // that appears mid-copy means a transaction began writing the main file.
-        let sidecars = StoreFileSet.sidecarSuffixes.filter { $0 != "-shm" }.map { ($0, probe.path + $0, false) }
+        let main = probe.resolvedPath
+        let sidecars = StoreFileSet.sidecarSuffixes.filter { $0 != "-shm" }.map { ($0, main + $0) }
         for attempt in 1...3 {
             // A writer may remove a sidecar at any moment (a -journal when it commits): each try
             // copies the sidecars there now, and one that vanishes mid-copy is a change.
-            let sources = [("", probe.path, followsSymlinks)] + sidecars.filter { fingerprint($0.1) != [-1] }
+            let sources = [("", main)] + sidecars.filter { fingerprint($0.1) != [-1] }
             let before = sources.map { fingerprint($0.1) }
-            let counterBefore = changeCounter(probe.path, followsSymlinks: followsSymlinks)
+            let counterBefore = changeCounter(main)
             var vanished = false
-            for (suffix, _, _) in sidecars where !sources.contains(where: { $0.0 == suffix }) {
+            for (suffix, _) in sidecars where !sources.contains(where: { $0.0 == suffix }) {
                 unlink(directory.path(storeName + suffix))
             }
-            for (suffix, source, follow) in sources {
+            for (suffix, source) in sources {
                 do {
-                    try copyFile(from: source, to: directory.path(storeName + suffix), followsSymlinks: follow, reportedPath: probe.path)
+                    try copyFile(from: source, to: directory.path(storeName + suffix), reportedPath: probe.path)
                 } catch _ where !suffix.isEmpty && fingerprint(source) == [-1] {
                     vanished = true
                     break
@@ -140,8 +140,8 @@ enum PrivateCopier {
             // transaction began writing).
             let appeared = sidecars.contains { sidecar in !sources.contains { $0.0 == sidecar.0 } && fingerprint(sidecar.1) != [-1] }
             if !vanished, !appeared, sources.map({ fingerprint($0.1) }) == before,
-                changeCounter(probe.path, followsSymlinks: followsSymlinks) == counterBefore,
-                changeCounter(directory.path(storeName), followsSymlinks: false) == counterBefore
+                changeCounter(main) == counterBefore,
+                changeCounter(directory.path(storeName)) == counterBefore
             {
                 return directory
             }
@@ -151,8 +151,8 @@ enum PrivateCopier {
 
     /// The database header's file change counter (bytes 24–27), or nil when the header cannot be
     /// read (an empty or short file: the copy is then checked by size and time alone).
-    private static func changeCounter(_ path: String, followsSymlinks: Bool) -> UInt32? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (followsSymlinks ? 0 : O_NOFOLLOW))
+    private static func changeCounter(_ path: String) -> UInt32? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var bytes = [UInt8](repeating: 0, count: 4)
@@ -167,9 +167,9 @@ enum PrivateCopier {
         return [Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec), Int64(info.st_ino)]
     }
 
-    private static func copyFile(from source: String, to target: String, followsSymlinks: Bool, reportedPath: String) throws {
+    private static func copyFile(from source: String, to target: String, reportedPath: String) throws {
         let input: ReadableFile
-        do { input = try ReadableFile(path: source, followsSymlinks: followsSymlinks) } catch {
+        do { input = try ReadableFile(path: source, followsSymlinks: false) } catch {
             throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot open \(source): \(error.description)")
         }
         let output = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)

@@ -43,12 +43,14 @@ struct SalvageCommand: ParsableCommand {
     }
 
     func run() throws {
+        // A link followed is read as its target, with the target's -wal (as SQLite would).
+        let source = followSymlinks ? InputProbe.followingSymlink(at: store) : store
         let report = try CommandOutput.withProgress(json: json) { (progress: ((SalvageProgress) -> Void)?, cancellation) in
             // Refuse an occupied output before loading any catalog: cheap, and independent of it.
-            try Salvager.checkOutput(output, store: store)
+            try Salvager.checkOutput(output, store: source)
             let options = SalvageOptions(
                 catalog: try catalog.map { try Catalog.load(path: $0) }, versionName: version, followsSymlinks: followSymlinks)
-            return try Salvager.salvage(store: store, into: output, options: options, progress: progress, cancellation: cancellation)
+            return try Salvager.salvage(store: source, into: output, options: options, progress: progress, cancellation: cancellation)
         }
         if json {
             CommandOutput.printJSON(report)

@@ -114,6 +114,27 @@ import Testing
         #expect(rejectedKind(dir.path("dangling"), followsSymlinks: true).0 == .missing)
     }
 
+    /// A followed link is probed as its target: the sidecars are the target's (SQLite opens the
+    /// target's `-wal`), and the store opened through it reads the rows that live only there.
+    @Test func followedSymlinkIsReadWithTheTargetsSidecars() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.path("real"), withIntermediateDirectories: false)
+        let real = dir.path("real/store.sqlite")
+        try ReplacementFixtures.walStoreAtRest(at: real, rows: 4)
+        try FileManager.default.createSymbolicLink(atPath: dir.path("link.sqlite"), withDestinationPath: real)
+        // A link to a link: resolved all the way.
+        try FileManager.default.createSymbolicLink(atPath: dir.path("link2.sqlite"), withDestinationPath: dir.path("link.sqlite"))
+        for link in [dir.path("link.sqlite"), dir.path("link2.sqlite")] {
+            let probe = try InputProbe(path: link, followsSymlinks: true)
+            #expect(probe.path == link, "messages name the path given")
+            #expect(probe.files.mainPath == URL(fileURLWithPath: real).resolvingSymlinksInPath().path)
+            #expect(probe.files.sidecar("-wal")?.holdsData == true, "the target's -wal, not one beside the link")
+            let store = try OpenedStore(path: link, options: StoreOpenOptions(followsSymlinks: true))
+            #expect(store.accessMethod == .privateCopy)
+            #expect(try store.connection.scalar("SELECT count(*) FROM t")?.int64 == 4)
+        }
+    }
+
     @Test(.enabled(if: getuid() != 0, "root reads any file")) func unreadableFile() throws {
         let dir = try TemporaryDirectory()
         try StoreFixtureBuilder.database(at: dir.path("locked.sqlite"), sql: "CREATE TABLE t(x);")

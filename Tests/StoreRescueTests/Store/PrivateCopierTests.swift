@@ -15,7 +15,7 @@ import Testing
         let probe = try InputProbe(path: store)
         #expect(probe.files.sidecars.contains { $0.suffix == "-journal" })
         try FileManager.default.removeItem(atPath: store + "-journal")
-        let copy = try PrivateCopier.copy(probe: probe, followsSymlinks: false, parent: directory.path("."))
+        let copy = try PrivateCopier.copy(probe: probe, parent: directory.path("."))
         defer { copy.remove() }
         #expect(FileManager.default.fileExists(atPath: copy.path(PrivateCopier.storeName)))
         #expect(!FileManager.default.fileExists(atPath: copy.path(PrivateCopier.storeName + "-journal")))
@@ -47,7 +47,7 @@ import Testing
         let store = try Self.busyStore(in: directory)
         let probe = try InputProbe(path: store)
         var attempts: [Int] = []
-        let copy = try PrivateCopier.copy(probe: probe, followsSymlinks: false, parent: directory.path(".")) { attempt in
+        let copy = try PrivateCopier.copy(probe: probe, parent: directory.path(".")) { attempt in
             attempts.append(attempt)
             guard attempt == 1 else { return }
             var info = stat()
@@ -76,7 +76,7 @@ import Testing
         let journal = try Data(contentsOf: URL(fileURLWithPath: store + "-journal"))
         try FileManager.default.removeItem(atPath: store + "-journal")
         var attempts: [Int] = []
-        let copy = try PrivateCopier.copy(probe: probe, followsSymlinks: false, parent: directory.path(".")) { attempt in
+        let copy = try PrivateCopier.copy(probe: probe, parent: directory.path(".")) { attempt in
             attempts.append(attempt)
             if attempt == 1 { try journal.write(to: URL(fileURLWithPath: store + "-journal")) }
         }
