@@ -14,7 +14,7 @@ enum MigrationEngine {
             throw MigrationError.notACoreDataStore(path: path, reason: "it has no Core Data bookkeeping tables (Z_METADATA, Z_PRIMARYKEY)")
         }
         let names = catalog.versions.map(\.name)
-        for (name, role) in [(options.sourceVersion, "--from"), (options.targetVersion, "--to")] {
+        for (name, role) in [(options.sourceVersion, options.sourceVersionOption), (options.targetVersion, "--to")] {
             if let name, !names.contains(name) { throw MigrationError.unknownVersion(name: name, role: role, known: names) }
         }
         let match = StoreMatcher.match(store: store, readout: readout, catalog: catalog)
@@ -46,11 +46,11 @@ enum MigrationEngine {
             case .ambiguous:
                 let tied = match.candidates.filter(\.hashesMatch).map(\.version)
                 refuse(.storeNotIdentified, "the store fits \(tied.joined(separator: ", ")) equally (the same hashes): its version cannot be told",
-                       remedy: "name it with --from VERSION, or give the versions distinct hashes (versionHashModifier)")
+                       remedy: "name it with \(options.sourceVersionOption) VERSION, or give the versions distinct hashes (versionHashModifier)")
             case .drifted:
                 let candidates = match.candidates.prefix(3).map { "\($0.version) (score \(String(format: "%.2f", $0.score)))" }.joined(separator: ", ")
                 refuse(.storeNotIdentified, "the store matches no version of the catalog exactly; nearest: \(candidates)",
-                       remedy: "add the version that wrote the store to the catalog (storerescue catalog learn STORE), or name it with --from VERSION")
+                       remedy: "add the version that wrote the store to the catalog (storerescue catalog learn STORE), or name it with \(options.sourceVersionOption) VERSION")
             case .unknown, .notCoreData:
                 refuse(.storeNotIdentified, "no version of the catalog is close to this store",
                        remedy: "check that the catalog is this app's (storerescue match STORE --catalog CATALOG)")

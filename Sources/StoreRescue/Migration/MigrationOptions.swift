@@ -5,6 +5,9 @@ public struct MigrationOptions: Sendable {
     public var targetVersion: String?
     /// The store's version (`--from`), overriding what `match` found.
     public var sourceVersion: String?
+    /// The option that sets `sourceVersion`, as refusals name it in what to try: `--from`
+    /// (`adopt`: `--as`).
+    public var sourceVersionOption = "--from"
     /// Plan and count, write nothing (`--dry-run`).
     public var isDryRun = false
     public var followsSymlinks = false

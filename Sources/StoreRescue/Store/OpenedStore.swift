@@ -104,11 +104,12 @@ enum PrivateCopier {
         probe: InputProbe, parent: String? = nil, afterCopying: ((_ attempt: Int) throws -> Void)? = nil
     ) throws -> PrivateTemporaryDirectory {
         let directory: PrivateTemporaryDirectory
+        let folder = hintFolder(parent)
         do {
             // Hidden beside someone's files; plainly named in $TMPDIR.
             directory = try PrivateTemporaryDirectory(parent: parent, prefix: parent == nil ? "read" : ".read")
         } catch {
-            throw StoreAccessError.privateCopyFailed(path: probe.path, reason: "\(error.localizedDescription)")
+            throw StoreAccessError.privateCopyFailed(path: probe.path, reason: "\(error.localizedDescription)", folder: folder)
         }
         // The -shm is a cache SQLite rebuilds from the WAL; an untrusted one is not copied. Every
         // other sidecar SQLite may make is looked for, not only those the probe saw: a -journal
@@ -127,7 +128,7 @@ enum PrivateCopier {
             }
             for (suffix, source) in sources {
                 do {
-                    try copyFile(from: source, to: directory.path(storeName + suffix), reportedPath: probe.path)
+                    try copyFile(from: source, to: directory.path(storeName + suffix), reportedPath: probe.path, folder: folder)
                 } catch _ where !suffix.isEmpty && fingerprint(source) == [-1] {
                     vanished = true
                     break
@@ -167,14 +168,23 @@ enum PrivateCopier {
         return [Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec), Int64(info.st_ino)]
     }
 
-    private static func copyFile(from source: String, to target: String, reportedPath: String) throws {
+    /// The folder an operator frees space in: `parent`'s own folder when `parent` is a writer's
+    /// private temporary (removed when the run ends), nil for `$TMPDIR`.
+    private static func hintFolder(_ parent: String?) -> String? {
+        guard let parent else { return nil }
+        let url = URL(fileURLWithPath: parent)
+        return url.lastPathComponent.contains(TemporaryItems.marker) ? url.deletingLastPathComponent().path : url.path
+    }
+
+    private static func copyFile(from source: String, to target: String, reportedPath: String, folder: String?) throws {
         let input: ReadableFile
         do { input = try ReadableFile(path: source, followsSymlinks: false) } catch {
-            throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot open \(source): \(error.description)")
+            throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot open \(source): \(error.description)", folder: folder)
         }
         let output = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard output >= 0 else {
-            throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot create \(target): \(String(cString: strerror(errno)))")
+            throw StoreAccessError.privateCopyFailed(
+                path: reportedPath, reason: "cannot create \(target): \(String(cString: strerror(errno)))", folder: folder)
         }
         defer { close(output) }
         let bufferSize = 1 << 20
@@ -183,7 +193,7 @@ enum PrivateCopier {
         while true {
             let n: Int
             do { n = try input.read(into: buffer) } catch {
-                throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot read \(source): \(error.description)")
+                throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot read \(source): \(error.description)", folder: folder)
             }
             if n == 0 { return }
             var written = 0
@@ -191,7 +201,8 @@ enum PrivateCopier {
                 let w = write(output, buffer.baseAddress! + written, n - written)
                 if w < 0 {
                     if errno == EINTR { continue }
-                    throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot write the copy: \(String(cString: strerror(errno)))")
+                    throw StoreAccessError.privateCopyFailed(
+                        path: reportedPath, reason: "cannot write the copy: \(String(cString: strerror(errno)))", folder: folder)
                 }
                 written += w
             }

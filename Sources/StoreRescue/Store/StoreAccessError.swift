@@ -2,8 +2,9 @@
 public enum StoreAccessError: OperatorFacingError, Equatable {
     /// The input is not something that can be read as a store; `kind` says what it is instead.
     case rejected(path: String, kind: StoreKind, reason: String)
-    /// Copying the store and its sidecars into a private directory failed.
-    case privateCopyFailed(path: String, reason: String)
+    /// Copying the store and its sidecars into a private directory failed; `folder` is where
+    /// the copy was made (nil: `$TMPDIR`), for the hint.
+    case privateCopyFailed(path: String, reason: String, folder: String? = nil)
     /// The store kept changing while it was being copied.
     case changedWhileCopying(path: String)
     /// A `-wal`, `-shm` or `-journal` of the store is a FIFO, folder, symbolic link, socket or
@@ -14,7 +15,7 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
     public var description: String {
         switch self {
         case .rejected(let path, _, let reason): return "\(path): \(reason)"
-        case .privateCopyFailed(let path, let reason): return "\(path): cannot make a private copy to read: \(reason)"
+        case .privateCopyFailed(let path, let reason, _): return "\(path): cannot make a private copy to read: \(reason)"
         case .changedWhileCopying(let path):
             return "\(path): the store or its -wal kept changing while it was being copied"
         case .irregularSidecar(let path, let sidecar, let kind):
@@ -37,7 +38,9 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
             case .damaged: return "recover its rows with `storerescue salvage FILE --out NEW` (add `--catalog` for a Core Data store), or `storerescue upgrade FILE --catalog CATALOG --on-failure clean` to quarantine it and start clean"
             case .coreDataStore, .sqliteDatabase: return nil
             }
-        case .privateCopyFailed: return "free space in $TMPDIR or point TMPDIR at a writable folder"
+        case .privateCopyFailed(_, _, let folder?):
+            return "free space in \(folder), where the private copy is made, or raise the file-size limit (ulimit -f)"
+        case .privateCopyFailed: return "free space in $TMPDIR or point TMPDIR at a writable folder, or raise the file-size limit (ulimit -f)"
         case .changedWhileCopying: return "close the app that uses the store, or take a backup with `storerescue backup` and inspect that"
         case .irregularSidecar(_, let sidecar, _):
             return "move \(sidecar) aside if it is not the store's own, or copy the store and its real -wal/-shm/-journal into a new folder as regular files"

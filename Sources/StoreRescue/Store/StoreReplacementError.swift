@@ -42,7 +42,7 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
     public var recoverySuggestion: String? {
         switch self {
         case .inUse: return "close the app that uses the store (or wait for it to finish) and run the command again, or give a longer --timeout"
-        case .cannotSettle: return "check the store with `storerescue inspect --deep`; a damaged store is saved with --on-failure clean"
+        case .cannotSettle: return "check the store with `storerescue inspect --deep`; a damaged store is saved with `storerescue upgrade STORE --catalog CATALOG --on-failure clean`"
         case .sidecarsRemain: return "look at the leftover files (they may belong to another process) and move them away, then run the command again"
         case .notARegularFile: return "pass the store's real main file"
         case .newFileUnusable: return "report a bug with the command line"

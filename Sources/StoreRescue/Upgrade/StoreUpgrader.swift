@@ -163,6 +163,14 @@ final class UpgradeRun {
             }
         }
         let first = read(probe: probe)
+        if case .failure(let error) = first, !Self.isDataFailure(error) {
+            // Not the store's fault (a private copy past the file-size limit or a full disk, a
+            // store that changed while copied, an unknown --to, an --as it is not): the run ends
+            // with that error's own status. Calling it a store that cannot be saved would advise
+            // quarantining a healthy store.
+            report.addPhase(.read, "failed", since: readStarted, "\(error)")
+            throw Self.readFailure(error, store: storePath)
+        }
         var decision = decide(first)
         report.addPhase(.read, "done", since: readStarted, readDetail(first, decision))
         describe(first, decision)
@@ -200,7 +208,7 @@ final class UpgradeRun {
                 cancellation: cancellation)
         } catch let error where BackupRestorer.isUnreadableAsAStore(error) {
             // Only a store SQLite cannot read at all gets here; it cannot be upgraded.
-            report.refusals = [Self.damagedRefusal(storePath, error)]
+            report.refusals = [damagedRefusal(error)]
             if options.onFailure == .keep || isAdoptOnly {
                 report.addPhase(.backup, "skipped", since: backupStarted, "the store cannot be read by SQLite: \(error)")
                 report.status = .refused
@@ -330,11 +338,7 @@ final class UpgradeRun {
         report.refusals = [MigrationRefusal(
             code: .storeDamaged, hop: "", entity: nil, property: nil, rowCount: nil,
             message: "the store is damaged: \(checked.integrityCheck ?? "")",
-            remedy: isFallingBack
-                ? "the rows that can be read are salvaged into a clean store"
-                : isAdoptOnly
-                ? "run storerescue upgrade with --on-failure clean to save what can be read into a clean store, or storerescue salvage"
-                : "run with --on-failure clean to save what can be read into a clean store, or storerescue salvage")]
+            remedy: isFallingBack ? "the rows that can be read are salvaged into a clean store" : damagedStoreRemedy)]
         if isFallingBack {
             try fallBack(backup: backup, reading: .success(reading), since: Date())
         } else {
@@ -396,6 +400,7 @@ final class UpgradeRun {
             followsSymlinks: false, fullIntegrityCheck: options.fullIntegrityCheck)
         migration.handlers = options.handlers
         if case .adopt(let requested) = options.mode {
+            migration.sourceVersionOption = "--as"
             let version: String?
             if let requested {
                 let match = StoreMatcher.match(store: store, readout: readout, catalog: catalog)
@@ -416,7 +421,8 @@ final class UpgradeRun {
     private func decide(_ reading: Result<Reading, any Error>) -> Decision {
         switch reading {
         case .failure(let error):
-            return .cannotSave([Self.isDataFailure(error) ? Self.failureRefusal(error, store: storePath) : Self.damagedRefusal(storePath, error)])
+            // `run` has ended the run on any other failure.
+            return .cannotSave([Self.isDataFailure(error) ? Self.failureRefusal(error, store: storePath) : damagedRefusal(error)])
         case .success(let reading):
             let preparation = reading.preparation
             guard preparation.refusals.isEmpty, let source = preparation.sourceVersion, let plan = preparation.plan else {
@@ -429,7 +435,7 @@ final class UpgradeRun {
                 // target with a damaged page is not "already current" (exit 2, fine) but a store
                 // to save.
                 if let damage = damage(of: reading.store) {
-                    return .cannotSave([Self.damagedRefusal(message: "the store is at \(version.name) but damaged: \(damage)")])
+                    return .cannotSave([damagedRefusal(message: "the store is at \(version.name) but damaged: \(damage)")])
                 }
                 return .alreadyCurrent(stamp)
             }
@@ -687,15 +693,32 @@ final class UpgradeRun {
             remedy: facing.recoverySuggestion ?? "")
     }
 
-    static func damagedRefusal(_ path: String, _ error: any Error) -> MigrationRefusal {
-        damagedRefusal(message: StoreMigrator.operatorFacing(error, store: path).description)
+    func damagedRefusal(_ error: any Error) -> MigrationRefusal {
+        damagedRefusal(message: StoreMigrator.operatorFacing(error, store: storePath).description)
     }
 
     /// A store that cannot be read whole, with what saves what can be read.
-    static func damagedRefusal(message: String) -> MigrationRefusal {
+    func damagedRefusal(message: String) -> MigrationRefusal {
         MigrationRefusal(
-            code: .storeDamaged, hop: "", entity: nil, property: nil, rowCount: nil, message: message,
-            remedy: "run with --on-failure clean to quarantine it and salvage what can be read into a clean store, or storerescue salvage STORE --out NEW")
+            code: .storeDamaged, hop: "", entity: nil, property: nil, rowCount: nil, message: message, remedy: damagedStoreRemedy)
+    }
+
+    /// What saves a damaged store's readable rows, in options the command run has: `adopt` has
+    /// no `--on-failure`, so it names `upgrade`'s.
+    var damagedStoreRemedy: String {
+        isAdoptOnly
+            ? "run storerescue upgrade STORE --catalog CATALOG --on-failure clean to quarantine it and salvage what can be read into a clean store, or storerescue salvage STORE --out NEW"
+            : "run with --on-failure clean to quarantine it and salvage what can be read into a clean store, or storerescue salvage STORE --out NEW"
+    }
+
+    /// A read that failed for a reason outside the store, as the run ends with it: the file
+    /// system failing under SQLite (`isFileSystemFailure`: a full disk, the file-size limit) is
+    /// an I/O error (74), not a bug; anything else keeps its own status.
+    static func readFailure(_ error: any Error, store path: String) -> any Error {
+        if let error = error as? SQLiteError, error.isFileSystemFailure {
+            return MigrationError.readFailed(path: path, reason: "\(error.message) (code \(error.resultCode))")
+        }
+        return error
     }
 
     /// The header's file format write version (byte 18), nil when it cannot be read.

@@ -72,6 +72,9 @@ extension UpgradeReport {
         case .adoptedOnly:
             out.line("  \(prefix)\(dryRun ? "adopted" : "Adopted") as \(adoption?.version ?? "its version") (no migration needed)\(dryRun ? "; nothing was written" : "; match: exact").")
         case .alreadyCurrent: out.line("  Already exactly at \(target?.version ?? adoption?.version ?? "the target"): nothing to do, nothing written.")
+        case .refused where command == "adopt":
+            // adopt has no --on-failure: what to try is each refusal's.
+            out.line("  Refused: nothing was changed.")
         case .refused: out.line("  Refused: nothing was changed. Run with --on-failure clean to quarantine the store and start clean with every row that can be saved.")
         case .fellBackToClean:
             if dryRun {

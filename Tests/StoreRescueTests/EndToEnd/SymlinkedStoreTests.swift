@@ -25,12 +25,7 @@ struct SymlinkedStoreTests {
     /// main file has none, as a store is left when its app is killed before a checkpoint.
     private func journalStoreWithEntriesInWAL(at path: String) throws {
         try FileManager.default.copyItem(atPath: Self.journal.appendingPathComponent("Journal.sqlite").path, toPath: path)
-        let writer = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readWrite))
-        _ = try writer.scalar("PRAGMA journal_mode = WAL")
-        try writer.execute("CREATE TEMP TABLE saved AS SELECT * FROM ZENTRY; DELETE FROM ZENTRY")
-        _ = try writer.scalar("PRAGMA wal_checkpoint(TRUNCATE)")
-        try writer.disableCheckpointOnClose()
-        try writer.execute("PRAGMA wal_autocheckpoint = 0; INSERT INTO ZENTRY SELECT * FROM saved")
+        try UpgradeFixture.moveEntriesIntoWAL(of: path)
         #expect(StoreFileSet.discover(mainPath: path).sidecar("-wal")?.holdsData == true)
     }
 

@@ -174,6 +174,61 @@ struct UpgradeCommandTests {
         #expect(try fixture.appFiles() == before, "the store, byte for byte, and nothing beside it")
     }
 
+    /// A healthy store whose rows are in its `-wal` is read through a private copy beside it; a
+    /// file-size limit that copy hits (EFBIG) is an I/O error (74) whatever the command and
+    /// `--on-failure`, with the free-space hint and the error in `--json` — it was exit 3, "the
+    /// store cannot be read as a store", with advice to quarantine a healthy store.
+    @Test(arguments: [["upgrade"], ["upgrade", "--on-failure", "clean"], ["upgrade", "--json"], ["adopt"], ["adopt", "--json"]])
+    func aFileSizeLimitOnTheReadCopyIsAnIOErrorNotAStoreToSave(command: [String]) throws {
+        let fixture = try UpgradeFixture()
+        let (store, catalog) = try sample("Journal", "Journal.sqlite", in: fixture)
+        try UpgradeFixture.moveEntriesIntoWAL(of: store)
+        let before = try fixture.appFiles()
+        // 40 blocks of 512 bytes: less than the 45 KB main file, more than the report.
+        let result = try CommandRunner.run(program: "/bin/sh", [
+            "-c", "ulimit -f 40 && exec \"$0\" \"$@\"", CommandRunner.executable.path,
+        ] + command + [store, "--catalog", catalog, "--backup-dir", fixture.backups])
+        #expect(result.status == 74, "\(command): \(result.stdout) \(result.stderr)")
+        #expect(!result.stdout.contains("--on-failure") && !result.stderr.contains("--on-failure"), "\(command): no advice to quarantine it")
+        let hint = "free space in \(fixture.appFolder), where the private copy is made, or raise the file-size limit (ulimit -f)"
+        if command.contains("--json") {
+            let json = try result.json()
+            #expect(json["status"] as? String == "failed")
+            #expect(json["refusals"] as? [Any] == nil || (json["refusals"] as? [Any])?.isEmpty == true)
+            let error = try #require(json["error"] as? [String: Any], "\(command): the error is in the JSON")
+            #expect(error["exitStatus"] as? Int == 74)
+            #expect((error["message"] as? String)?.contains("File too large") == true)
+            #expect(error["hint"] as? String == hint)
+        } else {
+            #expect(result.stderr.contains("cannot make a private copy to read: cannot write the copy: File too large"), "\(result.stderr)")
+            #expect(result.stderr.contains("Try: \(hint)"), "\(result.stderr)")
+        }
+        #expect(try fixture.appFiles() == before, "the store, byte for byte, and nothing beside it")
+    }
+
+    /// `adopt` has no `--on-failure`: what it advises names only what it has (`--as`), or
+    /// another command in full.
+    @Test func adoptAdvisesOnlyOptionsAdoptHas() throws {
+        let fixture = try UpgradeFixture()
+        let (store, catalog) = try sample("Journal", "Journal.sqlite", in: fixture)
+        let before = try fixture.appFiles()
+        // --as a version the store's hashes contradict: 3, what to try is adopt's.
+        for json in [false, true] {
+            let wrong = try CommandRunner.run(["adopt", store, "--catalog", catalog, "--backup-dir", fixture.backups, "--as", "V2"] + (json ? ["--json"] : []))
+            #expect(wrong.status == 3, "\(wrong.stdout) \(wrong.stderr)")
+            #expect(!wrong.stdout.contains("--on-failure") && !wrong.stderr.contains("--on-failure"), "\(wrong.stdout) \(wrong.stderr)")
+            #expect(!wrong.stdout.contains("cannot be read as a store"))
+            if json {
+                let error = try #require(try wrong.json()["error"] as? [String: Any])
+                #expect(error["exitStatus"] as? Int == 3)
+                #expect((error["message"] as? String)?.contains("is not V2: its hashes are exactly V1's") == true)
+            } else {
+                #expect(wrong.stderr.contains("is not V2: its hashes are exactly V1's"), "\(wrong.stderr)")
+            }
+        }
+        #expect(try fixture.appFiles() == before)
+    }
+
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr"), "needs chattr"))
     func aReadOnlyFolderIsRefusedBeforeAnythingIsWritten() throws {
         let fixture = try UpgradeFixture()

@@ -26,6 +26,19 @@ final class UpgradeFixture {
         return store
     }
 
+    /// Leaves `store`'s `ZENTRY` rows only in its `-wal`: taken out of the main file and put
+    /// back with automatic checkpoints off and no checkpoint on close, as a store is left when
+    /// its app is killed. Read with its `-wal` the store is as before; the main file alone has
+    /// no entries.
+    static func moveEntriesIntoWAL(of store: String) throws {
+        let writer = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+        _ = try writer.scalar("PRAGMA journal_mode = WAL")
+        try writer.execute("CREATE TEMP TABLE saved AS SELECT * FROM ZENTRY; DELETE FROM ZENTRY")
+        _ = try writer.scalar("PRAGMA wal_checkpoint(TRUNCATE)")
+        try writer.disableCheckpointOnClose()
+        try writer.execute("PRAGMA wal_autocheckpoint = 0; INSERT INTO ZENTRY SELECT * FROM saved")
+    }
+
     var journalCatalog: Catalog {
         get throws { try Catalog.load(path: Self.journal.appendingPathComponent("catalog.json").path) }
     }
