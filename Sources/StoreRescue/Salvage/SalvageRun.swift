@@ -96,7 +96,9 @@ final class SalvageRun {
         self.options = options
         self.progress = progress
         self.cancellation = cancellation
-        source = try PageSource(path: store, followsSymlinks: options.followsSymlinks)
+        // A link followed is read as its target, with the target's -wal (as SQLite would).
+        let file = options.followsSymlinks ? InputProbe.followingSymlink(at: store) : store
+        source = try PageSource(path: file, followsSymlinks: options.followsSymlinks)
         capacity = source.availablePages
         treePages = PageBitmap(capacity: capacity)
         overflowPages = PageBitmap(capacity: capacity)

@@ -111,6 +111,18 @@ struct SymlinkedStoreTests {
         #expect(try match.json()["outcome"] as? String == "exact")
     }
 
+    /// The library, not only the command: `Salvager` told to follow a link reads the target with
+    /// the target's `-wal`.
+    @Test func salvagerFollowingALinkReadsTheTargetsWAL() throws {
+        let dir = try TemporaryDirectory()
+        let (real, link) = try link("Journal.sqlite", in: dir)
+        try journalStoreWithEntriesInWAL(at: real)
+        let salvaged = dir.path("library.sqlite")
+        try Salvager.salvage(store: link, into: salvaged, options: SalvageOptions(followsSymlinks: true))
+        let output = try SQLiteConnection(path: salvaged, options: SQLiteOpenOptions(mode: .readOnly))
+        #expect(try output.scalar("SELECT count(*) FROM ZENTRY")?.int64 == 5, "the -wal's frames beside the target are applied")
+    }
+
     @Test func writingCommandsRefuseALinkAndLeaveIt() throws {
         let dir = try TemporaryDirectory()
         let (real, link) = try link("Journal.sqlite", in: dir)
