@@ -100,6 +100,19 @@ struct DatabaseGeometry: Sendable, Equatable {
         return nil
     }
 
+    /// Takes the freelist head and count (and auto-vacuum) from the header of the committed page
+    /// 1 when it lives in the `-wal`: the main file's header is the last checkpoint's. Only over a
+    /// trusted header, and only from bytes that are a header of the same page size.
+    mutating func takeCommittedHeader(_ bytes: [UInt8]) {
+        guard isHeaderTrusted, let header = SQLiteFileHeader(bytes: bytes), header.hasValidPageSize, header.pageSize == pageSize else { return }
+        func u32(_ offset: Int) -> UInt32 {
+            UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
+        }
+        firstFreelistTrunk = u32(32)
+        freelistPageCount = u32(36)
+        isAutoVacuum = header.largestRootPage != 0
+    }
+
     /// Works out the geometry from the first 100 bytes of the main file, its size, the page size a
     /// valid `-wal` declares, and a way to read any bytes of the main file.
     static func determine(

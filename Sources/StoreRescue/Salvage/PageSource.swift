@@ -105,6 +105,12 @@ final class PageSource {
         var pastCommit: ClosedRange<UInt32>?
         if let usedLog, let committed = usedLog.committedPageCount {
             count = committed
+            // The committed page 1 is the WAL's when it has one: its freelist head and count are
+            // the current ones, where the main file's header may say an older freelist (or none).
+            if let offset = usedLog.frames[1] {
+                var page = [UInt8](repeating: 0, count: 100)
+                if FileReading.read(walDescriptor, into: &page, at: offset) == 100 { geometry.takeCommittedHeader(page) }
+            }
             // A WAL can only add as many pages as it has frames: a larger claim is not believed.
             let walPages = usedLog.frames.keys.filter { $0 <= committed }.max() ?? 0
             available = min(max(filePages, walPages), filePages + UInt32(clamping: usedLog.frames.count))

@@ -216,7 +216,9 @@ extension SalvageRun {
     func sweepUnclaimedPages() throws {
         // Leaves the pointer map calls free that the freelist did not list (its chain broken, or
         // the header gone): deleted rows, unless there are more than the header's freelist count
-        // leaves room for — then the map is what is damaged, and they are read as live.
+        // leaves room for — then the map may be what is damaged, and a leaf whose records are
+        // those of a table with a damaged tree (which can have orphans) is read as live. A table
+        // whose tree was read whole has no orphan, so its leaves stay deleted whatever the count.
         var mapSaysFree = PageBitmap(capacity: capacity)
         for page in UInt32(1)...capacity {
             if page % 64 == 0 {
@@ -240,13 +242,28 @@ extension SalvageRun {
             for page in UInt32(1)...capacity where mapSaysFree.contains(page) { _ = freeLeaves.insert(page) }
             return
         }
-        notes.append("the pointer map calls \(mapSaysFree.count) table leaves free that the freelist does not list, "
-            + "where the header's freelist count leaves room for \(room): they were read as live pages")
+        var readAsLive = 0
         for page in UInt32(1)...capacity where mapSaysFree.contains(page) {
             try checkCancellation()
             guard let header = try readUnclaimed(page, counted: false) else { continue }
+            guard let table = matcher.identify(recordShapes(header: header, page: page).shapes), !treeWasReadWhole(table) else {
+                _ = freeLeaves.insert(page)
+                continue
+            }
+            readAsLive += 1
             try sweep(page: page, header: header)
         }
+        if readAsLive > 0 {
+            notes.append("the pointer map calls \(mapSaysFree.count) table leaves free that the freelist does not list, where the "
+                + "header's freelist count leaves room for \(room): \(readAsLive) of them, of tables whose trees are damaged, were read as live pages")
+        }
+    }
+
+    /// True when table `index`'s tree was walked from its root with no page damaged or missing:
+    /// no leaf of it can be an orphan.
+    private func treeWasReadWhole(_ index: Int) -> Bool {
+        tables[index].rootPage != nil && walkedRoots.contains(tables[index].rootPage ?? 0)
+            && tallies[index].pagesDamaged == 0 && tallies[index].pagesMissing == 0
     }
 
     /// Reads an unclaimed page into `pageBuffer`: its b-tree header, or nil (a read failure, a

@@ -196,6 +196,43 @@ import Testing
         #expect(!brokenReport.notes.contains { $0.contains("table leaves free") })
     }
 
+    /// Really free leaves that only the pointer map lists stay deleted: with the header's freelist
+    /// head and count zeroed (one 8-byte hit), and in an undamaged WAL store whose current header
+    /// (page 1) is in the `-wal` while the main file's says no free page. Both used to be read as
+    /// live (the count leaving "no room"): deleted rows put back into their live table.
+    @Test func freeLeavesOfAWholeTableStayDeleted() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        try SalvageFixtures.plainDatabase(at: store)
+        let original = try SalvageFixtures.rows(of: store)
+        try SalvageFixtures.overwrite(store, at: 32, with: Data(count: 8))
+        let report = try Salvager.salvage(store: store, into: directory.path("out.sqlite"))
+        #expect(try SalvageFixtures.rows(of: directory.path("out.sqlite"))["people"] == original["people"])
+        #expect(report.tables.first { $0.name == "people" }?.rows.deleted ?? 0 > 0)
+        #expect(!report.notes.contains { $0.contains("read as live pages") })
+
+        let wal = directory.path("w.sqlite")
+        let writer = try SQLiteConnection(path: wal, options: SQLiteOpenOptions(mode: .create))
+        try writer.execute("""
+            PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
+            CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) INSERT INTO t SELECT i, printf('%.60c', 'v') FROM n;
+            PRAGMA wal_checkpoint(TRUNCATE);
+            PRAGMA secure_delete = OFF; DELETE FROM t WHERE id <= 2000;
+            """)
+        let live = try writer.rows("SELECT id, v FROM t ORDER BY id")
+        let freePages = try #require(try writer.scalar("PRAGMA freelist_count")?.int64)
+        try FileManager.default.copyItem(atPath: wal, toPath: directory.path("copy.sqlite"))
+        try FileManager.default.copyItem(atPath: wal + "-wal", toPath: directory.path("copy.sqlite-wal"))
+        // The freelist as committed: the -wal's page 1, not the main file's (which says none).
+        #expect(freePages > 0)
+        #expect(try PageSource(path: directory.path("copy.sqlite")).geometry.freelistPageCount == UInt32(freePages))
+        let walReport = try Salvager.salvage(store: directory.path("copy.sqlite"), into: directory.path("wal-out.sqlite"))
+        let written = try SQLiteConnection(path: directory.path("wal-out.sqlite"), options: SQLiteOpenOptions(mode: .immutable))
+        #expect(try written.rows("SELECT id, v FROM t ORDER BY id") == live, "the table as SQLite reads it")
+        #expect(walReport.tables.first { $0.name == "t" }?.rows.deleted ?? 0 > 0)
+    }
+
     /// Orphaned leaves of `notes` (its root zeroed, no pointer map) whose records were written
     /// before `ALTER TABLE … ADD COLUMN` fit `tags` better by shape, and `tags` already holds their
     /// rowids with other values: they are not second copies, so they go to lost and found. They
