@@ -176,8 +176,13 @@ final class SalvageRowWriter {
     func holdsSameRow(route: RowRoute, rowid: Int64, record: [RecordColumn], payload: UnsafeRawBufferPointer, context: Context) throws -> Bool {
         if targets[route.target].same == nil {
             let target = targets[route.target]
-            let conditions = target.columns.map { "\($0.quotedSQLIdentifier) IS ?" }.joined(separator: " AND ")
-            targets[route.target].same = try connection.prepare("SELECT 1 FROM \(target.name.quotedSQLIdentifier) WHERE \(conditions) LIMIT 1")
+            let conditions = Self.allOf(target.columns.map { "\($0.quotedSQLIdentifier) IS ?" })
+            // A statement SQLite will not take is not a reason to end the salvage: the row is then
+            // kept apart, as one that differs.
+            guard let same = try? connection.prepare("SELECT 1 FROM \(target.name.quotedSQLIdentifier) WHERE \(conditions) LIMIT 1") else {
+                return false
+            }
+            targets[route.target].same = same
         }
         guard let same = targets[route.target].same else { return false }
         bind(route: route, rowid: rowid, record: record, payload: payload, context: context, to: same.handle)
@@ -186,6 +191,14 @@ final class SalvageRowWriter {
             sqlite3_clear_bindings(same.handle)
         }
         return try same.step()
+    }
+
+    /// `conditions` joined by AND as a balanced tree, parenthesised: a table of 2,000 columns
+    /// makes a tree 12 deep, where a chain is 2,000 deep, past SQLite's limit of 1,000.
+    static func allOf(_ conditions: [String]) -> String {
+        guard conditions.count > 1 else { return conditions.first ?? "1" }
+        let middle = conditions.count / 2
+        return "(\(allOf(Array(conditions[..<middle]))) AND \(allOf(Array(conditions[middle...]))))"
     }
 
     /// Binds a row's values to `statement`'s parameters, one per source of `route`, in order.

@@ -196,6 +196,36 @@ import Testing
         #expect(!brokenReport.notes.contains { $0.contains("table leaves free") })
     }
 
+    /// A copy of a live leaf of a 1,500-column table that no tree reaches (its old place, after
+    /// the table's root page was rewritten elsewhere): telling a second copy from another row
+    /// asks SQLite about every column, and a chain of 1,500 `AND`s is past its expression depth
+    /// of 1,000 — the salvage used to end there, exit 74. The same copy is a duplicate.
+    @Test func aDuplicateInAVeryWideTableIsToldApart() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        let columns = (1...1_500).map { "c\($0)" }
+        try StoreFixtureBuilder.database(at: store, sql: """
+            PRAGMA page_size = 65536; PRAGMA auto_vacuum = 0;
+            CREATE TABLE w (id INTEGER PRIMARY KEY, \(columns.joined(separator: ", ")));
+            INSERT INTO w (id, c1, c1500) VALUES (1, 'one', 1500), (2, 'two', 3000);
+            """)
+        let original = try SalvageFixtures.rows(of: store)
+        // Copy the table's one leaf (its root) to a new page at the end: a stale copy no tree reaches.
+        let root = try #require(try SalvageFixtures.rootPage(of: "w", in: store))
+        let data = try Data(contentsOf: URL(fileURLWithPath: store))
+        let leaf = data[(root - 1) * 65536 ..< root * 65536]
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: store))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: leaf)
+        try handle.close()
+        let report = try Salvager.salvage(store: store, into: directory.path("out.sqlite"))
+        #expect(try SalvageFixtures.rows(of: directory.path("out.sqlite"))["w"] == original["w"])
+        let w = try #require(report.tables.first { $0.name == "w" })
+        #expect(w.rows.duplicatesResolved == 2, "the same rows again: duplicates, not kept apart")
+        #expect(report.lostAndFound.rows == 0)
+        #expect(SalvageRowWriter.allOf(["a", "b", "c"]) == "(a AND (b AND c))")
+    }
+
     /// Really free leaves that only the pointer map lists stay deleted: with the header's freelist
     /// head and count zeroed (one 8-byte hit), and in an undamaged WAL store whose current header
     /// (page 1) is in the `-wal` while the main file's says no free page. Both used to be read as
