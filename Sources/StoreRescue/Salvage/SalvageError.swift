@@ -40,7 +40,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .unknownVersion(let catalog, let version, _): return "catalog \(catalog) has no version \"\(version)\""
         case .versionUndetermined(let path, let reason, _): return "\(path): cannot tell which version wrote it: \(reason)"
         case .ambiguousVersion(let path, let versions):
-            return "\(path): the surviving metadata fits several versions equally: \(versions.map { "\"\($0)\"" }.joined(separator: ", "))"
+            return "\(path): what survived (metadata, model cache or schema) fits several versions equally: \(versions.map { "\"\($0)\"" }.joined(separator: ", "))"
         case .verificationFailed(let path, let reason): return "the store written for \(path) failed its own check: \(reason); it was removed"
         case .interrupted: return "interrupted; partial files were removed and the store was left untouched"
         }

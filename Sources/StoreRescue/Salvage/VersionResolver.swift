@@ -44,9 +44,16 @@ enum VersionResolver {
             notes.append("the surviving model cache is the model of no catalog version")
         }
         if !evidence.schemaTables.isEmpty {
-            let fitting = catalog.versions.filter { version in
-                guard let layout = try? StoreLayoutBuilder.layout(for: version.model) else { return false }
-                return schemaFits(evidence.schemaTables, layout: layout)
+            let layouts = catalog.versions.map { try? StoreLayoutBuilder.layout(for: $0.model) }
+            // Tables by their names first; a table read by its columns only when no version fits
+            // so (two versions told apart by a table's name alone stay told apart).
+            var fitting = zip(catalog.versions, layouts).filter { version, layout in
+                layout.map { schemaFits(evidence.schemaTables, layout: $0, readingRenamedTables: false) } ?? false
+            }.map(\.0)
+            if fitting.isEmpty {
+                fitting = zip(catalog.versions, layouts).filter { version, layout in
+                    layout.map { schemaFits(evidence.schemaTables, layout: $0, readingRenamedTables: true) } ?? false
+                }.map(\.0)
             }
             if let chosen = try choose(fitting, identifiers: nil, path: path) {
                 return Resolution(version: chosen, source: "schema", notes: notes)
@@ -76,7 +83,7 @@ enum VersionResolver {
     /// columns, in order: a table whose name is damaged, read as that table by the salvage too
     /// (`SalvageRun.identifyRenamedTables`). Without this, a damaged name with the metadata and
     /// model cache lost left no way to tell the version.
-    static func schemaFits(_ tables: [TableDefinition], layout: StoreLayout) -> Bool {
+    static func schemaFits(_ tables: [TableDefinition], layout: StoreLayout, readingRenamedTables: Bool = true) -> Bool {
         func names(_ columns: [String]) -> [String] { columns.map { $0.uppercased() } }
         let stored = Dictionary(tables.map { ($0.name.uppercased(), names($0.columns.map(\.name))) }, uniquingKeysWith: { first, _ in first })
         let expected = Set(layout.tables.map { $0.name.uppercased() } + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
@@ -88,7 +95,7 @@ enum VersionResolver {
                 continue
             }
             let candidates = unnamed.filter { $0.value == columns }
-            guard candidates.count == 1, let renamed = candidates.first else { return false }
+            guard readingRenamedTables, candidates.count == 1, let renamed = candidates.first else { return false }
             unnamed[renamed.key] = nil
         }
         return !unnamed.keys.contains { $0.hasPrefix("Z") }

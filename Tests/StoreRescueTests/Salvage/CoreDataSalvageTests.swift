@@ -231,6 +231,35 @@ import Testing
         #expect(try Fixtures.entityRows(of: output) == expected)
     }
 
+    /// Two versions told apart only by a table's name (V2 renames an entity), the metadata lost:
+    /// the schema's names tell V1, exactly; reading tables by their columns, which would fit V2
+    /// as well, is only for when no version fits by name. (A first version of that reading made
+    /// this store ambiguous, exit 65.)
+    @Test func aTableNameStillTellsTwoVersionsApart() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        try SalvageFixtures.zeroPage(try Fixtures.rootPage(of: "Z_METADATA", in: store), of: store, pageSize: 4096)
+        var renamed = Fixtures.model
+        renamed.entities = renamed.entities.map { entity in
+            var entity = entity
+            if entity.name == "Owner" { entity.name = "Keeper" }
+            entity.properties = entity.properties.map { property in
+                guard case .relationship(var relationship) = property, relationship.destinationEntityName == "Owner" else { return property }
+                relationship.destinationEntityName = "Keeper"
+                return .relationship(relationship)
+            }
+            return entity
+        }
+        #expect(try StoreLayoutBuilder.layout(for: renamed).tables.contains { $0.name == "ZKEEPER" })
+        let catalog = Catalog(
+            name: "Fixture", versions: [Fixtures.version, CatalogVersion(name: "V2", model: renamed, origin: "inline")],
+            sourcePath: "fixture-catalog.json")
+        let (_, report) = try Self.salvage(store, in: directory, catalog: catalog)
+        #expect(report.versionSource == "schema")
+        #expect(report.version == "V1")
+    }
+
     /// Values the writer fixes rather than refuses — `Z_OPT` that is not an integer, a wrong or
     /// missing `Z_ENT` in a table of one entity — on every row of a leaf: the leaf is still its
     /// table's. Its records used to fit no table (the shape check refused what the writer fixes),
