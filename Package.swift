@@ -41,6 +41,7 @@ let package = Package(
             name: "storerescue",
             dependencies: [
                 "StoreRescue",
+                "SRSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

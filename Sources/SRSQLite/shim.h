@@ -3,6 +3,22 @@
 
 #include <sqlite3.h>
 
+// glibc's mallopt(M_ARENA_MAX, n): malloc.h is not in Swift's Glibc module. Here because this is
+// the package's one C header; the memory it bounds is mostly SQLite's page caches. A no-op elsewhere.
+#if defined(__linux__) && __has_include(<malloc.h>)
+#include <malloc.h>
+#endif
+#if defined(M_ARENA_MAX)
+static inline int srsqlite_limit_malloc_arenas(int arenas) {
+    return mallopt(M_ARENA_MAX, arenas);
+}
+#else
+static inline int srsqlite_limit_malloc_arenas(int arenas) {
+    (void)arenas;
+    return 1;
+}
+#endif
+
 // sqlite3_db_config is variadic; Swift cannot call it. These wrappers pin the forms we use.
 static inline int srsqlite_db_config_int(sqlite3 *db, int op, int value) {
     int current = 0;
