@@ -29,6 +29,18 @@ enum CoreDataSalvageFixtures {
 
     static let version = CatalogVersion(name: "V1", model: model, origin: "inline")
     static let catalog = Catalog(name: "Fixture", versions: [version], sourcePath: "fixture-catalog.json")
+
+    /// `model` with one more attribute on its first entity: a V2 whose layout differs by a column.
+    static var modelWithExtraAttribute: ManagedObjectModel {
+        var other = model
+        other.entities[0].properties.append(.attribute(AttributeDescription(name: "extra", type: .string)))
+        return other
+    }
+
+    /// A catalog of `version` (V1) and `v2`: one the salvage must tell the version from.
+    static func catalog(withV2 v2: ManagedObjectModel) -> Catalog {
+        Catalog(name: "Fixture", versions: [version, CatalogVersion(name: "V2", model: v2, origin: "inline")], sourcePath: "fixture-catalog.json")
+    }
     static let uuid = UUID(uuidString: "0B5E1D2C-3A4F-4B6C-8D7E-9F0A1B2C3D4E")!
 
     /// Creates the store at `path` with `owners` owners, 10 items each, every 7th a special item,

@@ -219,11 +219,7 @@ import Testing
         let expected = try Fixtures.entityRows(of: store)
         try SalvageFixtures.zeroPage(try Fixtures.rootPage(of: "Z_METADATA", in: store), of: store, pageSize: 4096)
         try SalvageFixtures.editSchema(of: store, "UPDATE sqlite_schema SET name = 'ZOWNEQ', tbl_name = 'ZOWNEQ' WHERE name = 'ZOWNER';")
-        var other = Fixtures.model
-        other.entities[0].properties.append(.attribute(AttributeDescription(name: "extra", type: .string)))
-        let catalog = Catalog(
-            name: "Fixture", versions: [Fixtures.version, CatalogVersion(name: "V2", model: other, origin: "inline")],
-            sourcePath: "fixture-catalog.json")
+        let catalog = Fixtures.catalog(withV2: Fixtures.modelWithExtraAttribute)
         let (output, report) = try Self.salvage(store, in: directory, catalog: catalog)
         #expect(report.versionSource == "schema")
         #expect(report.version == "V1")
@@ -252,9 +248,7 @@ import Testing
             return entity
         }
         #expect(try StoreLayoutBuilder.layout(for: renamed).tables.contains { $0.name == "ZKEEPER" })
-        let catalog = Catalog(
-            name: "Fixture", versions: [Fixtures.version, CatalogVersion(name: "V2", model: renamed, origin: "inline")],
-            sourcePath: "fixture-catalog.json")
+        let catalog = Fixtures.catalog(withV2: renamed)
         let (_, report) = try Self.salvage(store, in: directory, catalog: catalog)
         #expect(report.versionSource == "schema")
         #expect(report.version == "V1")
@@ -455,11 +449,7 @@ import Testing
         try Fixtures.store(at: store)
         try SalvageFixtures.zeroPage(try Fixtures.rootPage(of: "Z_METADATA", in: store), of: store, pageSize: 4096)
         try SalvageFixtures.zeroPage(1, of: store, pageSize: 4096)
-        var other = Fixtures.model
-        other.entities[0].properties.append(.attribute(AttributeDescription(name: "extra", type: .string)))
-        let catalog = Catalog(
-            name: "Fixture", versions: [Fixtures.version, CatalogVersion(name: "V2", model: other, origin: "inline")],
-            sourcePath: "fixture-catalog.json")
+        let catalog = Fixtures.catalog(withV2: Fixtures.modelWithExtraAttribute)
         let error = #expect(throws: SalvageError.self) { try Self.salvage(store, in: directory, catalog: catalog) }
         #expect(error?.description == "\(store): cannot tell which version wrote it: no metadata, model cache or schema survived")
         #expect(error?.recoverySuggestion == "pass --version with one of: \"V1\", \"V2\", or salvage without --catalog")
