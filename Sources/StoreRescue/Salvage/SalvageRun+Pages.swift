@@ -77,6 +77,11 @@ extension SalvageRun {
             refusedList.append(page)
             return true
         }
+        /// The rowid range of a subtree the walk could not read: a leaf of it may be an orphan.
+        func hole(_ lower: Int64?, _ upper: Int64?) {
+            guard case .table(let index) = owner else { return }
+            noteHole(table: index, lower: lower, upper: upper)
+        }
         var visits = 0
         while let item = stack.popLast() {
             visits += 1
@@ -86,16 +91,22 @@ extension SalvageRun {
             }
             guard item.page >= 1, item.page <= source.pageCount, item.depth < 64 else {
                 tally.pagesDamaged += 1
+                hole(item.lower, item.upper)
                 continue
             }
             guard item.page <= capacity else {
                 tally.pagesMissing += 1
+                hole(item.lower, item.upper)
                 continue
             }
             // Counted and read once, however many pointers lead here.
-            guard !refusedInWalk.contains(item.page) else { continue }
+            guard !refusedInWalk.contains(item.page) else {
+                hole(item.lower, item.upper)
+                continue
+            }
             guard !treePages.contains(item.page), !overflowPages.contains(item.page) else {
                 if refusedFirst(item.page) { tally.pagesDamaged += 1 }
+                hole(item.lower, item.upper)
                 continue
             }
             guard source.read(item.page, into: &pageBuffer) else {
@@ -103,12 +114,14 @@ extension SalvageRun {
                     tally.pagesMissing += 1
                     pageKinds.readFailures += 1
                 }
+                hole(item.lower, item.upper)
                 continue
             }
             pagesProcessed += 1
             let header = pageBuffer.withUnsafeBytes { BTreePageHeader(page: $0, pageNumber: item.page, usableSize: usable) }
             guard let header, header.kind.isTable else {
                 if refusedFirst(item.page) { tally.pagesDamaged += 1 }
+                hole(item.lower, item.upper)
                 continue
             }
             if header.kind == .tableInterior {
@@ -116,7 +129,10 @@ extension SalvageRun {
                 treePages.insert(item.page)
                 pageKinds.tableInterior += 1
                 tally.pagesRead += 1
-                if children.damaged { tally.pagesDamaged += 1 }
+                if children.damaged {
+                    tally.pagesDamaged += 1
+                    hole(item.lower, item.upper)  // which child's cell was lost is not known
+                }
                 for child in children.list.reversed() {
                     stack.append((child.page, child.lower, child.upper, item.depth + 1))
                 }
@@ -133,6 +149,7 @@ extension SalvageRun {
             // Not this tree's leaf (a damaged pointer or root page number): the sweep decides.
             guard inBounds, leafFits(owner, header: header, page: item.page) else {
                 if refusedFirst(item.page) { tally.pagesDamaged += 1 }
+                hole(item.lower, item.upper)
                 continue
             }
             treePages.insert(item.page)
@@ -217,8 +234,8 @@ extension SalvageRun {
         // Leaves the pointer map calls free that the freelist did not list (its chain broken, or
         // the header gone): deleted rows, unless there are more than the header's freelist count
         // leaves room for — then the map may be what is damaged, and a leaf whose records are
-        // those of a table with a damaged tree (which can have orphans) is read as live. A table
-        // whose tree was read whole has no orphan, so its leaves stay deleted whatever the count.
+        // those of a table whose tree lost the subtree its rowids belong in is read as live. A
+        // leaf whose rowids lie where its table's tree was read whole stays deleted.
         var mapSaysFree = PageBitmap(capacity: capacity)
         for page in UInt32(1)...capacity {
             if page % 64 == 0 {
@@ -246,7 +263,9 @@ extension SalvageRun {
         for page in UInt32(1)...capacity where mapSaysFree.contains(page) {
             try checkCancellation()
             guard let header = try readUnclaimed(page, counted: false) else { continue }
-            guard let table = matcher.identify(recordShapes(header: header, page: page).shapes), !treeWasReadWhole(table) else {
+            guard let table = matcher.identify(recordShapes(header: header, page: page).shapes),
+                mayBeOrphan(page: page, header: header, of: table)
+            else {
                 _ = freeLeaves.insert(page)
                 continue
             }
@@ -255,15 +274,38 @@ extension SalvageRun {
         }
         if readAsLive > 0 {
             notes.append("the pointer map calls \(mapSaysFree.count) table leaves free that the freelist does not list, where the "
-                + "header's freelist count leaves room for \(room): \(readAsLive) of them, of tables whose trees are damaged, were read as live pages")
+                + "header's freelist count leaves room for \(room): \(readAsLive) of them, whose rowids lie where their table's tree is damaged, were read as live pages")
         }
     }
 
-    /// True when table `index`'s tree was walked from its root with no page damaged or missing:
-    /// no leaf of it can be an orphan.
-    private func treeWasReadWhole(_ index: Int) -> Bool {
-        tables[index].rootPage != nil && walkedRoots.contains(tables[index].rootPage ?? 0)
-            && tallies[index].pagesDamaged == 0 && tallies[index].pagesMissing == 0
+    /// Whether the leaf in `pageBuffer` can be a lost part of table `index`'s tree: the table's
+    /// root is unknown, or its rowids lie in the range of a subtree the walk could not read. A leaf
+    /// whose rowids lie where the tree was read whole is not its orphan (deleted rows, or a stale
+    /// copy), whatever else is damaged.
+    private func mayBeOrphan(page: UInt32, header: BTreePageHeader, of index: Int) -> Bool {
+        guard let root = tables[index].rootPage, walkedRoots.contains(root) else { return true }
+        guard let holes = holes[index], !holes.isEmpty, header.cellCount > 0 else { return false }
+        let usable = geometry.usableSize
+        let rowids: (first: Int64, last: Int64)? = pageBuffer.withUnsafeBytes { bytes in
+            guard let first = header.cellOffset(0, in: bytes).flatMap({ TableCell.leaf(in: bytes, at: $0, usableSize: usable) }),
+                let last = header.cellOffset(header.cellCount - 1, in: bytes).flatMap({ TableCell.leaf(in: bytes, at: $0, usableSize: usable) })
+            else { return nil }
+            return (first.rowid, last.rowid)
+        }
+        guard let rowids else { return true }
+        return holes.contains { ($0.lower.map { rowids.first > $0 } ?? true) && ($0.upper.map { rowids.last <= $0 } ?? true) }
+    }
+
+    /// Remembers that table `index`'s walk could not read the subtree of rowids in
+    /// (`lower`, `upper`]. Bounded: past 4,096 ranges the whole table counts as one.
+    func noteHole(table index: Int, lower: Int64?, upper: Int64?) {
+        let everything = KeyRange(lower: nil, upper: nil)
+        if holes[index]?.first == everything { return }
+        if lower == nil && upper == nil || holes[index, default: []].count >= 4_096 {
+            holes[index] = [everything]
+        } else {
+            holes[index, default: []].append(KeyRange(lower: lower, upper: upper))
+        }
     }
 
     /// Reads an unclaimed page into `pageBuffer`: its b-tree header, or nil (a read failure, a

@@ -196,6 +196,33 @@ import Testing
         #expect(!brokenReport.notes.contains { $0.contains("table leaves free") })
     }
 
+    /// The header's freelist fields zeroed and one live leaf of the table zeroed too: the free
+    /// leaves (rows 501–1,500, deleted) lie where the table's tree was read whole, so they stay
+    /// deleted; only a leaf whose rowids fall in the lost leaf's range could be its orphan. They
+    /// used to go back into the live table (905 deleted rows), the tree being "damaged".
+    @Test func deletedRowsStayDeletedBesideADamagedLeaf() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        try StoreFixtureBuilder.database(at: store, sql: """
+            PRAGMA auto_vacuum = INCREMENTAL; PRAGMA secure_delete = OFF;
+            CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) INSERT INTO t SELECT i, printf('row %d %.100c', i, 'x') FROM n;
+            DELETE FROM t WHERE id BETWEEN 501 AND 1500;
+            """)
+        let original = try #require(try SalvageFixtures.rows(of: store)["t"])
+        let data = try Data(contentsOf: URL(fileURLWithPath: store))
+        let root = try #require(try SalvageFixtures.rootPage(of: "t", in: store))
+        let leaf = try #require(SalvageFixtures.firstChild(ofInteriorPage: root, in: data))
+        try SalvageFixtures.overwrite(store, at: 32, with: Data(count: 8))
+        try SalvageFixtures.zeroPage(leaf, of: store, pageSize: 4096)
+        let report = try Salvager.salvage(store: store, into: directory.path("out.sqlite"))
+        let recovered = try #require(try SalvageFixtures.rows(of: directory.path("out.sqlite"))["t"])
+        #expect(recovered.keys.allSatisfy { $0 <= 500 || $0 > 1500 }, "no deleted row in the live table")
+        #expect(recovered.allSatisfy { original[$0.key] == $0.value })
+        #expect(recovered.count > 900 && recovered.count < original.count, "every live row but the zeroed leaf's")
+        #expect(report.tables.first { $0.name == "t" }?.rows.deleted ?? 0 > 800)
+    }
+
     /// A copy of a live leaf of a 1,500-column table that no tree reaches (its old place, after
     /// the table's root page was rewritten elsewhere): telling a second copy from another row
     /// asks SQLite about every column, and a chain of 1,500 `AND`s is past its expression depth
