@@ -78,7 +78,8 @@ enum VersionResolver {
     }
 
     /// True when every entity and join table of the layout is in the schema with the same column
-    /// names, and the schema has no `Z…` table the layout lacks (bookkeeping aside). A layout table
+    /// names, and the schema has no Core Data table the layout lacks (bookkeeping aside): none
+    /// named `Z…`, none whose columns start `Z_PK`, `Z_ENT`, `Z_OPT`. A layout table
     /// the schema does not name is in it when exactly one table the layout does not name has its
     /// columns, in order: a table whose name is damaged, read as that table by the salvage too
     /// (`SalvageRun.identifyRenamedTables`). Without this, a damaged name with the metadata and
@@ -98,6 +99,8 @@ enum VersionResolver {
             guard readingRenamedTables, candidates.count == 1, let renamed = candidates.first else { return false }
             unnamed[renamed.key] = nil
         }
-        return !unnamed.keys.contains { $0.hasPrefix("Z") }
+        // A table left over that is a Core Data table — by its `Z` name, or by the columns every
+        // entity table starts with, whatever its (damaged) name — is one this version lacks.
+        return !unnamed.contains { $0.key.hasPrefix("Z") || Array($0.value.prefix(3)) == ["Z_PK", "Z_ENT", "Z_OPT"] }
     }
 }

@@ -254,6 +254,28 @@ import Testing
         #expect(report.version == "V1")
     }
 
+    /// A store of V2 (V1 and one more entity, `Zeta`, whose table sorts last so no entity is
+    /// renumbered), metadata lost, `ZZETA`'s name damaged in its first letter (`XZETA`): V1 fits
+    /// every table by name, but the store holds a Core Data table V1 lacks (its columns start
+    /// `Z_PK`, `Z_ENT`, `Z_OPT`), so the version is V2, the table read as `ZZETA`. V1 used to be
+    /// taken — on a store whose entities V2 numbers otherwise, rows filed under other entities.
+    @Test func aCoreDataTableWithADamagedNameIsNotIgnored() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        var withZeta = Fixtures.model
+        withZeta.entities.append(EntityDescription(name: "Zeta", properties: [.attribute(AttributeDescription(name: "mark", type: .string))]))
+        let zeta = try #require(try StoreLayoutBuilder.layout(for: withZeta).tables.first { $0.name == "ZZETA" })
+        try StoreFixtureBuilder.run(store, zeta.createStatement)
+        try StoreFixtureBuilder.run(store, "INSERT INTO ZZETA (Z_PK, Z_ENT, Z_OPT, ZMARK) VALUES (1, 5, 1, 'z')")
+        try SalvageFixtures.zeroPage(try Fixtures.rootPage(of: "Z_METADATA", in: store), of: store, pageSize: 4096)
+        try SalvageFixtures.editSchema(of: store, "UPDATE sqlite_schema SET name = 'XZETA', tbl_name = 'XZETA' WHERE name = 'ZZETA';")
+        let (_, report) = try Self.salvage(store, in: directory, catalog: Fixtures.catalog(withV2: withZeta))
+        #expect(report.versionSource == "schema")
+        #expect(report.version == "V2")
+        #expect(report.notes.contains { $0.hasPrefix("table XZETA of the damaged schema read as ZZETA") })
+    }
+
     /// Values the writer fixes rather than refuses — `Z_OPT` that is not an integer, a wrong or
     /// missing `Z_ENT` in a table of one entity — on every row of a leaf: the leaf is still its
     /// table's. Its records used to fit no table (the shape check refused what the writer fixes),
