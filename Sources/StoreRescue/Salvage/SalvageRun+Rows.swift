@@ -165,7 +165,8 @@ extension SalvageRun {
     /// It goes to lost and found rather than nowhere (plain mode; Core Data mode writes no lost
     /// and found, and `Z_ENT` names a record's entity). True when it was kept there.
     private func keepApart(route: RowRoute, rowid: Int64, payload: UnsafeRawBufferPointer, context: SalvageRowWriter.Context) throws -> Bool {
-        guard let output, try !output.writer.holdsSameRow(route: route, rowid: rowid, record: columns, payload: payload, context: context),
+        guard !matcher.isStrict, let output,
+            try !output.writer.holdsSameRow(route: route, rowid: rowid, record: columns, payload: payload, context: context),
             let lostRoute = try output.lostRoute(columnCount: columns.count)
         else { return false }
         lost.rows += 1

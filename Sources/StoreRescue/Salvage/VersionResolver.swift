@@ -45,16 +45,16 @@ enum VersionResolver {
         }
         if !evidence.schemaTables.isEmpty {
             let layouts = catalog.versions.map { try? StoreLayoutBuilder.layout(for: $0.model) }
+            func versionsFitting(readingRenamedTables: Bool) -> [CatalogVersion] {
+                zip(catalog.versions, layouts).compactMap { version, layout in
+                    guard let layout, schemaFits(evidence.schemaTables, layout: layout, readingRenamedTables: readingRenamedTables) else { return nil }
+                    return version
+                }
+            }
             // Tables by their names first; a table read by its columns only when no version fits
             // so (two versions told apart by a table's name alone stay told apart).
-            var fitting = zip(catalog.versions, layouts).filter { version, layout in
-                layout.map { schemaFits(evidence.schemaTables, layout: $0, readingRenamedTables: false) } ?? false
-            }.map(\.0)
-            if fitting.isEmpty {
-                fitting = zip(catalog.versions, layouts).filter { version, layout in
-                    layout.map { schemaFits(evidence.schemaTables, layout: $0, readingRenamedTables: true) } ?? false
-                }.map(\.0)
-            }
+            let byName = versionsFitting(readingRenamedTables: false)
+            let fitting = byName.isEmpty ? versionsFitting(readingRenamedTables: true) : byName
             if let chosen = try choose(fitting, identifiers: nil, path: path) {
                 return Resolution(version: chosen, source: "schema", notes: notes)
             }
