@@ -37,8 +37,8 @@ final class PlainSalvageOutput: SalvageOutput {
         if table.name.lowercased().hasPrefix("sqlite_") {
             return .skip(reason: "SQLite's own table (rebuilt by SQLite, not copied)")
         }
-        if table.isWithoutRowid {
-            return .skip(reason: "a WITHOUT ROWID table: its rows live in index pages, which salvage does not read")
+        if table.isWithoutRowid, table.recordColumns == nil || table.primaryKeyColumns == nil {
+            return .skip(reason: "a WITHOUT ROWID table whose primary key SQLite could not describe")
         }
         // Every role is assigned before the first lost-and-found table is named, so those never
         // take a recovered table's name.
@@ -57,6 +57,9 @@ final class PlainSalvageOutput: SalvageOutput {
             columns.append(column.name)
             sources.append(index == table.rowidColumn ? .rowid : .record(index: index, fallback: column.defaultValue))
         }
+        if table.isWithoutRowid, let order = table.recordColumns, let key = table.primaryKeyColumns {
+            return try withoutRowidRole(table, definitions: definitions, order: order, key: key)
+        }
         var rowidName = table.rowidColumn.map { table.columns[$0].name }
         if rowidName == nil, let free = ["rowid", "_rowid_", "oid"].first(where: { name in !columns.contains { $0.lowercased() == name } }) {
             columns.insert(free, at: 0)
@@ -73,6 +76,22 @@ final class PlainSalvageOutput: SalvageOutput {
         }
         if let empty = try Self.emptyTable(table.name, connection: connection) {
             bulkTargets[target] = BulkTarget.make(rootPage: empty.root, positions: positions, indexes: empty.indexes)
+        }
+        return .write(RowRoute(target: target, sources: sources, rules: nil))
+    }
+
+    /// A `WITHOUT ROWID` table is written as one, keyed as the damaged store's: its values come
+    /// from the record positions `order` gives (key columns first), a row whose key is already
+    /// there counted as a conflict. Never copied page by page.
+    private func withoutRowidRole(_ table: TableDefinition, definitions: [String], order: [Int], key: [Int]) throws -> TableRole {
+        let keyNames = key.map { table.columns[$0].name.quotedSQLIdentifier }.joined(separator: ", ")
+        try connection.execute(
+            "CREATE TABLE \(table.name.quotedSQLIdentifier) (\(definitions.joined(separator: ", ")), PRIMARY KEY (\(keyNames))) WITHOUT ROWID")
+        let target = try writer.addTarget(table: table.name, columns: table.columns.map(\.name), rowidColumn: nil)
+        targetsByName[table.name] = target
+        let sources: [RowRoute.ValueSource] = table.columns.indices.map { column in
+            order.firstIndex(of: column).map { .record(index: $0, fallback: table.columns[column].defaultValue) }
+                ?? .constant(table.columns[column].defaultValue)
         }
         return .write(RowRoute(target: target, sources: sources, rules: nil))
     }

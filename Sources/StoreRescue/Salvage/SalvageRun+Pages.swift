@@ -7,8 +7,14 @@ extension SalvageRun {
         for index in tables.indices {
             guard let root = tables[index].rootPage, walkedRoots.insert(root).inserted else { continue }
             // A skipped table's tree is walked too: its pages (and overflow chains) are claimed, so
-            // they are not taken for another table's orphans. A WITHOUT ROWID table has no table tree.
-            guard !tables[index].isWithoutRowid else { continue }
+            // they are not taken for another table's orphans. A WITHOUT ROWID table has no table
+            // tree: its rows are the cells of an index b-tree, read when the table is written.
+            if tables[index].isWithoutRowid {
+                // A root an index of the schema also names is damage: its entries are not rows.
+                guard case .write = roles[index], !schemaEntries.contains(where: { $0.type == "index" && $0.rootPage == root }) else { continue }
+                tallies[index].addPages(try walkIndexTree(root: root, owner: .table(index)))
+                continue
+            }
             tallies[index].addPages(try walkTree(root: root, owner: .table(index)))
         }
     }
@@ -155,6 +161,66 @@ extension SalvageRun {
             treePages.insert(item.page)
             pageKinds.tableLeaf += 1
             tally.bySchema += 1
+            if try processLeaf(page: item.page, header: header, owner: owner, provenance: .tree) {
+                tally.pagesRead += 1
+            } else {
+                tally.pagesDamaged += 1
+            }
+        }
+        return tally
+    }
+
+    /// Walks a `WITHOUT ROWID` table's index b-tree from `root`, depth-first: every cell of every
+    /// page, interior ones included, is a row (in key order). A page is followed once (claimed),
+    /// when in range and an index page; what fails is counted, and its rows are not recovered
+    /// (orphaned index pages are not matched to tables: Docs/SALVAGE.md, Limits).
+    func walkIndexTree(root: UInt32, owner: RowOwner) throws -> TableTally {
+        var tally = TableTally()
+        var stack: [(page: UInt32, depth: Int)] = [(root, 0)]
+        let usable = geometry.usableSize
+        var visits = 0
+        while let item = stack.popLast() {
+            visits += 1
+            if visits % 64 == 0 {
+                try checkCancellation()
+                reportProgress()
+            }
+            guard item.page >= 1, item.page <= source.pageCount, item.depth < 64 else {
+                tally.pagesDamaged += 1
+                continue
+            }
+            guard item.page <= capacity else {
+                tally.pagesMissing += 1
+                continue
+            }
+            guard !treePages.contains(item.page), !overflowPages.contains(item.page) else {
+                tally.pagesDamaged += 1
+                continue
+            }
+            guard source.read(item.page, into: &pageBuffer) else {
+                tally.pagesMissing += 1
+                pageKinds.readFailures += 1
+                continue
+            }
+            pagesProcessed += 1
+            let header = pageBuffer.withUnsafeBytes { BTreePageHeader(page: $0, pageNumber: item.page, usableSize: usable) }
+            guard let header, header.kind == .indexLeaf || header.kind == .indexInterior else {
+                tally.pagesDamaged += 1
+                continue
+            }
+            treePages.insert(item.page)
+            tally.bySchema += 1
+            if header.kind == .indexInterior {
+                pageKinds.indexInterior += 1
+                let children: [UInt32] = pageBuffer.withUnsafeBytes { bytes in
+                    (0..<header.cellCount).compactMap { index in
+                        header.cellOffset(index, in: bytes).flatMap { TableCell.index(in: bytes, at: $0, usableSize: usable, isInterior: true)?.leftChild }
+                    } + [header.rightChild]
+                }
+                for child in children.reversed() { stack.append((child, item.depth + 1)) }
+            } else {
+                pageKinds.indexLeaf += 1
+            }
             if try processLeaf(page: item.page, header: header, owner: owner, provenance: .tree) {
                 tally.pagesRead += 1
             } else {

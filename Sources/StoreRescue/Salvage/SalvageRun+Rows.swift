@@ -21,17 +21,20 @@ enum RowProvenance {
 
 /// Decoding the cells of one leaf page and sending each row where it belongs.
 extension SalvageRun {
-    /// Decodes every cell of the table leaf in `pageBuffer` and delivers its row. Returns false
-    /// when some cell could not be decoded.
+    /// Decodes every cell of the table leaf (or `WITHOUT ROWID` table's index page) in
+    /// `pageBuffer` and delivers its row. Returns false when some cell could not be decoded.
     func processLeaf(page: UInt32, header: BTreePageHeader, owner: RowOwner, provenance: RowProvenance) throws -> Bool {
         let usable = geometry.usableSize
         var complete = true
         let route = self.route(of: owner)
         var budget = CellBudget(usableSize: usable)
+        // A WITHOUT ROWID table's rows are the cells of its index b-tree pages, interior ones too.
+        let indexPage: Bool? = header.kind == .indexLeaf ? false : header.kind == .indexInterior ? true : nil
         try pageBuffer.withUnsafeBytes { bytes in
             for index in 0..<header.cellCount {
                 guard budget.hasRoom, let offset = header.cellOffset(index, in: bytes),
-                    let cell = TableCell.leaf(in: bytes, at: offset, usableSize: usable)
+                    let cell = indexPage.map({ TableCell.index(in: bytes, at: offset, usableSize: usable, isInterior: $0)?.cell })
+                        ?? TableCell.leaf(in: bytes, at: offset, usableSize: usable)
                 else {
                     countUnreadable(owner)
                     complete = false

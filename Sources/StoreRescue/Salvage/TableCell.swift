@@ -32,6 +32,26 @@ enum TableCell {
             firstOverflowPage: overflow)
     }
 
+    /// A cell of an index page (a `WITHOUT ROWID` table's rows live in one): its record, as a
+    /// `Leaf` whose `rowid` is 0; an interior cell's left child comes first (file format §1.6).
+    /// Interior cells hold whole records too.
+    static func index(in page: UnsafeRawBufferPointer, at offset: Int, usableSize: Int, isInterior: Bool) -> (cell: Leaf, leftChild: UInt32?)? {
+        let sizeAt = offset + (isInterior ? 4 : 0)
+        guard sizeAt <= usableSize, let size = SQLiteVarint.read(page, at: sizeAt, end: usableSize), size.value <= UInt64(maximumPayloadSize)
+        else { return nil }
+        let payloadSize = Int(size.value)
+        let maximumLocal = ((usableSize - 12) * 64 / 255) - 23
+        let minimumLocal = ((usableSize - 12) * 32 / 255) - 23
+        let candidate = minimumLocal + ((payloadSize - minimumLocal) % (usableSize - 4))
+        let local = payloadSize <= maximumLocal ? payloadSize : (candidate <= maximumLocal ? candidate : minimumLocal)
+        let start = sizeAt + size.length
+        let spills = local < payloadSize
+        guard start + local + (spills ? 4 : 0) <= usableSize else { return nil }
+        let overflow = spills ? page.bigEndianUInt32(at: start + local) : nil
+        let cell = Leaf(rowid: 0, payloadSize: payloadSize, localStart: start, localSize: local, firstOverflowPage: overflow)
+        return (cell, isInterior ? page.bigEndianUInt32(at: offset) : nil)
+    }
+
     /// A cell of a table interior page: its left child and the largest key that child holds.
     static func interior(in page: UnsafeRawBufferPointer, at offset: Int, usableSize: Int) -> (leftChild: UInt32, key: Int64)? {
         guard offset + 4 <= usableSize, let key = SQLiteVarint.read(page, at: offset + 4, end: usableSize) else { return nil }

@@ -19,6 +19,11 @@ struct TableDefinition: Sendable, Equatable {
     /// The `INTEGER PRIMARY KEY` column: its value is the rowid and the record holds NULL for it.
     var rowidColumn: Int?
     var isWithoutRowid: Bool
+    /// A `WITHOUT ROWID` table's record layout: record value `i` is column `recordColumns[i]`
+    /// (the primary key's columns first, then the others in table order, as SQLite's index
+    /// b-tree holds them); and its primary key's columns, in key order. Nil otherwise.
+    var recordColumns: [Int]?
+    var primaryKeyColumns: [Int]?
     /// The root page from `sqlite_schema`; nil for a table known only from a catalog layout.
     var rootPage: UInt32?
     /// Core Data entity tables: the `Z_ENT` values its rows may hold (`Z_ENT` is column 1).

@@ -54,9 +54,11 @@ final class TableDefinitionParser {
         let isWithoutRowid = list.count > 4 && list[4].int64 == 1
         var columns: [TableDefinition.Column] = []
         var primaryKey: [(position: Int64, column: Int, type: String)] = []
+        var columnOfCid: [Int64: Int] = [:]
         for row in info where row.count >= 7 {
             // hidden: 0 normal, 2 virtual generated (not stored), 3 stored generated.
             guard row[6].int64 != 2, let columnName = row[1].string else { continue }
+            if let cid = row[0].int64 { columnOfCid[cid] = columns.count }
             let type = row[2].string ?? ""
             if let position = row[5].int64, position > 0 { primaryKey.append((position, columns.count, type)) }
             columns.append(TableDefinition.Column(
@@ -69,7 +71,27 @@ final class TableDefinitionParser {
         let keyIsIndexed = keyIndexes.contains { $0.count > 3 && $0[3].string == "pk" }
         let rowid = !isWithoutRowid && !keyIsIndexed && primaryKey.count == 1 && primaryKey[0].type.uppercased() == "INTEGER"
             ? primaryKey[0].column : nil
-        return TableDefinition(name: name, columns: columns, rowidColumn: rowid, isWithoutRowid: isWithoutRowid, rootPage: rootPage)
+        var definition = TableDefinition(name: name, columns: columns, rowidColumn: rowid, isWithoutRowid: isWithoutRowid, rootPage: rootPage)
+        if isWithoutRowid { (definition.recordColumns, definition.primaryKeyColumns) = withoutRowidLayout(keyIndexes, columnOfCid: columnOfCid) }
+        return definition
+    }
+
+    /// A `WITHOUT ROWID` table's record layout, from its primary key index as SQLite describes it
+    /// (`PRAGMA index_xinfo`: every stored column, key columns first): which column each record
+    /// value is, and the key's columns. Nils when SQLite does not describe every column.
+    private func withoutRowidLayout(_ indexes: [[SQLiteValue]], columnOfCid: [Int64: Int]) -> ([Int]?, [Int]?) {
+        guard let index = indexes.first(where: { $0.count > 3 && $0[3].string == "pk" })?[1].string,
+            let rows = try? connection.rows("PRAGMA index_xinfo(\(index.quotedSQLIdentifier))", maximumRows: 40_000)
+        else { return (nil, nil) }
+        var order: [Int] = [], key: [Int] = []
+        for row in rows where row.count >= 6 {
+            guard let cid = row[1].int64, cid >= 0 else { continue }
+            guard let column = columnOfCid[cid], !order.contains(column) else { return (nil, nil) }
+            order.append(column)
+            if row[5].int64 == 1 { key.append(column) }
+        }
+        guard order.count == columnOfCid.count, !key.isEmpty else { return (nil, nil) }
+        return (order, key)
     }
 
     /// A default written as a literal (`0`, `-1.5`, `'text'`, `X'00FF'`, `NULL`, `TRUE`), else NULL:

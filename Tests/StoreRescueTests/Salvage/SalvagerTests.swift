@@ -414,34 +414,69 @@ import Testing
         #expect(report.lostAndFound.rows <= 1)
     }
 
-    /// A `WITHOUT ROWID` table's rows live in an index b-tree: recognised and skipped (said so),
-    /// as are index pages; the other tables come back whole.
-    @Test func withoutRowidTablesAndIndexPagesAreSkipped() throws {
+    /// A `WITHOUT ROWID` table's rows live in an index b-tree, interior pages included: they are
+    /// read from it and written to a `WITHOUT ROWID` table of the same key — values of every
+    /// storage class, records spilling onto overflow pages, a key of two columns not in table
+    /// order. A plain index's pages are recognised and left alone. (Such tables used to be
+    /// skipped, their rows in no table.)
+    @Test func withoutRowidTablesComeBackFromTheirIndexTrees() throws {
         let directory = try TemporaryDirectory()
         let store = directory.path("s.sqlite")
-        let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .create))
-        try connection.execute("""
+        try StoreFixtureBuilder.database(at: store, sql: """
             CREATE TABLE settings (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+            CREATE TABLE pairs (a TEXT, b INT, c BLOB, d, PRIMARY KEY (c DESC, a)) WITHOUT ROWID;
             CREATE TABLE notes (body TEXT);
             CREATE INDEX notes_body ON notes (body);
-            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)
-            INSERT INTO settings SELECT 'key ' || i, i FROM n;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
+            INSERT INTO settings SELECT 'key ' || i, CASE WHEN i % 97 = 0 THEN printf('%.*c', 5000, 'v') ELSE i END FROM n;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+            INSERT INTO pairs SELECT 'a' || i, i, zeroblob(i % 50 + 1), CASE WHEN i % 3 = 0 THEN NULL ELSE i * 1.5 END FROM n;
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)
             INSERT INTO notes SELECT 'note ' || i FROM n;
             """)
-        let notes = "SELECT rowid, body FROM notes ORDER BY rowid"
-        let original = try connection.rows(notes)
+        let queries = [
+            "SELECT key, value, typeof(value) FROM settings ORDER BY key",
+            "SELECT a, b, hex(c), d, typeof(d) FROM pairs ORDER BY a",
+            "SELECT rowid, body FROM notes ORDER BY rowid",
+        ]
+        let original = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .immutable))
         let output = directory.path("out.sqlite")
         let report = try Salvager.salvage(store: store, into: output)
         let written = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
-        #expect(try written.rows(notes) == original)
-        #expect(try written.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'settings'")?.int64 == 0)
+        for query in queries { #expect(try written.rows(query) == original.rows(query), "\(query)") }
+        #expect(try written.scalar("SELECT count(*) FROM pragma_table_list WHERE name = 'settings' AND wr = 1")?.int64 == 1)
+        #expect(try written.scalar("PRAGMA integrity_check")?.string == "ok")
         let settings = try #require(report.tables.first { $0.name == "settings" })
-        #expect(settings.disposition == "skipped")
-        #expect(settings.reason?.contains("WITHOUT ROWID") == true, "\(settings.reason ?? "no reason")")
-        #expect(report.pages.indexLeaf > 0)
+        #expect(settings.disposition == "recovered" && settings.rows.recovered == 3000)
+        #expect(settings.pages.read > 1 && settings.pages.damaged == 0)
+        #expect(report.pages.overflow > 0, "the long values spill")
         #expect(report.lostAndFound.rows == 0, "no index entry taken for a row")
         #expect(report.totals.unreadable == 0)
+
+        // The tree's leftmost leaf zeroed: the rows on the other pages still come back.
+        let data = try Data(contentsOf: URL(fileURLWithPath: store))
+        var page = try #require(try SalvageFixtures.rootPage(of: "settings", in: store))
+        #expect(data[(page - 1) * 4096] == 2, "an interior index page")
+        while data[(page - 1) * 4096] == 2 {
+            page = SalvageFixtures.u32(data, at: (page - 1) * 4096 + SalvageFixtures.u16(data, at: (page - 1) * 4096 + 12))
+        }
+        #expect(data[(page - 1) * 4096] == 10, "an index leaf")
+        try SalvageFixtures.zeroPage(page, of: store, pageSize: 4096)
+        let damaged = try Salvager.salvage(store: store, into: directory.path("damaged.sqlite"))
+        let kept = try SQLiteConnection(path: directory.path("damaged.sqlite"), options: SQLiteOpenOptions(mode: .immutable))
+            .rows("SELECT key, value, typeof(value) FROM settings ORDER BY key")
+        let all = try original.rows(queries[0])
+        #expect(kept.count > 2_500 && kept.count < 3_000, "\(kept.count) rows kept")
+        #expect(kept.allSatisfy { all.contains($0) }, "every row kept is a row of the store")
+        #expect(damaged.tables.first { $0.name == "settings" }?.pages.damaged == 1)
+
+        // The root's right child aimed at the root itself: the walk ends, the loop counted once.
+        let root = try #require(try SalvageFixtures.rootPage(of: "settings", in: store))
+        try SalvageFixtures.overwrite(store, at: (root - 1) * 4096 + 8, with: withUnsafeBytes(of: UInt32(root).bigEndian) { Data($0) })
+        let looped = try Salvager.salvage(store: store, into: directory.path("looped.sqlite"))
+        let settingsLooped = try #require(looped.tables.first { $0.name == "settings" })
+        #expect(settingsLooped.rows.recovered > 0 && settingsLooped.rows.recovered < kept.count)
+        #expect(settingsLooped.pages.damaged == 2, "the zeroed leaf and the loop")
     }
 
     /// Page 1 gone (header and schema root): the schema is found again on the pages it spills
