@@ -45,9 +45,14 @@ enum VersionResolver {
         }
         if !evidence.schemaTables.isEmpty {
             let layouts = catalog.versions.map { try? StoreLayoutBuilder.layout(for: $0.model) }
+            // Every table of every version, by its columns: a table left over that has one's is
+            // another version's, whatever its (damaged) name.
+            let catalogTables = Set(layouts.compactMap { $0 }.flatMap { $0.tables.map { $0.columns.map { $0.name.uppercased() } } })
             func versionsFitting(readingRenamedTables: Bool) -> [CatalogVersion] {
                 zip(catalog.versions, layouts).compactMap { version, layout in
-                    guard let layout, schemaFits(evidence.schemaTables, layout: layout, readingRenamedTables: readingRenamedTables) else { return nil }
+                    guard let layout,
+                        schemaFits(evidence.schemaTables, layout: layout, readingRenamedTables: readingRenamedTables, catalogTables: catalogTables)
+                    else { return nil }
                     return version
                 }
             }
@@ -79,12 +84,15 @@ enum VersionResolver {
 
     /// True when every entity and join table of the layout is in the schema with the same column
     /// names, and the schema has no Core Data table the layout lacks (bookkeeping aside): none
-    /// named `Z…`, none whose columns start `Z_PK`, `Z_ENT`, `Z_OPT`. A layout table
+    /// named `Z…`, none with the columns of a table of the catalog (`catalogTables`: another
+    /// version's table whose name lost its `Z`). History, CloudKit and app tables are neither. A layout table
     /// the schema does not name is in it when exactly one table the layout does not name has its
     /// columns, in order: a table whose name is damaged, read as that table by the salvage too
     /// (`SalvageRun.identifyRenamedTables`). Without this, a damaged name with the metadata and
     /// model cache lost left no way to tell the version.
-    static func schemaFits(_ tables: [TableDefinition], layout: StoreLayout, readingRenamedTables: Bool = true) -> Bool {
+    static func schemaFits(
+        _ tables: [TableDefinition], layout: StoreLayout, readingRenamedTables: Bool = true, catalogTables: Set<[String]> = []
+    ) -> Bool {
         func names(_ columns: [String]) -> [String] { columns.map { $0.uppercased() } }
         let stored = Dictionary(tables.map { ($0.name.uppercased(), names($0.columns.map(\.name))) }, uniquingKeysWith: { first, _ in first })
         let expected = Set(layout.tables.map { $0.name.uppercased() } + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
@@ -99,8 +107,8 @@ enum VersionResolver {
             guard readingRenamedTables, candidates.count == 1, let renamed = candidates.first else { return false }
             unnamed[renamed.key] = nil
         }
-        // A table left over that is a Core Data table — by its `Z` name, or by the columns every
-        // entity table starts with, whatever its (damaged) name — is one this version lacks.
-        return !unnamed.contains { $0.key.hasPrefix("Z") || Array($0.value.prefix(3)) == ["Z_PK", "Z_ENT", "Z_OPT"] }
+        // A table left over that is a Core Data table — by its `Z` name, or by the columns of a
+        // table of the catalog, whatever its (damaged) name — is one this version lacks.
+        return !unnamed.contains { $0.key.hasPrefix("Z") || catalogTables.contains($0.value) }
     }
 }

@@ -256,9 +256,11 @@ import Testing
 
     /// A store of V2 (V1 and one more entity, `Zeta`, whose table sorts last so no entity is
     /// renumbered), metadata lost, `ZZETA`'s name damaged in its first letter (`XZETA`): V1 fits
-    /// every table by name, but the store holds a Core Data table V1 lacks (its columns start
-    /// `Z_PK`, `Z_ENT`, `Z_OPT`), so the version is V2, the table read as `ZZETA`. V1 used to be
-    /// taken — on a store whose entities V2 numbers otherwise, rows filed under other entities.
+    /// every table by name, but the store holds a table with the columns of a catalog table V1
+    /// lacks, so the version is V2, the table read as `ZZETA`. V1 used to be taken — on a store
+    /// whose entities V2 numbers otherwise, rows filed under other entities. A table shaped like
+    /// Core Data's that no version has (persistent history, CloudKit, the app's own) does not
+    /// count against a version: the same store as V1, with such a table, is still V1.
     @Test func aCoreDataTableWithADamagedNameIsNotIgnored() throws {
         let directory = try TemporaryDirectory()
         let store = directory.path("store.sqlite")
@@ -274,6 +276,15 @@ import Testing
         #expect(report.versionSource == "schema")
         #expect(report.version == "V2")
         #expect(report.notes.contains { $0.hasPrefix("table XZETA of the damaged schema read as ZZETA") })
+
+        let other = directory.path("other.sqlite")
+        try Fixtures.store(at: other)
+        try StoreFixtureBuilder.run(other, "CREATE TABLE ACHANGE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER)")
+        try StoreFixtureBuilder.run(other, "CREATE TABLE MYAPPCACHE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, PAYLOAD BLOB)")
+        try SalvageFixtures.zeroPage(try Fixtures.rootPage(of: "Z_METADATA", in: other), of: other, pageSize: 4096)
+        let (_, otherReport) = try Self.salvage(other, in: directory, catalog: Fixtures.catalog(withV2: withZeta), name: "other-out.sqlite")
+        #expect(otherReport.versionSource == "schema")
+        #expect(otherReport.version == "V1")
     }
 
     /// Values the writer fixes rather than refuses — `Z_OPT` that is not an integer, a wrong or
