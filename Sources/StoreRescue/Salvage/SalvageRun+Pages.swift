@@ -83,11 +83,6 @@ extension SalvageRun {
             refusedList.append(page)
             return true
         }
-        /// The rowid range of a subtree the walk could not read: a leaf of it may be an orphan.
-        func hole(_ lower: Int64?, _ upper: Int64?) {
-            guard case .table(let index) = owner else { return }
-            noteHole(table: index, lower: lower, upper: upper)
-        }
         var visits = 0
         while let item = stack.popLast() {
             visits += 1
@@ -97,22 +92,16 @@ extension SalvageRun {
             }
             guard item.page >= 1, item.page <= source.pageCount, item.depth < 64 else {
                 tally.pagesDamaged += 1
-                hole(item.lower, item.upper)
                 continue
             }
             guard item.page <= capacity else {
                 tally.pagesMissing += 1
-                hole(item.lower, item.upper)
                 continue
             }
             // Counted and read once, however many pointers lead here.
-            guard !refusedInWalk.contains(item.page) else {
-                hole(item.lower, item.upper)
-                continue
-            }
+            guard !refusedInWalk.contains(item.page) else { continue }
             guard !treePages.contains(item.page), !overflowPages.contains(item.page) else {
                 if refusedFirst(item.page) { tally.pagesDamaged += 1 }
-                hole(item.lower, item.upper)
                 continue
             }
             guard source.read(item.page, into: &pageBuffer) else {
@@ -120,14 +109,12 @@ extension SalvageRun {
                     tally.pagesMissing += 1
                     pageKinds.readFailures += 1
                 }
-                hole(item.lower, item.upper)
                 continue
             }
             pagesProcessed += 1
             let header = pageBuffer.withUnsafeBytes { BTreePageHeader(page: $0, pageNumber: item.page, usableSize: usable) }
             guard let header, header.kind.isTable else {
                 if refusedFirst(item.page) { tally.pagesDamaged += 1 }
-                hole(item.lower, item.upper)
                 continue
             }
             if header.kind == .tableInterior {
@@ -135,10 +122,7 @@ extension SalvageRun {
                 treePages.insert(item.page)
                 pageKinds.tableInterior += 1
                 tally.pagesRead += 1
-                if children.damaged {
-                    tally.pagesDamaged += 1
-                    hole(item.lower, item.upper)  // which child's cell was lost is not known
-                }
+                if children.damaged { tally.pagesDamaged += 1 }
                 for child in children.list.reversed() {
                     stack.append((child.page, child.lower, child.upper, item.depth + 1))
                 }
@@ -155,7 +139,6 @@ extension SalvageRun {
             // Not this tree's leaf (a damaged pointer or root page number): the sweep decides.
             guard inBounds, leafFits(owner, header: header, page: item.page) else {
                 if refusedFirst(item.page) { tally.pagesDamaged += 1 }
-                hole(item.lower, item.upper)
                 continue
             }
             treePages.insert(item.page)
@@ -297,12 +280,6 @@ extension SalvageRun {
     /// Pass 3: every page no tree claimed, in file order. Table leaves are orphans: rows still
     /// recovered, their table named by the pointer map or their shape.
     func sweepUnclaimedPages() throws {
-        // Leaves the pointer map calls free that the freelist did not list (its chain broken, or
-        // the header gone): deleted rows, unless there are more than the header's freelist count
-        // leaves room for — then the map may be what is damaged, and a leaf whose records are
-        // those of a table whose tree lost the subtree its rowids belong in is read as live. A
-        // leaf whose rowids lie where its table's tree was read whole stays deleted.
-        var mapSaysFree = PageBitmap(capacity: capacity)
         for page in UInt32(1)...capacity {
             if page % 64 == 0 {
                 try checkCancellation()
@@ -313,79 +290,29 @@ extension SalvageRun {
             }
             if pointerMap?.isMapPage(page) == true || page == pointerMap?.lockBytePage { continue }
             guard let header = try readUnclaimed(page) else { continue }
+            // A free page the freelist did not list (its chain broken, or the header gone): the
+            // pointer map still says so. Its rows are deleted ones, never mixed into live tables,
+            // even when the map is what is damaged (Docs/SALVAGE.md, Limits).
             if header.kind == .tableLeaf, let entry = pointerMap?.entry(for: page, source: source), entry.type == .freePage {
-                _ = mapSaysFree.insert(page)
-                continue
-            }
-            try sweep(page: page, header: header)
-        }
-        guard mapSaysFree.count > 0 else { return }
-        let room = geometry.freelistPageCount.map { max(0, Int($0) - freeTrunks.count - freeLeaves.count) }
-        guard let room, mapSaysFree.count > room else {
-            for page in UInt32(1)...capacity where mapSaysFree.contains(page) { _ = freeLeaves.insert(page) }
-            return
-        }
-        var readAsLive = 0
-        for page in UInt32(1)...capacity where mapSaysFree.contains(page) {
-            try checkCancellation()
-            guard let header = try readUnclaimed(page, counted: false) else { continue }
-            guard let table = matcher.identify(recordShapes(header: header, page: page).shapes),
-                mayBeOrphan(page: page, header: header, of: table)
-            else {
                 _ = freeLeaves.insert(page)
                 continue
             }
-            readAsLive += 1
             try sweep(page: page, header: header)
-        }
-        if readAsLive > 0 {
-            notes.append("the pointer map calls \(mapSaysFree.count) table leaves free that the freelist does not list, where the "
-                + "header's freelist count leaves room for \(room): \(readAsLive) of them, whose rowids lie where their table's tree is damaged, were read as live pages")
-        }
-    }
-
-    /// Whether the leaf in `pageBuffer` can be a lost part of table `index`'s tree: the table's
-    /// root is unknown, or its rowids lie in the range of a subtree the walk could not read. A leaf
-    /// whose rowids lie where the tree was read whole is not its orphan (deleted rows, or a stale
-    /// copy), whatever else is damaged.
-    private func mayBeOrphan(page: UInt32, header: BTreePageHeader, of index: Int) -> Bool {
-        guard let root = tables[index].rootPage, walkedRoots.contains(root) else { return true }
-        guard let holes = holes[index], !holes.isEmpty, header.cellCount > 0 else { return false }
-        let usable = geometry.usableSize
-        let rowids: (first: Int64, last: Int64)? = pageBuffer.withUnsafeBytes { bytes in
-            guard let first = header.cellOffset(0, in: bytes).flatMap({ TableCell.leaf(in: bytes, at: $0, usableSize: usable) }),
-                let last = header.cellOffset(header.cellCount - 1, in: bytes).flatMap({ TableCell.leaf(in: bytes, at: $0, usableSize: usable) })
-            else { return nil }
-            return (first.rowid, last.rowid)
-        }
-        guard let rowids else { return true }
-        return holes.contains { ($0.lower.map { rowids.first > $0 } ?? true) && ($0.upper.map { rowids.last <= $0 } ?? true) }
-    }
-
-    /// Remembers that table `index`'s walk could not read the subtree of rowids in
-    /// (`lower`, `upper`]. Bounded: past 4,096 ranges the whole table counts as one.
-    func noteHole(table index: Int, lower: Int64?, upper: Int64?) {
-        let everything = KeyRange(lower: nil, upper: nil)
-        if holes[index]?.first == everything { return }
-        if lower == nil && upper == nil || holes[index, default: []].count >= 4_096 {
-            holes[index] = [everything]
-        } else {
-            holes[index, default: []].append(KeyRange(lower: lower, upper: upper))
         }
     }
 
     /// Reads an unclaimed page into `pageBuffer`: its b-tree header, or nil (a read failure, a
     /// zeroed page or one of unknown kind, each counted once).
-    private func readUnclaimed(_ page: UInt32, counted: Bool = true) throws -> BTreePageHeader? {
+    private func readUnclaimed(_ page: UInt32) throws -> BTreePageHeader? {
         guard source.read(page, into: &pageBuffer) else {
             pageKinds.readFailures += 1
             return nil
         }
-        if counted { pagesProcessed += 1 }
+        pagesProcessed += 1
         let header = pageBuffer.withUnsafeBytes { bytes -> BTreePageHeader? in
             BTreePageHeader(page: bytes, pageNumber: page, usableSize: geometry.usableSize)
         }
-        if header == nil, counted {
+        if header == nil {
             if pageBuffer.withUnsafeBytes({ $0.isZero(in: 0..<$0.count) }) { zeroedPages.insert(page) } else { unknownPages.insert(page) }
         }
         return header

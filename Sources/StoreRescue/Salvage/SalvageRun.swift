@@ -76,13 +76,6 @@ final class SalvageRun {
     /// Core Data's own tables, as `create` writes them: what their rows look like.
     lazy var bookkeepingMatcher = ShapeMatcher(tables: (try? Self.bookkeepingDefinitions()) ?? [], isStrict: true)
     var lost = LostTally()
-    /// Per table, the rowid ranges (lower, upper] of subtrees its walk could not read: where an
-    /// orphan leaf of it can belong (`noteHole`).
-    var holes: [Int: [KeyRange]] = [:]
-    struct KeyRange: Equatable {
-        var lower: Int64?
-        var upper: Int64?
-    }
     /// Rows whose rowid their table already held with other values, kept in lost and found.
     var rowsKeptApart = 0
     var bookkeeping = BookkeepingRows()
