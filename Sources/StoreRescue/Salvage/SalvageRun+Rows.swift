@@ -24,17 +24,26 @@ extension SalvageRun {
     /// Decodes every cell of the table leaf (or `WITHOUT ROWID` table's index page) in
     /// `pageBuffer` and delivers its row. Returns false when some cell could not be decoded.
     func processLeaf(page: UInt32, header: BTreePageHeader, owner: RowOwner, provenance: RowProvenance) throws -> Bool {
+        // A WITHOUT ROWID table's rows are the cells of its index b-tree pages, interior ones too.
+        // One specialisation per kind of cell: a branch per cell cost 0.6% of a plain salvage.
+        switch header.kind {
+        case .indexLeaf: return try processCells(page: page, header: header, owner: owner, provenance: provenance, IndexCells(isInterior: false))
+        case .indexInterior: return try processCells(page: page, header: header, owner: owner, provenance: provenance, IndexCells(isInterior: true))
+        case .tableLeaf, .tableInterior: return try processCells(page: page, header: header, owner: owner, provenance: provenance, TableLeafCells())
+        }
+    }
+
+    private func processCells<Cells: CellReader>(
+        page: UInt32, header: BTreePageHeader, owner: RowOwner, provenance: RowProvenance, _ cells: Cells
+    ) throws -> Bool {
         let usable = geometry.usableSize
         var complete = true
         let route = self.route(of: owner)
         var budget = CellBudget(usableSize: usable)
-        // A WITHOUT ROWID table's rows are the cells of its index b-tree pages, interior ones too.
-        let indexPage: Bool? = header.kind == .indexLeaf ? false : header.kind == .indexInterior ? true : nil
         try pageBuffer.withUnsafeBytes { bytes in
             for index in 0..<header.cellCount {
                 guard budget.hasRoom, let offset = header.cellOffset(index, in: bytes),
-                    let cell = indexPage.map({ TableCell.index(in: bytes, at: offset, usableSize: usable, isInterior: $0)?.cell })
-                        ?? TableCell.leaf(in: bytes, at: offset, usableSize: usable)
+                    let cell = cells.cell(in: bytes, at: offset, usableSize: usable)
                 else {
                     countUnreadable(owner)
                     complete = false
@@ -208,5 +217,23 @@ extension SalvageRun {
 
     func noteOnce(_ note: String) {
         if !notes.contains(note) { notes.append(note) }
+    }
+}
+
+/// How a page's cells are read: a table leaf's, or an index page's (whose record is the row).
+protocol CellReader {
+    func cell(in page: UnsafeRawBufferPointer, at offset: Int, usableSize: Int) -> TableCell.Leaf?
+}
+
+struct TableLeafCells: CellReader {
+    @inline(__always) func cell(in page: UnsafeRawBufferPointer, at offset: Int, usableSize: Int) -> TableCell.Leaf? {
+        TableCell.leaf(in: page, at: offset, usableSize: usableSize)
+    }
+}
+
+struct IndexCells: CellReader {
+    var isInterior: Bool
+    @inline(__always) func cell(in page: UnsafeRawBufferPointer, at offset: Int, usableSize: Int) -> TableCell.Leaf? {
+        TableCell.index(in: page, at: offset, usableSize: usableSize, isInterior: isInterior)?.cell
     }
 }
