@@ -73,16 +73,7 @@ extension SalvageRun {
         var tally = TableTally()
         var stack: [(page: UInt32, lower: Int64?, upper: Int64?, depth: Int)] = [(root, nil, nil, 0)]
         let usable = geometry.usableSize
-        defer {
-            for page in refusedList { refusedInWalk.remove(page) }
-            refusedList.removeAll(keepingCapacity: true)
-        }
-        /// Whether `page` is refused for the first time in this walk (then remembered).
-        func refusedFirst(_ page: UInt32) -> Bool {
-            guard refusedInWalk.insert(page) else { return false }
-            refusedList.append(page)
-            return true
-        }
+        defer { endWalk() }
         var visits = 0
         while let item = stack.popLast() {
             visits += 1
@@ -90,30 +81,8 @@ extension SalvageRun {
                 try checkCancellation()
                 reportProgress()
             }
-            guard item.page >= 1, item.page <= source.pageCount, item.depth < 64 else {
-                tally.pagesDamaged += 1
-                continue
-            }
-            guard item.page <= capacity else {
-                tally.pagesMissing += 1
-                continue
-            }
-            // Counted and read once, however many pointers lead here.
-            guard !refusedInWalk.contains(item.page) else { continue }
-            guard !treePages.contains(item.page), !overflowPages.contains(item.page) else {
-                if refusedFirst(item.page) { tally.pagesDamaged += 1 }
-                continue
-            }
-            guard source.read(item.page, into: &pageBuffer) else {
-                if refusedFirst(item.page) {
-                    tally.pagesMissing += 1
-                    pageKinds.readFailures += 1
-                }
-                continue
-            }
-            pagesProcessed += 1
-            let header = pageBuffer.withUnsafeBytes { BTreePageHeader(page: $0, pageNumber: item.page, usableSize: usable) }
-            guard let header, header.kind.isTable else {
+            guard let header = readTreePage(item.page, depth: item.depth, tally: &tally) else { continue }
+            guard header.kind.isTable else {
                 if refusedFirst(item.page) { tally.pagesDamaged += 1 }
                 continue
             }
@@ -161,6 +130,7 @@ extension SalvageRun {
         var tally = TableTally()
         var stack: [(page: UInt32, depth: Int)] = [(root, 0)]
         let usable = geometry.usableSize
+        defer { endWalk() }
         var visits = 0
         while let item = stack.popLast() {
             visits += 1
@@ -168,27 +138,9 @@ extension SalvageRun {
                 try checkCancellation()
                 reportProgress()
             }
-            guard item.page >= 1, item.page <= source.pageCount, item.depth < 64 else {
-                tally.pagesDamaged += 1
-                continue
-            }
-            guard item.page <= capacity else {
-                tally.pagesMissing += 1
-                continue
-            }
-            guard !treePages.contains(item.page), !overflowPages.contains(item.page) else {
-                tally.pagesDamaged += 1
-                continue
-            }
-            guard source.read(item.page, into: &pageBuffer) else {
-                tally.pagesMissing += 1
-                pageKinds.readFailures += 1
-                continue
-            }
-            pagesProcessed += 1
-            let header = pageBuffer.withUnsafeBytes { BTreePageHeader(page: $0, pageNumber: item.page, usableSize: usable) }
-            guard let header, header.kind == .indexLeaf || header.kind == .indexInterior else {
-                tally.pagesDamaged += 1
+            guard let header = readTreePage(item.page, depth: item.depth, tally: &tally) else { continue }
+            guard header.kind == .indexLeaf || header.kind == .indexInterior else {
+                if refusedFirst(item.page) { tally.pagesDamaged += 1 }
                 continue
             }
             treePages.insert(item.page)
@@ -211,6 +163,50 @@ extension SalvageRun {
             }
         }
         return tally
+    }
+
+    /// Reads a page a tree walk reached into `pageBuffer`: its b-tree header, or nil when the page
+    /// is out of range, too deep, missing, already claimed or unreadable — counted in `tally`
+    /// once per walk however many pointers lead to it (a header that is no b-tree page's too;
+    /// the walker judges the page's kind). Pair with `endWalk`.
+    private func readTreePage(_ page: UInt32, depth: Int, tally: inout TableTally) -> BTreePageHeader? {
+        guard page >= 1, page <= source.pageCount, depth < 64 else {
+            tally.pagesDamaged += 1
+            return nil
+        }
+        guard page <= capacity else {
+            tally.pagesMissing += 1
+            return nil
+        }
+        guard !refusedInWalk.contains(page) else { return nil }
+        guard !treePages.contains(page), !overflowPages.contains(page) else {
+            if refusedFirst(page) { tally.pagesDamaged += 1 }
+            return nil
+        }
+        guard source.read(page, into: &pageBuffer) else {
+            if refusedFirst(page) {
+                tally.pagesMissing += 1
+                pageKinds.readFailures += 1
+            }
+            return nil
+        }
+        pagesProcessed += 1
+        let header = pageBuffer.withUnsafeBytes { BTreePageHeader(page: $0, pageNumber: page, usableSize: geometry.usableSize) }
+        if header == nil, refusedFirst(page) { tally.pagesDamaged += 1 }
+        return header
+    }
+
+    /// Whether `page` is refused for the first time in this walk (then remembered until `endWalk`).
+    private func refusedFirst(_ page: UInt32) -> Bool {
+        guard refusedInWalk.insert(page) else { return false }
+        refusedList.append(page)
+        return true
+    }
+
+    /// Forgets the pages this walk refused: the next walk judges them afresh.
+    private func endWalk() {
+        for page in refusedList { refusedInWalk.remove(page) }
+        refusedList.removeAll(keepingCapacity: true)
     }
 
     /// Whether the records of a leaf reached from `owner`'s root can be that tree's rows, judged
