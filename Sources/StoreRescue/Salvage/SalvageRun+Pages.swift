@@ -76,16 +76,8 @@ extension SalvageRun {
         defer { endWalk() }
         var visits = 0
         while let item = stack.popLast() {
-            visits += 1
-            if visits % 64 == 0 {
-                try checkCancellation()
-                reportProgress()
-            }
-            guard let header = readTreePage(item.page, depth: item.depth, tally: &tally) else { continue }
-            guard header.kind.isTable else {
-                if refusedFirst(item.page) { tally.pagesDamaged += 1 }
-                continue
-            }
+            try countVisit(&visits)
+            guard let header = readTreePage(item.page, depth: item.depth, tally: &tally, accepting: \.isTable) else { continue }
             if header.kind == .tableInterior {
                 let children = pageBuffer.withUnsafeBytes { Self.children(of: header, in: $0, lower: item.lower, upper: item.upper) }
                 treePages.insert(item.page)
@@ -110,14 +102,7 @@ extension SalvageRun {
                 if refusedFirst(item.page) { tally.pagesDamaged += 1 }
                 continue
             }
-            treePages.insert(item.page)
-            pageKinds.tableLeaf += 1
-            tally.bySchema += 1
-            if try processLeaf(page: item.page, header: header, owner: owner, provenance: .tree) {
-                tally.pagesRead += 1
-            } else {
-                tally.pagesDamaged += 1
-            }
+            try readRows(ofTreePage: item.page, header: header, owner: owner, tally: &tally)
         }
         return tally
     }
@@ -133,43 +118,54 @@ extension SalvageRun {
         defer { endWalk() }
         var visits = 0
         while let item = stack.popLast() {
-            visits += 1
-            if visits % 64 == 0 {
-                try checkCancellation()
-                reportProgress()
-            }
-            guard let header = readTreePage(item.page, depth: item.depth, tally: &tally) else { continue }
-            guard header.kind == .indexLeaf || header.kind == .indexInterior else {
-                if refusedFirst(item.page) { tally.pagesDamaged += 1 }
-                continue
-            }
-            treePages.insert(item.page)
-            tally.bySchema += 1
+            try countVisit(&visits)
+            guard let header = readTreePage(item.page, depth: item.depth, tally: &tally, accepting: { !$0.isTable }) else { continue }
             if header.kind == .indexInterior {
-                pageKinds.indexInterior += 1
                 let children: [UInt32] = pageBuffer.withUnsafeBytes { bytes in
                     (0..<header.cellCount).compactMap { index in
                         header.cellOffset(index, in: bytes).flatMap { TableCell.index(in: bytes, at: $0, usableSize: usable, isInterior: true)?.leftChild }
                     } + [header.rightChild]
                 }
                 for child in children.reversed() { stack.append((child, item.depth + 1)) }
-            } else {
-                pageKinds.indexLeaf += 1
             }
-            if try processLeaf(page: item.page, header: header, owner: owner, provenance: .tree) {
-                tally.pagesRead += 1
-            } else {
-                tally.pagesDamaged += 1
-            }
+            try readRows(ofTreePage: item.page, header: header, owner: owner, tally: &tally)
         }
         return tally
     }
 
+    /// Claims a page of `owner`'s tree that holds rows (a table leaf, any page of a `WITHOUT
+    /// ROWID` table's index tree), counts it by kind, and delivers its rows.
+    private func readRows(ofTreePage page: UInt32, header: BTreePageHeader, owner: RowOwner, tally: inout TableTally) throws {
+        treePages.insert(page)
+        switch header.kind {
+        case .tableLeaf: pageKinds.tableLeaf += 1
+        case .indexLeaf: pageKinds.indexLeaf += 1
+        case .indexInterior: pageKinds.indexInterior += 1
+        case .tableInterior: pageKinds.tableInterior += 1
+        }
+        tally.bySchema += 1
+        if try processLeaf(page: page, header: header, owner: owner, provenance: .tree) {
+            tally.pagesRead += 1
+        } else {
+            tally.pagesDamaged += 1
+        }
+    }
+
+    /// Every 64 pages a walk visits: a chance to cancel, and progress.
+    private func countVisit(_ visits: inout Int) throws {
+        visits += 1
+        guard visits % 64 == 0 else { return }
+        try checkCancellation()
+        reportProgress()
+    }
+
     /// Reads a page a tree walk reached into `pageBuffer`: its b-tree header, or nil when the page
-    /// is out of range, too deep, missing, already claimed or unreadable — counted in `tally`
-    /// once per walk however many pointers lead to it (a header that is no b-tree page's too;
-    /// the walker judges the page's kind). Pair with `endWalk`.
-    private func readTreePage(_ page: UInt32, depth: Int, tally: inout TableTally) -> BTreePageHeader? {
+    /// is out of range, too deep, missing, already claimed, unreadable or of a kind the walk does
+    /// not `accept` — counted in `tally` once per walk however many pointers lead to it. Pair with
+    /// `endWalk`.
+    private func readTreePage(
+        _ page: UInt32, depth: Int, tally: inout TableTally, accepting accepts: (BTreePageHeader.Kind) -> Bool
+    ) -> BTreePageHeader? {
         guard page >= 1, page <= source.pageCount, depth < 64 else {
             tally.pagesDamaged += 1
             return nil
@@ -192,7 +188,10 @@ extension SalvageRun {
         }
         pagesProcessed += 1
         let header = pageBuffer.withUnsafeBytes { BTreePageHeader(page: $0, pageNumber: page, usableSize: geometry.usableSize) }
-        if header == nil, refusedFirst(page) { tally.pagesDamaged += 1 }
+        guard let header, accepts(header.kind) else {
+            if refusedFirst(page) { tally.pagesDamaged += 1 }
+            return nil
+        }
         return header
     }
 
