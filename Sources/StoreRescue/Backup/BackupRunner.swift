@@ -31,18 +31,39 @@ public enum BackupRunner {
                            storeDescription: StoreDescriptionReader = readStoreDescription,
                            progress: ((BackupProgress) -> Void)? = nil,
                            cancellation: CancellationFlag? = nil) throws -> BackupResult {
+        try run(store: store, options: options, storeDescription: storeDescription, progress: progress,
+                cancellation: cancellation, afterFindingAtRest: nil)
+    }
+
+    /// `run`, with a test hook: `afterFindingAtRest` runs once the store is found at rest, before
+    /// it is read (an app that opens it and begins writing at the worst moment).
+    static func run(store: String, options: BackupOptions, storeDescription: StoreDescriptionReader,
+                    progress: ((BackupProgress) -> Void)?, cancellation: CancellationFlag?,
+                    afterFindingAtRest: (() throws -> Void)?) throws -> BackupResult {
         precondition((1...9).contains(options.compressionLevel), "compression level must be 1...9")
         precondition(options.keep.map { $0 >= 1 } ?? true, "keep must be at least 1")
         SafeFileOutput.ignoreFileSizeLimitSignal()
         var source = try SourceFile(path: store)
         let isLive = try source.checkAtRest()
+        if !isLive { try afterFindingAtRest?() }
         do {
             return try runOnce(source: source, isLive: isLive, options: options, storeDescription: storeDescription,
                                progress: progress, cancellation: cancellation)
-        } catch BackupAttemptError.storeChangedWhileReadInPlace {
-            // An app opened the store while it was read in place: take it again, as a live store.
+        } catch let error where !isLive && (error is BackupAttemptError || (isAboutTheSource(error) && source.writtenToSinceFoundAtRest)) {
+            // An app opened the store and wrote to it while it was read as one at rest: what was
+            // read, or the failure to read it (a page half written: "malformed"), is the app's
+            // work in progress, not the store. Take it again as a live store, through its locks.
             return try runOnce(source: source, isLive: true, options: options, storeDescription: storeDescription,
                                progress: progress, cancellation: cancellation)
+        }
+    }
+
+    /// True for a failure to read the store (not the backup folder's, not a cancellation).
+    private static func isAboutTheSource(_ error: any Error) -> Bool {
+        switch error {
+        case is StoreAccessError: return true
+        case BackupError.sourceNotAStore, BackupError.snapshotFailed, BackupError.snapshotInconsistent: return true
+        default: return false
         }
     }
 
@@ -108,7 +129,11 @@ public enum BackupRunner {
                 progress?(BackupProgress(phase: .snapshot, completedBytes: Int64(step.copiedPages) * Int64(pageSize), totalBytes: totalBytes))
             }
             snapshotter.endReadTransaction()
-            if snapshotter.sourceChangedSinceOpened { throw BackupAttemptError.storeChangedWhileReadInPlace }
+            // The original read in place must still be as it was found: unchanged, and no writer
+            // part way through a transaction. (A private copy was checked as it was made.)
+            if case .atRest(let store) = access, store.accessMethod == .immutableOriginal, source.writtenToSinceFoundAtRest {
+                throw BackupAttemptError.storeChangedWhileReadInPlace
+            }
         } catch {
             stopEverything(error)
             throw error
@@ -256,6 +281,9 @@ struct SourceFile {
     var walSize: Int64
     /// What `inspect` sees: the file's kind, header and sidecars (an odd sidecar is refused).
     var probe: InputProbe
+    /// The main file as `checkAtRest` found it at rest, held open so that a write to it is seen
+    /// even when it is renamed meanwhile; nil until then, and for a live store.
+    private var foundAtRest: (file: ReadableFile, state: [Int64])?
 
     /// - Throws: `BackupError` for a missing store or one that is a folder, link or special
     ///   file; otherwise the probe's `StoreAccessError` (empty, not SQLite, truncated, damaged,
@@ -288,15 +316,49 @@ struct SourceFile {
     /// before it is believed: a writer part way through a transaction holds locks by then, or has
     /// finished and the file is whole.
     mutating func checkAtRest() throws -> Bool {
-        if StoreLocks.isInUse(probe.files) { return true }
+        // Looked at before the locks: a writer that begins after this is seen by the state.
+        foundAtRest = (try? ReadableFile(path: path, followsSymlinks: false)).map { ($0, restingState(of: $0)) }
+        if StoreLocks.isInUse(probe.files) {
+            foundAtRest = nil
+            return true
+        }
         do {
             try probe.checkContent()
         } catch let error as StoreAccessError where error.kind == .truncated || error.kind == .damaged {
             usleep(50_000)
-            if StoreLocks.isInUse(probe.files) { return true }
+            foundAtRest = (try? ReadableFile(path: path, followsSymlinks: false)).map { ($0, restingState(of: $0)) }
+            if StoreLocks.isInUse(probe.files) {
+                foundAtRest = nil
+                return true
+            }
             probe = try InputProbe(path: probe.path, followsSymlinks: false)  // throws again if it still is
             size = probe.fileSize
         }
         return false
+    }
+
+    /// True when the store found at rest was written to since, or a writer is part way through a
+    /// transaction (it holds a lock, or its `-journal` came or went). A rollback-journal app holds
+    /// no lock between transactions, so "at rest" can end at any moment. Renaming or deleting the
+    /// main file does not count: its content is unchanged.
+    var writtenToSinceFoundAtRest: Bool {
+        guard let foundAtRest else { return false }
+        return restingState(of: foundAtRest.file) != foundAtRest.state || StoreLocks.isInUse(probe.files)
+    }
+
+    /// Size, modification time and header change counter (every commit increments it, however
+    /// coarse the file system's clock) of the open main file, and the size and time of the
+    /// `-journal` beside it (-1 when there is none).
+    private func restingState(of file: ReadableFile) -> [Int64] {
+        var info = stat()
+        guard fstat(file.descriptor, &info) == 0 else { return [-1] }
+        var counter = [UInt8](repeating: 0, count: 4)
+        let counterRead = pread(file.descriptor, &counter, 4, 24) == 4
+        var journal = stat()
+        let hasJournal = lstat(path + "-journal", &journal) == 0
+        return [Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec),
+                counterRead ? counter.reduce(0) { $0 << 8 | Int64($1) } : -1,
+                hasJournal ? Int64(journal.st_size) : -1, hasJournal ? Int64(journal.st_mtim.tv_sec) : -1,
+                hasJournal ? Int64(journal.st_mtim.tv_nsec) : -1]
     }
 }

@@ -34,9 +34,6 @@ final class StoreSnapshotter {
     private var connection: SQLiteConnection?
     /// The at-rest store (its private copy lives as long as it does).
     private let openedStore: OpenedStore?
-    /// The original main file, held open while it is read in place with `immutable=1`, so a
-    /// writer that appears meanwhile is noticed (`sourceChangedSinceOpened`).
-    private let immutableOriginal: (file: ReadableFile, fingerprint: [Int64])?
     private let lockTimeout: TimeInterval
     /// Neither `-wal` nor `-shm` existed when the store was opened: any that exist afterwards
     /// were created by this read (a read-only connection to a WAL store makes both).
@@ -60,16 +57,9 @@ final class StoreSnapshotter {
         case .live:
             hadNoSidecars = lstat(sourcePath + "-wal", &info) != 0 && lstat(sourcePath + "-shm", &info) != 0
             openedStore = nil
-            immutableOriginal = nil
         case .atRest(let store):
             hadNoSidecars = false
             openedStore = store
-            if store.accessMethod == .immutableOriginal {
-                let file = try? ReadableFile(path: sourcePath, followsSymlinks: false)
-                immutableOriginal = file.map { ($0, Self.fingerprint($0)) }
-            } else {
-                immutableOriginal = nil
-            }
         }
         do {
             let opened = try openedStore?.connection
@@ -101,20 +91,6 @@ final class StoreSnapshotter {
         try? connection?.execute("ROLLBACK")
         connection = nil  // closes it
         if hadNoSidecars { Self.removeSidecarsThisReadCreated(sourcePath) }
-    }
-
-    /// True when the original, read in place with `immutable=1`, was written to while it was
-    /// read (an app opened it meanwhile): the snapshot may mix two states and must be taken again
-    /// as a live store. Deleting or renaming the file does not count: its content is unchanged.
-    var sourceChangedSinceOpened: Bool {
-        guard let immutableOriginal else { return false }
-        return Self.fingerprint(immutableOriginal.file) != immutableOriginal.fingerprint
-    }
-
-    private static func fingerprint(_ file: ReadableFile) -> [Int64] {
-        var info = stat()
-        guard fstat(file.descriptor, &info) == 0 else { return [-1] }
-        return [Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec)]
     }
 
     /// Leaves the store's folder as it was found. A read-only connection to a WAL store creates

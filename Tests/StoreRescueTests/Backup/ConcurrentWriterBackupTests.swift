@@ -126,4 +126,61 @@ import Testing
         #expect(error?.exitStatus == .temporaryFailure)
         #expect(BackupFixtures.fileNames(in: temp.path("b")) == [])
     }
+
+    /// Found by CI (stop 18): a rollback-journal app holds no lock between transactions, so the
+    /// store was found at rest, then read in place while the app was part way through a
+    /// transaction: "database disk image is malformed" (exit 65) from a healthy store. Here the
+    /// app begins a transaction that spills half-written pages into the main file right after the
+    /// store is found at rest; the backup must wait for it and hold the committed state.
+    @Test(.enabled(if: BackupFixtures.pythonPath != nil, "needs python3"))
+    func aWriterThatBeginsAfterTheStoreIsFoundAtRestIsWaitedFor() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 3000, journalMode: "DELETE")
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: try #require(BackupFixtures.pythonPath))
+        writer.arguments = ["-c", """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            db.execute("PRAGMA cache_size = 8")
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("UPDATE ZITEM SET ZTITLE = ZTITLE || ' ' || ZTITLE || ' rewritten', ZVALUE = -Z_PK")
+            db.execute("DELETE FROM ZITEM WHERE Z_PK % 3 = 0")
+            print("spilled", flush=True)
+            sys.stdin.readline()
+            db.execute("COMMIT")
+            print("committed", flush=True)
+            """, store]
+        let output = Pipe()
+        let input = Pipe()
+        writer.standardOutput = output
+        writer.standardInput = input
+        defer {
+            if writer.isRunning { kill(writer.processIdentifier, SIGKILL) }
+            writer.waitUntilExit()
+        }
+        var options = BackupOptions.testing(temp.path("b"))
+        options.lockTimeout = 30
+        let result = try BackupRunner.run(
+            store: store, options: options, storeDescription: BackupRunner.readStoreDescription, progress: nil,
+            cancellation: nil,
+            afterFindingAtRest: {
+                try writer.run()
+                #expect(String(decoding: output.fileHandleForReading.readData(ofLength: 8), as: UTF8.self) == "spilled\n")
+                var journal = stat()
+                #expect(lstat(store + "-journal", &journal) == 0, "the writer's transaction is part way through")
+                // The app commits a little later, while the backup waits for its lock.
+                DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) {
+                    try? input.fileHandleForWriting.write(contentsOf: Data("\n".utf8))
+                }
+            })
+        #expect(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "committed\n")
+        let restored = temp.path("restored.sqlite")
+        _ = try BackupRestorer.restore(backup: result.backupPath, options: RestoreOptions(targetPath: restored))
+        #expect(BackupVerifier.integrityCheck(path: restored) == "ok")
+        #expect(try BackupFixtures.count("ZITEM", in: restored) == 2000)
+        let database = try SQLiteConnection(path: restored, options: SQLiteOpenOptions(mode: .immutable))
+        #expect(try database.scalar("SELECT count(*) FROM ZITEM WHERE ZVALUE = -Z_PK AND ZTITLE LIKE '% rewritten'")?.int64 == 2000)
+        #expect(try BackupFixtures.content(of: restored, mode: .immutable) == BackupFixtures.content(of: store, mode: .readOnly))
+    }
 }
