@@ -281,9 +281,8 @@ struct SourceFile {
     var walSize: Int64
     /// What `inspect` sees: the file's kind, header and sidecars (an odd sidecar is refused).
     var probe: InputProbe
-    /// The main file as `checkAtRest` found it at rest, held open so that a write to it is seen
-    /// even when it is renamed meanwhile; nil until then, and for a live store.
-    private var foundAtRest: (file: ReadableFile, state: [Int64])?
+    /// The main file as `checkAtRest` found it at rest; nil until then, and for a live store.
+    private var foundAtRest: MainFileWatch?
 
     /// - Throws: `BackupError` for a missing store or one that is a folder, link or special
     ///   file; otherwise the probe's `StoreAccessError` (empty, not SQLite, truncated, damaged,
@@ -317,7 +316,7 @@ struct SourceFile {
     /// finished and the file is whole.
     mutating func checkAtRest() throws -> Bool {
         // Looked at before the locks: a writer that begins after this is seen by the state.
-        foundAtRest = (try? ReadableFile(path: path, followsSymlinks: false)).map { ($0, restingState(of: $0)) }
+        foundAtRest = MainFileWatch(path: path, journalHadData: probe.files.sidecar("-journal")?.holdsData == true)
         if StoreLocks.isInUse(probe.files) {
             foundAtRest = nil
             return true
@@ -326,7 +325,7 @@ struct SourceFile {
             try probe.checkContent()
         } catch let error as StoreAccessError where error.kind == .truncated || error.kind == .damaged {
             usleep(50_000)
-            foundAtRest = (try? ReadableFile(path: path, followsSymlinks: false)).map { ($0, restingState(of: $0)) }
+            foundAtRest = MainFileWatch(path: path, journalHadData: probe.files.sidecar("-journal")?.holdsData == true)
             if StoreLocks.isInUse(probe.files) {
                 foundAtRest = nil
                 return true
@@ -337,28 +336,12 @@ struct SourceFile {
         return false
     }
 
-    /// True when the store found at rest was written to since, or a writer is part way through a
-    /// transaction (it holds a lock, or its `-journal` came or went). A rollback-journal app holds
-    /// no lock between transactions, so "at rest" can end at any moment. Renaming or deleting the
-    /// main file does not count: its content is unchanged.
+    /// True when the store found at rest was written to since (`MainFileWatch`), or another
+    /// connection holds a lock on it now. A rollback-journal app holds no lock between
+    /// transactions, so "at rest" can end at any moment. Renaming or deleting the main file does
+    /// not count: its content is unchanged.
     var writtenToSinceFoundAtRest: Bool {
         guard let foundAtRest else { return false }
-        return restingState(of: foundAtRest.file) != foundAtRest.state || StoreLocks.isInUse(probe.files)
-    }
-
-    /// Size, modification time and header change counter (every commit increments it, however
-    /// coarse the file system's clock) of the open main file, and the size and time of the
-    /// `-journal` beside it (-1 when there is none).
-    private func restingState(of file: ReadableFile) -> [Int64] {
-        var info = stat()
-        guard fstat(file.descriptor, &info) == 0 else { return [-1] }
-        var counter = [UInt8](repeating: 0, count: 4)
-        let counterRead = pread(file.descriptor, &counter, 4, 24) == 4
-        var journal = stat()
-        let hasJournal = lstat(path + "-journal", &journal) == 0
-        return [Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec),
-                counterRead ? counter.reduce(0) { $0 << 8 | Int64($1) } : -1,
-                hasJournal ? Int64(journal.st_size) : -1, hasJournal ? Int64(journal.st_mtim.tv_sec) : -1,
-                hasJournal ? Int64(journal.st_mtim.tv_nsec) : -1]
+        return foundAtRest.writtenToSince || StoreLocks.isInUse(probe.files)
     }
 }

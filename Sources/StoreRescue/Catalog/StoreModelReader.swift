@@ -21,8 +21,9 @@ public enum StoreModelReader {
     /// - Throws: `StoreAccessError` when the store cannot be opened; `StoreModelError` when it
     ///   has no usable model cache or its metadata disagrees with it.
     public static func readVersion(fromStore path: String, name: String, options: StoreOpenOptions = StoreOpenOptions()) throws -> CatalogVersion {
-        let store = try OpenedStore(path: path, options: options)
-        return try store.read { try readVersion(from: $0, path: path, name: name) }
+        try OpenedStore.readingConsistently(path: path, options: options) { store in
+            try store.read { try readVersion(from: $0, path: path, name: name) }
+        }
     }
 
     /// A store as a one-version catalog, the version named after the file.

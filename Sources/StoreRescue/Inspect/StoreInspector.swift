@@ -26,16 +26,15 @@ public enum StoreInspector {
     /// whose `kind` and `error` say why.
     public static func inspect(path: String, options: InspectOptions = InspectOptions()) -> InspectionReport {
         let sidecars = StoreFileSet.discover(mainPath: path).presentSuffixes
-        let store: OpenedStore
         do {
-            store = try OpenedStore(path: path, options: options.open)
+            // An app that writes the store while it is read in place: read again, from a copy.
+            return try OpenedStore.readingConsistently(path: path, options: options.open) { inspect(store: $0, options: options) }
         } catch let error as StoreAccessError {
             return .rejected(path: path, error: error, kind: error.kind ?? .unreadable, sidecars: sidecars)
         } catch {
             let wrapped = StoreAccessError.rejected(path: path, kind: .unreadable, reason: "\(error)")
             return .rejected(path: path, error: wrapped, kind: .unreadable, sidecars: sidecars)
         }
-        return inspect(store: store, options: options)
     }
 
     /// Inspects a store that is already open (so a caller can go on querying it afterwards).

@@ -10,14 +10,15 @@ import Foundation
 /// ```
 public enum StoreMatcher {
     public static func match(storePath: String, catalog: Catalog, options: StoreOpenOptions = StoreOpenOptions()) -> MatchResult {
-        let store: OpenedStore
         do {
-            store = try OpenedStore(path: storePath, options: options)
+            // An app that writes the store while it is read in place: read again, from a copy.
+            return try OpenedStore.readingConsistently(path: storePath, options: options) { store in
+                match(store: store, readout: StoreInspector.read(store: store), catalog: catalog)
+            }
         } catch {
             let report = StoreInspector.inspect(path: storePath, options: InspectOptions(open: options))
             return notCoreData(report: report, catalog: catalog)
         }
-        return match(store: store, readout: StoreInspector.read(store: store), catalog: catalog)
     }
 
     /// Matches a store that is already open and read (so `migrate` and `upgrade` weigh exactly

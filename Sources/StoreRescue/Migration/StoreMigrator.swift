@@ -40,6 +40,7 @@ public enum StoreMigrator {
         // Past the file-size limit a write must fail (EFBIG) and be reported, not kill the process
         // with its temporary files in place.
         SafeFileOutput.ignoreFileSizeLimitSignal()
+        var openedStore: OpenedStore?
         do {
             let target = options.isDryRun ? nil : try CreationTarget(path: output)
             let workspace = try target.map { target in
@@ -51,11 +52,15 @@ public enum StoreMigrator {
             }
             defer { workspace?.remove() }
             progress?(MigrationProgress(phase: .reading, completed: 0, total: 1))
-            let store = try OpenedStore(path: path, options: StoreOpenOptions(
-                followsSymlinks: options.followsSymlinks, privateCopyParent: workspace?.path))
-            let readout = StoreInspector.read(store: store)
-            progress?(MigrationProgress(phase: .analysing, completed: 0, total: 1))
-            let preparation = try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: options)
+            // An app that writes the store while it is read in place: read again, from a copy.
+            let (store, readout, preparation) = try OpenedStore.readingConsistently(path: path, options: StoreOpenOptions(
+                followsSymlinks: options.followsSymlinks, privateCopyParent: workspace?.path)
+            ) { store in
+                let readout = StoreInspector.read(store: store)
+                progress?(MigrationProgress(phase: .analysing, completed: 0, total: 1))
+                return (store, readout, try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: options))
+            }
+            openedStore = store
             var report = MigrationReport(store: path, output: options.isDryRun ? nil : output, catalog: catalog, options: options, preparation: preparation)
             guard report.status == .migrated, let target, let workspace else { return report }
             if cancellation?.isCancelled == true { throw MigrationError.interrupted(path: output) }
@@ -71,6 +76,8 @@ public enum StoreMigrator {
                 throw error.naming(output, insteadOfFilesIn: workspace.path)
             }
             if cancellation?.isCancelled == true { throw MigrationError.interrupted(path: output) }
+            // Rows read in place while an app wrote to the original may mix two states.
+            if store.writtenToSinceOpened { throw MigrationError.storeChanged(path: path) }
             try faultInjection?(.written)
             do {
                 try target.publishDurably(
@@ -81,9 +88,21 @@ public enum StoreMigrator {
             report.result = MigrationReport.Result(path: output, written: written, seconds: Date().timeIntervalSince(started))
             return report
         } catch {
+            // A failure while an app wrote to the original read in place (its half-written
+            // pages: "malformed") is the app's transaction, not damage.
+            let changed = openedStore?.writtenToSinceOpened == true && Self.mayComeFromWhatWasRead(error)
             return MigrationReport(
                 store: path, output: options.isDryRun ? nil : output, catalog: catalog.sourcePath, dryRun: options.isDryRun,
-                error: operatorFacing(error, store: path))
+                error: changed ? MigrationError.storeChanged(path: path) : operatorFacing(error, store: path))
+        }
+    }
+
+    /// False for the failures that are not about what was read from the store (the output's
+    /// disk, a cancellation, an unknown version name).
+    private static func mayComeFromWhatWasRead(_ error: any Error) -> Bool {
+        switch error {
+        case MigrationError.writeFailed, MigrationError.interrupted, MigrationError.unknownVersion: return false
+        default: return true
         }
     }
 

@@ -57,19 +57,20 @@ public enum ModelFileLoader {
     }
 
     static func readModelCache(path: String, followsSymlinks: Bool) throws -> ManagedObjectModel {
-        let store = try OpenedStore(path: path, options: StoreOpenOptions(followsSymlinks: followsSymlinks))
-        let blob = try store.read { connection -> Data in
-            let tables = try connection.rows("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = 'Z_MODELCACHE'")
-            guard !tables.isEmpty else { throw ModelFileError.noModelCache(path: path, reason: "it has no Z_MODELCACHE table") }
-            let row = try connection.rows("SELECT typeof(Z_CONTENT), length(Z_CONTENT) FROM Z_MODELCACHE LIMIT 1").first
-            guard let row, row[0].string == "blob" else {
-                throw ModelFileError.noModelCache(path: path, reason: row == nil ? "Z_MODELCACHE has no row" : "Z_MODELCACHE holds no model")
+        let blob = try OpenedStore.readingConsistently(path: path, options: StoreOpenOptions(followsSymlinks: followsSymlinks)) { store in
+            try store.read { connection -> Data in
+                let tables = try connection.rows("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = 'Z_MODELCACHE'")
+                guard !tables.isEmpty else { throw ModelFileError.noModelCache(path: path, reason: "it has no Z_MODELCACHE table") }
+                let row = try connection.rows("SELECT typeof(Z_CONTENT), length(Z_CONTENT) FROM Z_MODELCACHE LIMIT 1").first
+                guard let row, row[0].string == "blob" else {
+                    throw ModelFileError.noModelCache(path: path, reason: row == nil ? "Z_MODELCACHE has no row" : "Z_MODELCACHE holds no model")
+                }
+                let length = row[1].int64 ?? 0
+                guard length <= maximumModelCacheBytes else {
+                    throw ModelFileError.tooLarge(path: path, bytes: length, limit: maximumModelCacheBytes)
+                }
+                return try connection.scalar("SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")?.data ?? Data()
             }
-            let length = row[1].int64 ?? 0
-            guard length <= maximumModelCacheBytes else {
-                throw ModelFileError.tooLarge(path: path, bytes: length, limit: maximumModelCacheBytes)
-            }
-            return try connection.scalar("SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")?.data ?? Data()
         }
         return try ModelArchiveDecoder.decodeModelCache(compressed: blob, maximumInflatedBytes: maximumInflatedModelBytes)
     }

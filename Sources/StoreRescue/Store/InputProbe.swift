@@ -112,7 +112,7 @@ public struct InputProbe: Sendable {
         }
         if let pages = header.headerPageCount {
             let expected = Int64(pages) * Int64(header.pageSize)
-            if fileSize < expected {
+            if fileSize < expected, !hasTransactionInProgress {
                 let described = "\(fileSize) bytes, but its header says \(pages) pages of \(header.pageSize) bytes (\(expected) bytes)"
                 // A copy cut short ends anywhere; one that ends on a page boundary may as well be
                 // whole, with a damaged page count (bytes 28-31): that is not "truncated" for sure.
@@ -127,6 +127,15 @@ public struct InputProbe: Sendable {
             throw StoreAccessError.rejected(
                 path: path, kind: .truncated, reason: "is truncated: \(fileSize) bytes, less than one \(header.pageSize)-byte page")
         }
+    }
+
+    /// A hot `-journal` beside the main file, seen by the probe or since (an app began writing
+    /// after the probe looked): the main file may be part way through a transaction that grows
+    /// or shrinks it, so its size is not compared with its header; SQLite rolls the journal back
+    /// (on a private copy) and judges what is left.
+    private var hasTransactionInProgress: Bool {
+        files.sidecar("-journal")?.holdsData == true
+            || StoreFileSet.discover(mainPath: resolvedPath).sidecar("-journal")?.holdsData == true
     }
 
     /// A description of an SQLite header whose 16-byte magic differs in one or two bytes (a

@@ -36,6 +36,8 @@ public final class OpenedStore {
     public let connection: SQLiteConnection
     public let accessMethod: StoreAccessMethod
     private let privateDirectory: PrivateTemporaryDirectory?
+    /// The original as it was before it was read in place (nil for a private copy).
+    private let watch: MainFileWatch?
 
     /// Opens the store at `path`.
     ///
@@ -49,20 +51,60 @@ public final class OpenedStore {
     ///
     /// A symbolic link the probe followed is read as its target (`InputProbe.resolvedPath`), with
     /// the target's sidecars: `options.followsSymlinks` matters only to the probe.
+    ///
+    /// An original read in place that SQLite cannot read while an app writes to it (its pages
+    /// part way through a transaction: "malformed") is read through a private copy instead, as
+    /// a store with a hot journal is. A write that comes after the open is the caller's to see
+    /// (`writtenToSinceOpened`, or `readingConsistently`).
     public init(probe: InputProbe, options: StoreOpenOptions = StoreOpenOptions()) throws {
         let path = probe.path
         self.probe = probe
-        if probe.files.sidecarsHoldData || options.alwaysCopies || probe.fileSize == 0 {
-            let directory = try PrivateCopier.copy(probe: probe, parent: options.privateCopyParent)
-            privateDirectory = directory
-            accessMethod = .privateCopy
-            connection = try Self.connect(
-                path: directory.path(PrivateCopier.storeName), mode: .readWrite, reportedPath: path)
-        } else {
-            privateDirectory = nil
-            accessMethod = .immutableOriginal
-            connection = try Self.connect(path: probe.resolvedPath, mode: .immutable, reportedPath: path)
+        if !(probe.files.sidecarsHoldData || options.alwaysCopies || probe.fileSize == 0) {
+            let watch = MainFileWatch(path: probe.resolvedPath)
+            do {
+                connection = try Self.connect(path: probe.resolvedPath, mode: .immutable, reportedPath: path)
+                privateDirectory = nil
+                accessMethod = .immutableOriginal
+                self.watch = watch
+                return
+            } catch let error as StoreAccessError where watch?.writtenToSince == true {
+                _ = error  // the app's transaction, not damage: read a private copy below
+            }
         }
+        let directory = try PrivateCopier.copy(probe: probe, parent: options.privateCopyParent)
+        privateDirectory = directory
+        accessMethod = .privateCopy
+        watch = nil
+        connection = try Self.connect(
+            path: directory.path(PrivateCopier.storeName), mode: .readWrite, reportedPath: path)
+    }
+
+    /// True when the original, read in place, was written to since it was opened, or a
+    /// transaction is part way through now (`MainFileWatch`): what was read may be a mix of two
+    /// states, or an app's half-written pages. Always false for a private copy (it was checked
+    /// as it was made, and nothing else writes it).
+    public var writtenToSinceOpened: Bool { watch?.writtenToSince ?? false }
+
+    /// Opens the store `probe` looked at and reads it with `body`. When an app wrote to the
+    /// original while it was read in place, what `body` made of it is thrown away and the store
+    /// is read again through a private copy (which is compared with the original as it is made:
+    /// `StoreAccessError.changedWhileCopying`, exit 75, when it keeps changing).
+    public static func readingConsistently<Result>(
+        probe: InputProbe, options: StoreOpenOptions = StoreOpenOptions(), _ body: (OpenedStore) throws -> Result
+    ) throws -> Result {
+        let store = try OpenedStore(probe: probe, options: options)
+        let result = Swift.Result { try body(store) }
+        guard store.writtenToSinceOpened else { return try result.get() }
+        var copying = options
+        copying.alwaysCopies = true
+        return try body(try OpenedStore(probe: probe, options: copying))
+    }
+
+    /// `readingConsistently(probe:options:_:)` for the store at `path`.
+    public static func readingConsistently<Result>(
+        path: String, options: StoreOpenOptions = StoreOpenOptions(), _ body: (OpenedStore) throws -> Result
+    ) throws -> Result {
+        try readingConsistently(probe: try InputProbe(path: path, followsSymlinks: options.followsSymlinks), options: options, body)
     }
 
     /// Runs `body` on the connection; an SQLite failure is the store's fault, reported as
@@ -128,8 +170,11 @@ enum PrivateCopier {
             }
             for (suffix, source) in sources {
                 do {
-                    try copyFile(from: source, to: directory.path(storeName + suffix), reportedPath: probe.path, folder: folder)
-                } catch _ where !suffix.isEmpty && fingerprint(source) == [-1] {
+                    try copyFile(
+                        from: source, to: directory.path(storeName + suffix), isSidecar: !suffix.isEmpty, reportedPath: probe.path, folder: folder)
+                } catch where !suffix.isEmpty && (error is SidecarVanished || fingerprint(source) == [-1]) {
+                    // Gone when it was opened (a writer's -journal at its commit), or while it
+                    // was read; looked at again afterwards, a new transaction's may be there.
                     vanished = true
                     break
                 }
@@ -149,6 +194,9 @@ enum PrivateCopier {
         }
         throw StoreAccessError.changedWhileCopying(path: probe.path)
     }
+
+    /// A sidecar that was there when it was listed was gone when it was opened.
+    private struct SidecarVanished: Error {}
 
     /// The database header's file change counter (bytes 24–27), or nil when the header cannot be
     /// read (an empty or short file: the copy is then checked by size and time alone).
@@ -176,9 +224,10 @@ enum PrivateCopier {
         return url.lastPathComponent.contains(TemporaryItems.marker) ? url.deletingLastPathComponent().path : url.path
     }
 
-    private static func copyFile(from source: String, to target: String, reportedPath: String, folder: String?) throws {
+    private static func copyFile(from source: String, to target: String, isSidecar: Bool, reportedPath: String, folder: String?) throws {
         let input: ReadableFile
         do { input = try ReadableFile(path: source, followsSymlinks: false) } catch {
+            if case .missing = error, isSidecar { throw SidecarVanished() }
             throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot open \(source): \(error.description)", folder: folder)
         }
         let output = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)

@@ -379,10 +379,12 @@ final class UpgradeRun {
     private func read(probe: InputProbe) -> Result<Reading, any Error> {
         Result {
             try probe.checkContent()
-            let store = try OpenedStore(probe: probe, options: StoreOpenOptions(privateCopyParent: workspace?.path))
-            let readout = StoreInspector.read(store: store)
-            let preparation = try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: try migrationOptions(store: store, readout: readout))
-            return Reading(store: store, readout: readout, preparation: preparation)
+            // An app that writes the store while it is read in place: read again, from a copy.
+            return try OpenedStore.readingConsistently(probe: probe, options: StoreOpenOptions(privateCopyParent: workspace?.path)) { store in
+                let readout = StoreInspector.read(store: store)
+                let preparation = try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: try migrationOptions(store: store, readout: readout))
+                return Reading(store: store, readout: readout, preparation: preparation)
+            }
         }
     }
 
