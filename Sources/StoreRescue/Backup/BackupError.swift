@@ -34,6 +34,9 @@ public enum BackupError: OperatorFacingError, Equatable {
     case restoreVerificationFailed(backup: String, problems: [String])
     /// The operator interrupted the command; partial files were removed.
     case interrupted
+    /// An app kept writing the store (or died part way through a transaction) through every
+    /// attempt to read one committed state of it.
+    case storeKeptChanging(path: String)
 
     /// Maps an SQLite failure while reading the source.
     init(sqliteError error: SQLiteError, source: String, lockTimeout: TimeInterval) {
@@ -78,6 +81,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "the backup \(backup) failed verification, nothing was replaced: " + problems.joined(separator: "; ")
         case .interrupted:
             return "interrupted; partial files were removed and the store was left untouched"
+        case .storeKeptChanging(let path):
+            return "the store \(path) kept changing while it was read, three times (an app is writing it); no backup was taken"
         }
     }
 
@@ -114,6 +119,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "restore from another backup; run `storerescue verify` on each to find a good one"
         case .interrupted:
             return "run the command again when it can finish"
+        case .storeKeptChanging:
+            return "run the backup again, or close the app that uses the store first"
         }
     }
 
@@ -121,7 +128,7 @@ public enum BackupError: OperatorFacingError, Equatable {
         switch self {
         case .sourceMissing, .sourceNotARegularFile, .backupMissing, .backupNotARegularFile, .manifestUnreadable: return .noInput
         case .sourceNotAStore: return .notAStore
-        case .storeLocked, .interrupted: return .temporaryFailure
+        case .storeLocked, .interrupted, .storeKeptChanging: return .temporaryFailure
         case .snapshotFailed: return .ioError
         case .snapshotInconsistent: return .internalError
         case .destinationUnusable, .restoreTargetExists, .restoreTargetNotARegularFile: return .cannotCreateOutput

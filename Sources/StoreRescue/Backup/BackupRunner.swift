@@ -44,18 +44,29 @@ public enum BackupRunner {
         precondition(options.keep.map { $0 >= 1 } ?? true, "keep must be at least 1")
         SafeFileOutput.ignoreFileSizeLimitSignal()
         var source = try SourceFile(path: store)
-        let isLive = try source.checkAtRest()
+        var isLive = try source.checkAtRest()
         if !isLive { try afterFindingAtRest?() }
-        do {
-            return try runOnce(source: source, isLive: isLive, options: options, storeDescription: storeDescription,
-                               progress: progress, cancellation: cancellation)
-        } catch let error where !isLive && (error is BackupAttemptError || (isAboutTheSource(error) && source.writtenToSinceFoundAtRest)) {
-            // An app opened the store and wrote to it while it was read as one at rest: what was
-            // read, or the failure to read it (a page half written: "malformed"), is the app's
-            // work in progress, not the store. Take it again as a live store, through its locks.
-            return try runOnce(source: source, isLive: true, options: options, storeDescription: storeDescription,
-                               progress: progress, cancellation: cancellation)
+        for attempt in 1...3 {
+            do {
+                return try runOnce(source: source, isLive: isLive, options: options, storeDescription: storeDescription,
+                                   progress: progress, cancellation: cancellation)
+            } catch let error where attempt < 3 && !isLive
+                        && (error is BackupAttemptError || (isAboutTheSource(error) && source.writtenToSinceFoundAtRest)) {
+                // An app opened the store and wrote to it while it was read as one at rest: what
+                // was read, or the failure to read it (a page half written: "malformed"), is the
+                // app's work in progress, not the store. Take it again as a live store, through
+                // its locks.
+                isLive = true
+            } catch BackupAttemptError.hotJournal where attempt < 3 && isLive {
+                // Taken as a live store, the app died part way through a transaction: its hot
+                // -journal is rolled back on a private copy of the store at rest.
+                source = try SourceFile(path: store)
+                isLive = try source.checkAtRest()
+            } catch is BackupAttemptError {
+                break  // the third attempt
+            }
         }
+        throw BackupError.storeKeptChanging(path: source.path)
     }
 
     /// True for a failure to read the store (not the backup folder's, not a cancellation).
@@ -95,7 +106,10 @@ public enum BackupRunner {
             access = .live
         } else {
             do {
-                access = .atRest(try OpenedStore(probe: source.probe, options: StoreOpenOptions(privateCopyParent: staging.path)))
+                let store = try OpenedStore(probe: source.probe, options: StoreOpenOptions(privateCopyParent: staging.path))
+                // The store replaced by a rename since it was found at rest: not the file watched.
+                if store.accessMethod == .immutableOriginal { source.checkOpenedByName() }
+                access = .atRest(store)
             } catch StoreAccessError.changedWhileCopying {
                 // A writer came back while the store at rest was copied (its -journal went away
                 // mid-copy): take it as a live store, through SQLite's locks.
@@ -271,6 +285,9 @@ public enum BackupRunner {
 enum BackupAttemptError: Error {
     /// The store, read in place as one at rest, was written to meanwhile.
     case storeChangedWhileReadInPlace
+    /// The store, read as a live one, has a hot `-journal` its read-only connection cannot roll
+    /// back (`SQLITE_READONLY_ROLLBACK`: an app died part way through a transaction).
+    case hotJournal
 }
 
 /// The store's main file as found before the backup: its resolved path, sizes and probe.
@@ -281,8 +298,11 @@ struct SourceFile {
     var walSize: Int64
     /// What `inspect` sees: the file's kind, header and sidecars (an odd sidecar is refused).
     var probe: InputProbe
-    /// The main file as `checkAtRest` found it at rest; nil until then, and for a live store.
+    /// The main file as `checkAtRest` found it at rest; nil until then, for a live store, and
+    /// when it could not be opened.
     private var foundAtRest: MainFileWatch?
+    /// `checkAtRest` found the store at rest.
+    private var isWatchedAtRest = false
 
     /// - Throws: `BackupError` for a missing store or one that is a folder, link or special
     ///   file; otherwise the probe's `StoreAccessError` (empty, not SQLite, truncated, damaged,
@@ -316,32 +336,54 @@ struct SourceFile {
     /// finished and the file is whole.
     mutating func checkAtRest() throws -> Bool {
         // Looked at before the locks: a writer that begins after this is seen by the state.
-        foundAtRest = MainFileWatch(path: path, journalHadData: probe.files.sidecar("-journal")?.holdsData == true)
+        let watch = MainFileWatch(path: path)
         if StoreLocks.isInUse(probe.files) {
             foundAtRest = nil
             return true
         }
+        // Probed again after the watch began: a transaction an app began, committed or died in
+        // since the first probe is either in this probe (a hot -journal: read from a private
+        // copy) or seen by the watch.
+        try reprobe()
+        watch?.journalHadData = probe.files.sidecar("-journal")?.holdsData == true
+        foundAtRest = watch
+        isWatchedAtRest = true
         do {
             try probe.checkContent()
         } catch let error as StoreAccessError where error.kind == .truncated || error.kind == .damaged {
             usleep(50_000)
-            foundAtRest = MainFileWatch(path: path, journalHadData: probe.files.sidecar("-journal")?.holdsData == true)
+            let watch = MainFileWatch(path: path)
             if StoreLocks.isInUse(probe.files) {
                 foundAtRest = nil
+                isWatchedAtRest = false
                 return true
             }
-            probe = try InputProbe(path: probe.path, followsSymlinks: false)  // throws again if it still is
-            size = probe.fileSize
+            try reprobe()
+            try probe.checkContent()  // throws again if it still is
+            watch?.journalHadData = probe.files.sidecar("-journal")?.holdsData == true
+            foundAtRest = watch
         }
         return false
+    }
+
+    private mutating func reprobe() throws {
+        probe = try InputProbe(path: probe.path, followsSymlinks: false, checksContent: false)
+        size = probe.fileSize
+        walSize = probe.files.sidecar("-wal")?.size ?? 0
     }
 
     /// True when the store found at rest was written to since (`MainFileWatch`), or another
     /// connection holds a lock on it now. A rollback-journal app holds no lock between
     /// transactions, so "at rest" can end at any moment. Renaming or deleting the main file does
     /// not count: its content is unchanged.
+    /// `MainFileWatch.checkOpenedByName`, for the watch begun when the store was found at rest.
+    func checkOpenedByName() {
+        foundAtRest?.checkOpenedByName()
+    }
+
     var writtenToSinceFoundAtRest: Bool {
-        guard let foundAtRest else { return false }
-        return foundAtRest.writtenToSince || StoreLocks.isInUse(probe.files)
+        guard isWatchedAtRest else { return false }
+        // No watch: the main file could not be opened then; nothing says it was not written.
+        return foundAtRest?.writtenToSince ?? true || StoreLocks.isInUse(probe.files)
     }
 }

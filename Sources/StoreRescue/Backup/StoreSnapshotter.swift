@@ -83,6 +83,9 @@ final class StoreSnapshotter {
             }
             pageSize = Int(size)
         } catch let error as SQLiteError {
+            // SQLITE_READONLY_ROLLBACK: a hot -journal (an app died part way through a
+            // transaction) that a read-only connection cannot roll back; read at rest instead.
+            if case .live = access, error.resultCode == SQLITE_READONLY | 3 << 8 { throw BackupAttemptError.hotJournal }
             throw BackupError(sqliteError: error, source: sourcePath, lockTimeout: lockTimeout)
         }
     }

@@ -18,22 +18,25 @@ import Darwin
 ///
 /// What counts as a write: the main file's size, modification time or header change counter
 /// (bytes 24–27, which every commit increments, however coarse the file system's clock) changed,
-/// a `-journal` came, went or changed, or a `-journal` holds a live header now (a transaction is
-/// part way through: its pages may already be in the main file). A WAL app's commits go to the
+/// a `-journal` came, went or changed, a `-journal` holds a live header now (a transaction is
+/// part way through: its pages may already be in the main file), or the reader opened another
+/// file than the one watched (`checkOpenedByName`: the store was replaced by a rename between the
+/// watch and the open). Renaming or deleting the file after the open does not count: the
+/// reader goes on reading the file it opened, which is the one watched. A WAL app's commits go to the
 /// `-wal` and leave the main file — and so an in-place read, which sees the last checkpoint —
 /// whole; its checkpoints change the main file and count.
 final class MainFileWatch {
     let path: String
     private let file: ReadableFile
     private let state: [Int64]
-    private let journalHadData: Bool
+    /// The probe that chose how to read the store found a hot `-journal` (a crashed app's, read
+    /// through a private copy): one that is still there, unchanged, is not a transaction in
+    /// progress. Set by a caller that probes after the watch begins.
+    var journalHadData: Bool
+    private var openedAnotherFile = false
 
     /// Looks at `path` (the main file, not through a symbolic link) now; nil when it cannot be
     /// opened (the read that follows fails on its own).
-    ///
-    /// - Parameter journalHadData: the probe that chose how to read the store found a hot
-    ///   `-journal` (a crashed app's, read through a private copy): one that is still there,
-    ///   unchanged, is not a transaction in progress.
     init?(path: String, journalHadData: Bool = false) {
         guard let file = try? ReadableFile(path: path, followsSymlinks: false) else { return nil }
         self.path = path
@@ -44,8 +47,23 @@ final class MainFileWatch {
 
     /// True when the store was written to since `init`, or a transaction is part way through now.
     var writtenToSince: Bool {
-        if Self.state(of: file, path: path) != state { return true }
+        if openedAnotherFile || Self.state(of: file, path: path) != state { return true }
         return !journalHadData && StoreFileSet.discover(mainPath: path).sidecar("-journal")?.holdsData == true
+    }
+
+    /// To be called right after a reader opened the store by its path: when the path names
+    /// another file than the one watched (a rename since the watch began), what the reader reads
+    /// is not what is watched, and counts as written to. (The path naming the watched file after
+    /// the open means the reader opened it, short of a rename there and back in between.)
+    func checkOpenedByName() {
+        var named = stat()
+        var watched = stat()
+        guard lstat(path, &named) == 0, fstat(file.descriptor, &watched) == 0,
+            named.st_dev == watched.st_dev, named.st_ino == watched.st_ino
+        else {
+            openedAnotherFile = true
+            return
+        }
     }
 
     private static func state(of file: ReadableFile, path: String) -> [Int64] {

@@ -63,6 +63,7 @@ public final class OpenedStore {
             let watch = MainFileWatch(path: probe.resolvedPath)
             do {
                 connection = try Self.connect(path: probe.resolvedPath, mode: .immutable, reportedPath: path)
+                watch?.checkOpenedByName()
                 privateDirectory = nil
                 accessMethod = .immutableOriginal
                 self.watch = watch

@@ -183,4 +183,32 @@ import Testing
         #expect(try database.scalar("SELECT count(*) FROM ZITEM WHERE ZVALUE = -Z_PK AND ZTITLE LIKE '% rewritten'")?.int64 == 2000)
         #expect(try BackupFixtures.content(of: restored, mode: .immutable) == BackupFixtures.content(of: store, mode: .readOnly))
     }
+
+    /// Found by review (stop 19): an app that dies part way through a transaction after the
+    /// store was found at rest leaves a hot `-journal` and half-written pages. Read in place,
+    /// they made a backup that `integrity_check` refuses (exit 0); taken live, the read-only
+    /// connection cannot roll the journal back (SQLITE_READONLY_ROLLBACK: exit 74, "check free
+    /// space"). The backup must hold the last committed state: a private copy, rolled back.
+    @Test(.enabled(if: BackupFixtures.pythonPath != nil, "needs python3"))
+    func anAppThatDiesPartWayThroughATransactionLeavesTheCommittedStateToBackUp() throws {
+        let temp = try TemporaryDirectory()
+        let folder = temp.path("store")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let store = folder + "/s.sqlite"
+        try BackupFixtures.makeStore(at: store, rows: 3000, journalMode: "DELETE")
+        let committed = try BackupFixtures.content(of: store, mode: .immutable)
+        var crashed: [String: Data] = [:]
+        let result = try BackupRunner.run(
+            store: store, options: .testing(temp.path("b")), storeDescription: BackupRunner.readStoreDescription,
+            progress: nil, cancellation: nil,
+            afterFindingAtRest: {
+                try InPlaceReadWhileWrittenTests.dieHalfWayThroughATransaction(store: store, table: "ZITEM", column: "ZTITLE")
+                crashed = try StoreFixtureBuilder.snapshot(of: folder)
+            })
+        let restored = temp.path("restored.sqlite")
+        _ = try BackupRestorer.restore(backup: result.backupPath, options: RestoreOptions(targetPath: restored))
+        #expect(BackupVerifier.integrityCheck(path: restored) == "ok")
+        #expect(try BackupFixtures.content(of: restored, mode: .immutable) == committed)
+        #expect(try StoreFixtureBuilder.snapshot(of: folder) == crashed, "the store and its hot -journal are left as found")
+    }
 }

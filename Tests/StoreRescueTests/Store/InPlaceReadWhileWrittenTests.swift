@@ -124,4 +124,33 @@ import Testing
         #expect(transactions > 5, "the app kept committing while the store was inspected")
         #expect(read > 0, "some inspections read the store: \(kinds)")
     }
+
+    @Test func aStoreReplacedByARenameIsWrittenTo() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 10, journalMode: "DELETE")
+        try BackupFixtures.makeStore(at: temp.path("other.sqlite"), rows: 10, journalMode: "DELETE")
+        let watch = try #require(MainFileWatch(path: store))
+        watch.checkOpenedByName()
+        #expect(!watch.writtenToSince)
+        let replaced = try #require(MainFileWatch(path: store))
+        #expect(rename(temp.path("other.sqlite"), store) == 0)
+        #expect(!watch.writtenToSince, "renamed away after the open: the reader reads the file it opened, the one watched")
+        replaced.checkOpenedByName()
+        #expect(replaced.writtenToSince, "renamed over before the open: the reader opened another file than the one watched")
+    }
+
+    @Test(.enabled(if: BackupFixtures.pythonPath != nil, "needs python3"))
+    func aHotJournalIsATransactionInProgressUnlessTheProbeSawIt() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 2000, journalMode: "DELETE")
+        let before = try #require(MainFileWatch(path: store))
+        try Self.dieHalfWayThroughATransaction(store: store, table: "ZITEM", column: "ZTITLE")
+        #expect(before.writtenToSince)
+        let after = try #require(MainFileWatch(path: store))
+        #expect(after.writtenToSince, "a hot -journal the probe did not see: pages may be half written")
+        after.journalHadData = true
+        #expect(!after.writtenToSince, "the one the probe saw, unchanged: read from a private copy, rolled back")
+    }
 }
