@@ -8,8 +8,9 @@ import Testing
 /// sum(ZVALUE) = ZTOTAL.ZSUM. A torn snapshot would break it.
 @Suite struct ConcurrentWriterBackupTests {
     static let writerScript = """
-        import sqlite3, sys, time
+        import os, sqlite3, sys, time
         path, seconds, mode = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+        stop = sys.argv[4] if len(sys.argv) > 4 else None  # ends early once this file exists
         db = sqlite3.connect(path, timeout=60, isolation_level=None)
         db.execute("PRAGMA journal_mode=" + mode)
         db.execute("CREATE TABLE IF NOT EXISTS ZITEM (Z_PK INTEGER PRIMARY KEY, ZVALUE INTEGER, ZTEXT VARCHAR)")
@@ -19,7 +20,7 @@ import Testing
         print("ready", flush=True)
         end = time.time() + seconds
         transactions = 0
-        while time.time() < end:
+        while time.time() < end and not (stop and os.path.exists(stop)):
             db.execute("BEGIN IMMEDIATE")
             for _ in range(40):
                 n += 1
@@ -61,7 +62,8 @@ import Testing
 
         let writer = Process()
         writer.executableURL = URL(fileURLWithPath: try #require(BackupFixtures.pythonPath))
-        writer.arguments = [script, store, "4", journalMode]
+        // Writes until the backups are taken (the stop file), however long they take.
+        writer.arguments = [script, store, "60", journalMode, temp.path("stop")]
         let output = Pipe()
         writer.standardOutput = output
         try writer.run()
@@ -81,6 +83,7 @@ import Testing
             #expect(BackupVerifier.integrityCheck(path: restored) == "ok")
             snapshots.append(try Self.invariant(of: restored))
         }
+        #expect(FileManager.default.createFile(atPath: temp.path("stop"), contents: Data()))
         writer.waitUntilExit()
         let transactions = Int(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0

@@ -42,11 +42,27 @@ struct InterruptionTests {
         return (store, try LockHolder(store: store), environment)
     }
 
-    /// Sends `signal` once the run is `after` seconds old.
-    static func signalling(_ signal: Int32, after: TimeInterval) -> (Process) -> Void {
+    /// Sends `signal` once `ready` holds (polled every 5 ms, for up to 20 s), and no sooner
+    /// than `after` seconds into the run. Waiting for what the command visibly does, not for a
+    /// fixed time: on a loaded machine a command can take more than a second to get that far,
+    /// and a signal that comes before it installed its handlers kills it outright (CI, stop 19:
+    /// a SIGKILL at 1 s found no staging folder yet).
+    static func signalling(_ signal: Int32, after: TimeInterval = 0, when ready: @escaping () -> Bool) -> (Process) -> Void {
         { process in
-            Thread.sleep(forTimeInterval: after)
+            let started = Date()
+            let deadline = started.addingTimeInterval(20)
+            while process.isRunning, !ready(), Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+            let rest = after - Date().timeIntervalSince(started)
+            if rest > 0 { Thread.sleep(forTimeInterval: rest) }
             kill(process.processIdentifier, signal)
+        }
+    }
+
+    /// True once a temporary item of this tool's (`TemporaryItems.marker`) named `prefix…` is in
+    /// `folder`, other than those in `except`.
+    static func hasTemporary(_ prefix: String, in folder: String, except: [String] = []) -> () -> Bool {
+        {
+            BackupFixtures.fileNames(in: folder).contains { $0.hasPrefix(prefix + TemporaryItems.marker) && !except.contains($0) }
         }
     }
 
@@ -55,11 +71,12 @@ struct InterruptionTests {
         let dir = try TemporaryDirectory()
         let (store, holder, environment) = try Self.lockedStore(in: dir)
         let result = try CommandRunner.run(["backup", store, "--to", dir.path("backups"), "--timeout", "60"],
-                                           environment: environment, timeout: 30, whileRunning: Self.signalling(signal, after: 1))
+                                           environment: environment, timeout: 30,
+                                           whileRunning: Self.signalling(signal, after: 1, when: Self.hasTemporary(".snapshot", in: dir.path("backups"))))
         withExtendedLifetime(holder) {}
         #expect(!result.timedOut)
         #expect(result.status == 75, "\(result.stderr)")
-        #expect(result.seconds < 6, "stopped \(result.seconds) s after it started (signal at 1 s)")
+        #expect(result.seconds < 8, "stopped \(result.seconds) s after it started (signal at 1 s or later, once it waited)")
         #expect(result.stderr.hasPrefix("Error: interrupted by \(signal == SIGTERM ? "SIGTERM" : "SIGINT")"))
         #expect(BackupFixtures.fileNames(in: dir.path("backups")) == [], "no staging folder or partial .gz left")
         #expect(BackupFixtures.fileNames(in: dir.path("tmp")) == [])
@@ -69,7 +86,8 @@ struct InterruptionTests {
         let dir = try TemporaryDirectory()
         let (store, holder, environment) = try Self.lockedStore(in: dir)
         let result = try CommandRunner.run(["backup", store, "--to", dir.path("backups"), "--timeout", "60", "--json"],
-                                           environment: environment, timeout: 30, whileRunning: Self.signalling(SIGTERM, after: 1))
+                                           environment: environment, timeout: 30,
+                                           whileRunning: Self.signalling(SIGTERM, when: Self.hasTemporary(".snapshot", in: dir.path("backups"))))
         withExtendedLifetime(holder) {}
         #expect(result.status == 75)
         let error = try #require(try result.json()["error"] as? [String: Any])
@@ -85,7 +103,7 @@ struct InterruptionTests {
         do {
             let (store, holder, environment) = try Self.lockedStore(in: dir)
             let killed = try CommandRunner.run(["backup", store, "--to", backups, "--timeout", "60"], environment: environment,
-                                               timeout: 30, whileRunning: Self.signalling(SIGKILL, after: 1))
+                                               timeout: 30, whileRunning: Self.signalling(SIGKILL, when: Self.hasTemporary(".snapshot", in: backups)))
             withExtendedLifetime(holder) {}
             #expect(killed.status == SIGKILL)
         }
@@ -115,14 +133,18 @@ struct InterruptionTests {
         environment["TMPDIR"] = dir.path("tmp")
         let backup = try SlowBackup.make(in: dir)
         let killed = try CommandRunner.run(["verify", backup], environment: environment, timeout: 60,
-                                           whileRunning: Self.signalling(SIGKILL, after: 0.5))
+                                           whileRunning: Self.signalling(SIGKILL, when: Self.hasTemporary("verify", in: dir.path("tmp"))))
         #expect(killed.status == SIGKILL)
         let left = BackupFixtures.fileNames(in: dir.path("tmp"))
         try #require(left.count == 1, "\(left)")
         #expect(left[0].hasPrefix("verify\(TemporaryItems.marker)"), "\(left)")
         TemporaryItemsTests.backdate(dir.path("tmp") + "/" + left[0])
+        // Signalled once the stale item is gone and its own is there: its handlers are in place.
         let next = try CommandRunner.run(["verify", backup, "--json"], environment: environment, timeout: 60,
-                                         whileRunning: Self.signalling(SIGINT, after: 0.5))
+                                         whileRunning: Self.signalling(SIGINT, when: {
+                                             !BackupFixtures.fileNames(in: dir.path("tmp")).contains(left[0])
+                                                 && Self.hasTemporary("verify", in: dir.path("tmp"), except: [left[0]])()
+                                         }))
         // Interrupted itself (cooperatively: it polls between blocks), it removed its own and the stale one.
         #expect(next.status == 75, "\(next.stdout)\(next.stderr)")
         #expect(BackupFixtures.fileNames(in: dir.path("tmp")) == [])
@@ -135,14 +157,17 @@ struct InterruptionTests {
         let backup = try SlowBackup.make(in: dir)
         try FileManager.default.createDirectory(atPath: dir.path("target"), withIntermediateDirectories: false)
         let killed = try CommandRunner.run(["restore", backup, "--to", dir.path("target/r.sqlite")], timeout: 60,
-                                           whileRunning: Self.signalling(SIGKILL, after: 0.5))
+                                           whileRunning: Self.signalling(SIGKILL, when: Self.hasTemporary(".r.sqlite", in: dir.path("target"))))
         #expect(killed.status == SIGKILL)
         let left = BackupFixtures.fileNames(in: dir.path("target"))
         try #require(left.count == 1, "\(left)")
         #expect(left[0].hasPrefix(".r.sqlite\(TemporaryItems.marker)"), "\(left)")
         TemporaryItemsTests.backdate(dir.path("target") + "/" + left[0])
         let next = try CommandRunner.run(["restore", backup, "--to", dir.path("target/r.sqlite")], timeout: 60,
-                                         whileRunning: Self.signalling(SIGTERM, after: 0.5))
+                                         whileRunning: Self.signalling(SIGTERM, when: {
+                                             !BackupFixtures.fileNames(in: dir.path("target")).contains(left[0])
+                                                 && Self.hasTemporary(".r.sqlite", in: dir.path("target"), except: [left[0]])()
+                                         }))
         #expect(next.status == 75)
         #expect(next.stdout.contains("Removed a stale temporary left by an interrupted run: \(dir.path("target"))/\(left[0])"))
         #expect(BackupFixtures.fileNames(in: dir.path("target")) == [])

@@ -190,7 +190,10 @@ struct SalvageCommandTests {
         process.waitUntilExit()
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 75, "\(stderr)")
-        #expect(stderr == "Error: interrupted; partial files were removed and the store was left untouched\nTry: run the command again when it can finish\n")
+        // Stopped by itself (it polls between pages), or, on a machine too loaded for that within
+        // the 1 s grace, by the grace timer, which removes the temporaries too.
+        #expect(stderr == "Error: interrupted; partial files were removed and the store was left untouched\nTry: run the command again when it can finish\n"
+            || stderr.hasPrefix("Error: interrupted by SIGTERM; temporary files were removed and nothing was replaced\n"), "\(stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: outputFolder).isEmpty, "nothing at the output, the private folder removed")
     }
 

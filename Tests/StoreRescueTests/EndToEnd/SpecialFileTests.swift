@@ -27,8 +27,8 @@ struct SpecialFileTests {
     @Test func verifyAndRestoreRefuseAFIFOBackup() throws {
         let dir = try TemporaryDirectory()
         #expect(mkfifo(dir.path("b.gz"), 0o600) == 0)
-        Self.expectRefusal(try CommandRunner.run(["verify", dir.path("b.gz")], timeout: 10), status: 66, names: dir.path("b.gz"))
-        Self.expectRefusal(try CommandRunner.run(["restore", dir.path("b.gz"), "--to", dir.path("r.sqlite")], timeout: 10),
+        Self.expectRefusal(try CommandRunner.run(["verify", dir.path("b.gz")], timeout: 60), status: 66, names: dir.path("b.gz"))
+        Self.expectRefusal(try CommandRunner.run(["restore", dir.path("b.gz"), "--to", dir.path("r.sqlite")], timeout: 60),
                            status: 66, names: dir.path("b.gz"))
         #expect(!FileManager.default.fileExists(atPath: dir.path("r.sqlite")))
     }
@@ -42,8 +42,8 @@ struct SpecialFileTests {
         let link = dir.path("device.gz")
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: device)
         try FileManager.default.copyItem(atPath: backup.manifestPath, toPath: dir.path("device.manifest.json"))
-        Self.expectRefusal(try CommandRunner.run(["verify", link], timeout: 10), status: 66, names: link)
-        Self.expectRefusal(try CommandRunner.run(["restore", link, "--to", dir.path("r.sqlite")], timeout: 10), status: 66, names: link)
+        Self.expectRefusal(try CommandRunner.run(["verify", link], timeout: 60), status: 66, names: link)
+        Self.expectRefusal(try CommandRunner.run(["restore", link, "--to", dir.path("r.sqlite")], timeout: 60), status: 66, names: link)
         let before = try StoreFixtureBuilder.snapshot(of: dir.url.path)
         #expect(before["r.sqlite"] == nil)
     }
@@ -53,7 +53,7 @@ struct SpecialFileTests {
         let backup = try Self.makeBackup(in: dir)
         try FileManager.default.removeItem(atPath: backup.manifestPath)
         #expect(mkfifo(backup.manifestPath, 0o600) == 0)
-        let result = try CommandRunner.run(["verify", backup.backupPath], timeout: 10)
+        let result = try CommandRunner.run(["verify", backup.backupPath], timeout: 60)
         #expect(!result.timedOut)
         #expect(result.status == 1)
         #expect(result.stderr.contains("cannot read the backup manifest \(backup.manifestPath): it is not a regular file"))
@@ -76,12 +76,12 @@ struct SpecialFileTests {
         default: try FileManager.default.createSymbolicLink(atPath: sidecar, withDestinationPath: dir.path("elsewhere"))
         }
         let before = try StoreFixtureBuilder.snapshot(of: folder)
-        let result = try CommandRunner.run(["backup", store, "--to", dir.path("backups")], timeout: 10)
+        let result = try CommandRunner.run(["backup", store, "--to", dir.path("backups")], timeout: 60)
         Self.expectRefusal(result, status: 66, names: "its sidecar \(sidecar) is a")
         #expect(!result.stderr.contains("does not exist"))
         #expect(try StoreFixtureBuilder.snapshot(of: folder) == before, "nothing created or changed beside the store")
         for command in [["inspect", store], ["match", store, "--catalog", store]] {
-            Self.expectRefusal(try CommandRunner.run(command, timeout: 10), status: 66, names: sidecar)
+            Self.expectRefusal(try CommandRunner.run(command, timeout: 60), status: 66, names: sidecar)
         }
         #expect(try StoreFixtureBuilder.snapshot(of: folder) == before)
     }
@@ -89,7 +89,7 @@ struct SpecialFileTests {
     @Test func backupOfAnEmptyFileSaysItIsEmpty() throws {
         let dir = try TemporaryDirectory()
         #expect(FileManager.default.createFile(atPath: dir.path("empty.sqlite"), contents: Data()))
-        let result = try CommandRunner.run(["backup", dir.path("empty.sqlite"), "--to", dir.path("backups")], timeout: 10)
+        let result = try CommandRunner.run(["backup", dir.path("empty.sqlite"), "--to", dir.path("backups")], timeout: 60)
         Self.expectRefusal(result, status: 65, names: "\(dir.path("empty.sqlite")): is empty (0 bytes)")
         #expect(!result.stderr.contains("report a bug"))
         #expect(BackupFixtures.fileNames(in: dir.path("backups")) == [])

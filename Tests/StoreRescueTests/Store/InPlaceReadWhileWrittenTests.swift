@@ -84,13 +84,13 @@ import Testing
         let writer = Process()
         writer.executableURL = URL(fileURLWithPath: try #require(BackupFixtures.pythonPath))
         writer.arguments = ["-c", """
-            import sqlite3, sys, time
+            import os, sqlite3, sys, time
             db = sqlite3.connect(sys.argv[1], timeout=60, isolation_level=None)
             db.execute("PRAGMA cache_size = 8")
             print("ready", flush=True)
-            end = time.time() + 3
+            end = time.time() + 60
             n = 0
-            while time.time() < end:
+            while time.time() < end and not os.path.exists(sys.argv[2]):
                 n += 1
                 db.execute("BEGIN IMMEDIATE")
                 db.execute("UPDATE ZITEM SET ZVALUE = ZVALUE + 1, ZTITLE = substr(ZTITLE || ' x', 1, 200) WHERE Z_PK % 3 = ?", (n % 3,))
@@ -100,15 +100,20 @@ import Testing
                 db.execute("COMMIT")
                 time.sleep(0.002)  # at rest for a moment: long enough to be found so, and read in place
             print(n, flush=True)
-            """, store]
+            """, store, temp.path("stop")]
         let output = Pipe()
         writer.standardOutput = output
         try writer.run()
         defer { if writer.isRunning { kill(writer.processIdentifier, SIGKILL) } }
         #expect(String(decoding: output.fileHandleForReading.readData(ofLength: 6), as: UTF8.self) == "ready\n")
         var read = 0
+        var inspections = 0
         var kinds: [String: Int] = [:]
-        while writer.isRunning {
+        // Until the app stops (it writes for up to 60 s), or 60 inspections with one whole read
+        // among them — however slow the machine, not a fixed time.
+        let started = Date()
+        while writer.isRunning, inspections < 60 || read == 0, Date().timeIntervalSince(started) < 50 {
+            inspections += 1
             let report = StoreInspector.inspect(path: store, options: InspectOptions(countsRows: true))
             kinds[report.kind.rawValue, default: 0] += 1
             #expect(report.kind != .damaged, "a healthy store called damaged: \(report.error?.message ?? "")")
@@ -118,10 +123,11 @@ import Testing
                 read += 1
             }
         }
+        #expect(FileManager.default.createFile(atPath: temp.path("stop"), contents: Data()))
         writer.waitUntilExit()
         let transactions = Int(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-        #expect(transactions > 5, "the app kept committing while the store was inspected")
+        #expect(transactions > 1, "the app kept committing while the store was inspected")
         #expect(read > 0, "some inspections read the store: \(kinds)")
     }
 
