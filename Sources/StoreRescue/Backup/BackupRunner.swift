@@ -50,20 +50,22 @@ public enum BackupRunner {
             do {
                 return try runOnce(source: source, isLive: isLive, options: options, storeDescription: storeDescription,
                                    progress: progress, cancellation: cancellation)
-            } catch let error where attempt < 3 && !isLive
+            } catch let error where !isLive
                         && (error is BackupAttemptError || (isAboutTheSource(error) && source.writtenToSinceFoundAtRest)) {
                 // An app opened the store and wrote to it while it was read as one at rest: what
                 // was read, or the failure to read it (a page half written: "malformed"), is the
                 // app's work in progress, not the store. Take it again as a live store, through
                 // its locks.
+                guard attempt < 3 else { break }
                 isLive = true
-            } catch BackupAttemptError.hotJournal where attempt < 3 && isLive {
+            } catch BackupAttemptError.hotJournal where isLive {
                 // Taken as a live store, the app died part way through a transaction: its hot
                 // -journal is rolled back on a private copy of the store at rest.
+                guard attempt < 3 else { break }
                 source = try SourceFile(path: store)
                 isLive = try source.checkAtRest()
             } catch is BackupAttemptError {
-                break  // the third attempt
+                break  // never thrown otherwise; not one to reach a caller
             }
         }
         throw BackupError.storeKeptChanging(path: source.path)

@@ -76,8 +76,9 @@ public enum StoreMigrator {
                 throw error.naming(output, insteadOfFilesIn: workspace.path)
             }
             if cancellation?.isCancelled == true { throw MigrationError.interrupted(path: output) }
-            // Rows read in place while an app wrote to the original may mix two states.
-            if store.writtenToSinceOpened { throw MigrationError.storeChanged(path: path) }
+            // Rows read in place while an app wrote to the original may mix two states; the write
+            // attaches the original by its path again, which may name another file by now.
+            if Self.sourceChanged(store) { throw MigrationError.storeChanged(path: path) }
             try faultInjection?(.written)
             do {
                 try target.publishDurably(
@@ -90,11 +91,17 @@ public enum StoreMigrator {
         } catch {
             // A failure while an app wrote to the original read in place (its half-written
             // pages: "malformed") is the app's transaction, not damage.
-            let changed = openedStore?.writtenToSinceOpened == true && Self.mayComeFromWhatWasRead(error)
+            let changed = openedStore.map(Self.sourceChanged) == true && Self.mayComeFromWhatWasRead(error)
             return MigrationReport(
                 store: path, output: options.isDryRun ? nil : output, catalog: catalog.sourcePath, dryRun: options.isDryRun,
                 error: changed ? MigrationError.storeChanged(path: path) : operatorFacing(error, store: path))
         }
+    }
+
+    /// The original read in place was written to, or replaced by a rename (the write phase
+    /// attaches it by its path again), since it was opened.
+    private static func sourceChanged(_ store: OpenedStore) -> Bool {
+        store.writtenToSinceOpened || !store.pathStillNamesTheFileRead
     }
 
     /// False for the failures that are not about what was read from the store (the output's

@@ -22,7 +22,8 @@ import Darwin
 /// part way through: its pages may already be in the main file), or the reader opened another
 /// file than the one watched (`checkOpenedByName`: the store was replaced by a rename between the
 /// watch and the open). Renaming or deleting the file after the open does not count: the
-/// reader goes on reading the file it opened, which is the one watched. A WAL app's commits go to the
+/// reader goes on reading the file it opened, which is the one watched — unless it opens the
+/// store by its path again later, as `migrate`'s write does (`pathNamesWatchedFile`). A WAL app's commits go to the
 /// `-wal` and leave the main file — and so an in-place read, which sees the last checkpoint —
 /// whole; its checkpoints change the main file and count.
 final class MainFileWatch {
@@ -56,14 +57,16 @@ final class MainFileWatch {
     /// is not what is watched, and counts as written to. (The path naming the watched file after
     /// the open means the reader opened it, short of a rename there and back in between.)
     func checkOpenedByName() {
+        if !pathNamesWatchedFile { openedAnotherFile = true }
+    }
+
+    /// True when the path names the watched file now. A reader that opens the store by its path
+    /// again later (`migrate` attaches the original for its write) reads another file otherwise.
+    var pathNamesWatchedFile: Bool {
         var named = stat()
         var watched = stat()
-        guard lstat(path, &named) == 0, fstat(file.descriptor, &watched) == 0,
-            named.st_dev == watched.st_dev, named.st_ino == watched.st_ino
-        else {
-            openedAnotherFile = true
-            return
-        }
+        return lstat(path, &named) == 0 && fstat(file.descriptor, &watched) == 0
+            && named.st_dev == watched.st_dev && named.st_ino == watched.st_ino
     }
 
     private static func state(of file: ReadableFile, path: String) -> [Int64] {

@@ -86,6 +86,11 @@ public final class OpenedStore {
     /// as it was made, and nothing else writes it).
     public var writtenToSinceOpened: Bool { watch?.writtenToSince ?? false }
 
+    /// False when the original read in place is no longer at its path (replaced by a rename, or
+    /// gone): a reader that opens it by name again reads another file. Always true for a private
+    /// copy.
+    public var pathStillNamesTheFileRead: Bool { watch?.pathNamesWatchedFile ?? true }
+
     /// Opens the store `probe` looked at and reads it with `body`. When an app wrote to the
     /// original while it was read in place, what `body` made of it is thrown away and the store
     /// is read again through a private copy (which is compared with the original as it is made:

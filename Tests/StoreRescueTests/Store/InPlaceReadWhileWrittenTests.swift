@@ -73,6 +73,35 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: output), "nothing published")
     }
 
+    /// Found by review (stop 19): migrate plans from the original read in place, then its write
+    /// attaches the original by its path again. An app that replaces the store by a rename in
+    /// between made the write read the new file: "the migrated store failed its checks … report
+    /// a bug" (exit 70) on a healthy store.
+    @Test func aMigrationWhoseSourceIsReplacedByARenameIsTakenAgainNotPublished() throws {
+        typealias M = TestModel
+        let fixture = try MigrationFixture(versions: [
+            M.version("V1", [EntityDescription(name: "Item", properties: [M.attribute("title"), M.attribute("size", .integer32)])]),
+            M.version("V2", [EntityDescription(name: "Item", properties: [M.attribute("title"), M.attribute("size", .integer64), M.attribute("note")])]),
+        ])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            for index in 0..<300 { try context.insert("Item", values: ["title": .text("item \(index)"), "size": .integer(Int64(index))]) }
+        }
+        let other = try fixture.store(at: "V1", name: "other.sqlite")
+        try fixture.edit(other, at: "V1") { context in
+            for index in 0..<7 { try context.insert("Item", values: ["title": .text("new \(index)"), "size": .integer(Int64(index))]) }
+        }
+        let output = fixture.directory.path("out.sqlite")
+        let report = StoreMigrator.migrate(
+            store: path, catalog: fixture.catalog, to: output, options: MigrationOptions(), progress: nil, cancellation: nil,
+            faultInjection: { stage in
+                if stage == .prepared { #expect(rename(other, path) == 0) }
+            })
+        #expect(report.exitStatus == .temporaryFailure, "\(report.error?.message ?? "migrated")")
+        #expect(report.error?.message == "\(path) changed while it was being migrated; nothing was written")
+        #expect(!FileManager.default.fileExists(atPath: output), "nothing published")
+    }
+
     /// The command-level race, as CI and a support engineer meet it: `inspect` and `match` of a
     /// healthy store while an app commits in a loop, spilling pages. Every answer is the store
     /// (or "kept changing", exit 75), never "damaged".
