@@ -43,6 +43,17 @@ enum BackupFixtures {
         return content
     }
 
+    /// A python3 process that runs `script` with `arguments` (`sys.argv[1...]`), its standard
+    /// output piped to the test; not started yet.
+    static func python(_ script: String, _ arguments: [String]) throws -> (process: Process, output: Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try #require(pythonPath))
+        process.arguments = ["-c", script] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        return (process, output)
+    }
+
     static func count(_ table: String, in path: String, mode: SQLiteOpenOptions.Mode = .immutable) throws -> Int64 {
         let db = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: mode))
         return try db.scalar("SELECT count(*) FROM \(table.quotedSQLIdentifier)")?.int64 ?? -1

@@ -102,17 +102,13 @@ import Testing
         let temp = try TemporaryDirectory()
         let store = temp.path("locked.sqlite")
         try BackupFixtures.makeStore(at: store, rows: 100, journalMode: "DELETE")
-        let locker = Process()
-        locker.executableURL = URL(fileURLWithPath: try #require(BackupFixtures.pythonPath))
-        locker.arguments = ["-c", """
+        let (locker, output) = try BackupFixtures.python("""
             import sqlite3, sys, time
             db = sqlite3.connect(sys.argv[1], isolation_level=None)
             db.execute("BEGIN EXCLUSIVE")
             print("locked", flush=True)
             time.sleep(15)
-            """, store]
-        let output = Pipe()
-        locker.standardOutput = output
+            """, [store])
         try locker.run()
         defer {
             kill(locker.processIdentifier, SIGKILL)
@@ -140,9 +136,7 @@ import Testing
         let temp = try TemporaryDirectory()
         let store = temp.path("s.sqlite")
         try BackupFixtures.makeStore(at: store, rows: 3000, journalMode: "DELETE")
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: try #require(BackupFixtures.pythonPath))
-        writer.arguments = ["-c", """
+        let (writer, output) = try BackupFixtures.python("""
             import sqlite3, sys
             db = sqlite3.connect(sys.argv[1], isolation_level=None)
             db.execute("PRAGMA cache_size = 8")
@@ -153,10 +147,8 @@ import Testing
             sys.stdin.readline()
             db.execute("COMMIT")
             print("committed", flush=True)
-            """, store]
-        let output = Pipe()
+            """, [store])
         let input = Pipe()
-        writer.standardOutput = output
         writer.standardInput = input
         defer {
             if writer.isRunning { kill(writer.processIdentifier, SIGKILL) }

@@ -27,6 +27,24 @@ import Testing
         #expect(StoreFileSet.discover(mainPath: path).sidecar("-journal")?.holdsData == true, "a hot -journal is left")
     }
 
+    /// Two versions of one `Item` entity; migrating V1 to V2 reads every row.
+    static func itemFixture() throws -> MigrationFixture {
+        typealias M = TestModel
+        return try MigrationFixture(versions: [
+            M.version("V1", [EntityDescription(name: "Item", properties: [M.attribute("title"), M.attribute("size", .integer32)])]),
+            M.version("V2", [EntityDescription(name: "Item", properties: [M.attribute("title"), M.attribute("size", .integer64), M.attribute("note")])]),
+        ])
+    }
+
+    /// A V1 store of `fixture` holding `rows` items.
+    static func itemStore(in fixture: MigrationFixture, rows: Int, name: String = "store.sqlite") throws -> String {
+        let path = try fixture.store(at: "V1", name: name)
+        try fixture.edit(path, at: "V1") { context in
+            for index in 0..<rows { try context.insert("Item", values: ["title": .text("\(name) item \(index)"), "size": .integer(Int64(index))]) }
+        }
+        return path
+    }
+
     @Test(.enabled(if: BackupFixtures.pythonPath != nil, "needs python3"))
     func aTransactionBegunAfterTheProbeIsReadAsCommitted() throws {
         let temp = try TemporaryDirectory()
@@ -50,15 +68,8 @@ import Testing
 
     @Test(.enabled(if: BackupFixtures.pythonPath != nil, "needs python3"))
     func aMigrationWhoseSourceIsWrittenMeanwhileIsTakenAgainNotPublished() throws {
-        typealias M = TestModel
-        let fixture = try MigrationFixture(versions: [
-            M.version("V1", [EntityDescription(name: "Item", properties: [M.attribute("title"), M.attribute("size", .integer32)])]),
-            M.version("V2", [EntityDescription(name: "Item", properties: [M.attribute("title"), M.attribute("size", .integer64), M.attribute("note")])]),
-        ])
-        let path = try fixture.store(at: "V1")
-        try fixture.edit(path, at: "V1") { context in
-            for index in 0..<3000 { try context.insert("Item", values: ["title": .text("item \(index) of the store"), "size": .integer(Int64(index))]) }
-        }
+        let fixture = try Self.itemFixture()
+        let path = try Self.itemStore(in: fixture, rows: 3000)
         let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readWrite))
         try connection.execute("PRAGMA journal_mode = DELETE")
         _ = connection  // closed here: the store is at rest, in rollback-journal mode
@@ -78,19 +89,9 @@ import Testing
     /// between made the write read the new file: "the migrated store failed its checks … report
     /// a bug" (exit 70) on a healthy store.
     @Test func aMigrationWhoseSourceIsReplacedByARenameIsTakenAgainNotPublished() throws {
-        typealias M = TestModel
-        let fixture = try MigrationFixture(versions: [
-            M.version("V1", [EntityDescription(name: "Item", properties: [M.attribute("title"), M.attribute("size", .integer32)])]),
-            M.version("V2", [EntityDescription(name: "Item", properties: [M.attribute("title"), M.attribute("size", .integer64), M.attribute("note")])]),
-        ])
-        let path = try fixture.store(at: "V1")
-        try fixture.edit(path, at: "V1") { context in
-            for index in 0..<300 { try context.insert("Item", values: ["title": .text("item \(index)"), "size": .integer(Int64(index))]) }
-        }
-        let other = try fixture.store(at: "V1", name: "other.sqlite")
-        try fixture.edit(other, at: "V1") { context in
-            for index in 0..<7 { try context.insert("Item", values: ["title": .text("new \(index)"), "size": .integer(Int64(index))]) }
-        }
+        let fixture = try Self.itemFixture()
+        let path = try Self.itemStore(in: fixture, rows: 300)
+        let other = try Self.itemStore(in: fixture, rows: 7, name: "other.sqlite")
         let output = fixture.directory.path("out.sqlite")
         let report = StoreMigrator.migrate(
             store: path, catalog: fixture.catalog, to: output, options: MigrationOptions(), progress: nil, cancellation: nil,
@@ -110,9 +111,7 @@ import Testing
         let temp = try TemporaryDirectory()
         let store = temp.path("s.sqlite")
         try BackupFixtures.makeStore(at: store, rows: 2000, journalMode: "DELETE")
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: try #require(BackupFixtures.pythonPath))
-        writer.arguments = ["-c", """
+        let (writer, output) = try BackupFixtures.python("""
             import os, sqlite3, sys, time
             db = sqlite3.connect(sys.argv[1], timeout=60, isolation_level=None)
             db.execute("PRAGMA cache_size = 8")
@@ -129,9 +128,7 @@ import Testing
                 db.execute("COMMIT")
                 time.sleep(0.002)  # at rest for a moment: long enough to be found so, and read in place
             print(n, flush=True)
-            """, store, temp.path("stop")]
-        let output = Pipe()
-        writer.standardOutput = output
+            """, [store, temp.path("stop")])
         try writer.run()
         defer { if writer.isRunning { kill(writer.processIdentifier, SIGKILL) } }
         #expect(String(decoding: output.fileHandleForReading.readData(ofLength: 6), as: UTF8.self) == "ready\n")
