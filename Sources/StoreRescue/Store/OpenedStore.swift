@@ -68,8 +68,8 @@ public final class OpenedStore {
                 accessMethod = .immutableOriginal
                 self.watch = watch
                 return
-            } catch let error as StoreAccessError where watch?.writtenToSince == true {
-                _ = error  // the app's transaction, not damage: read a private copy below
+            } catch is StoreAccessError where watch?.writtenToSince == true {
+                // The app's transaction, not damage: read a private copy below.
             }
         }
         let directory = try PrivateCopier.copy(probe: probe, parent: options.privateCopyParent)

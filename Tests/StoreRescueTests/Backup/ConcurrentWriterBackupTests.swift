@@ -187,11 +187,7 @@ import Testing
     @Test(.enabled(if: BackupFixtures.pythonPath != nil, "needs python3"))
     func anAppThatDiesPartWayThroughATransactionLeavesTheCommittedStateToBackUp() throws {
         let temp = try TemporaryDirectory()
-        let folder = temp.path("store")
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
-        let store = folder + "/s.sqlite"
-        try BackupFixtures.makeStore(at: store, rows: 3000, journalMode: "DELETE")
-        let committed = try BackupFixtures.content(of: store, mode: .immutable)
+        let (folder, store, committed) = try InPlaceReadWhileWrittenTests.rollbackStoreInAFolder(of: temp, rows: 3000)
         var crashed: [String: Data] = [:]
         let result = try BackupRunner.run(
             store: store, options: .testing(temp.path("b")), storeDescription: BackupRunner.readStoreDescription,

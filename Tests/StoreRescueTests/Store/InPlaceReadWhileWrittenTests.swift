@@ -45,14 +45,21 @@ import Testing
         return path
     }
 
-    @Test(.enabled(if: BackupFixtures.pythonPath != nil, "needs python3"))
-    func aTransactionBegunAfterTheProbeIsReadAsCommitted() throws {
-        let temp = try TemporaryDirectory()
+    /// A `DELETE`-mode store of `rows` rows, alone in a folder of `temp` (the folder's snapshot
+    /// is the store's files), and its committed content.
+    static func rollbackStoreInAFolder(of temp: TemporaryDirectory, rows: Int) throws
+        -> (folder: String, store: String, committed: [String: [String]]) {
         let folder = temp.path("store")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         let store = folder + "/s.sqlite"
-        try BackupFixtures.makeStore(at: store, rows: 3000, journalMode: "DELETE")
-        let committed = try BackupFixtures.content(of: store, mode: .immutable)
+        try BackupFixtures.makeStore(at: store, rows: rows, journalMode: "DELETE")
+        return (folder, store, try BackupFixtures.content(of: store, mode: .immutable))
+    }
+
+    @Test(.enabled(if: BackupFixtures.pythonPath != nil, "needs python3"))
+    func aTransactionBegunAfterTheProbeIsReadAsCommitted() throws {
+        let temp = try TemporaryDirectory()
+        let (folder, store, committed) = try Self.rollbackStoreInAFolder(of: temp, rows: 3000)
         let probe = try InputProbe(path: store)
         #expect(!probe.files.sidecarsHoldData, "the probe saw a store at rest")
 
@@ -70,9 +77,10 @@ import Testing
     func aMigrationWhoseSourceIsWrittenMeanwhileIsTakenAgainNotPublished() throws {
         let fixture = try Self.itemFixture()
         let path = try Self.itemStore(in: fixture, rows: 3000)
-        let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readWrite))
-        try connection.execute("PRAGMA journal_mode = DELETE")
-        _ = connection  // closed here: the store is at rest, in rollback-journal mode
+        do {  // the connection closes at the end of this scope: the store is at rest, in rollback-journal mode
+            let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readWrite))
+            try connection.execute("PRAGMA journal_mode = DELETE")
+        }
         let output = fixture.directory.path("out.sqlite")
         let report = StoreMigrator.migrate(
             store: path, catalog: fixture.catalog, to: output, options: MigrationOptions(), progress: nil, cancellation: nil,
