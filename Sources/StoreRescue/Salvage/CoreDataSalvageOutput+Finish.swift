@@ -51,8 +51,11 @@ extension CoreDataSalvageOutput {
         }
         // Pages freed by the dropped indexes (and history tables) go back to the file system.
         try connection.execute("COMMIT; PRAGMA incremental_vacuum")
-        // Every row and index is in the file: let the disk take it while the rest is done.
-        Writeback.start(path: connection.path)
+        // Every row and index is in the file: let the disk take it while the rest is done. (With
+        // a check running the store is in WAL mode, so no descriptor of another may be closed
+        // under this connection's lock: the bulk load's pages were handed over as it ended,
+        // `PageAppender.finish`, and SQLite's since are in the `-wal` until the checkpoint.)
+        if backgroundCheck == nil { Writeback.start(path: connection.path) }
 
         let names = Dictionary(layout.entityNumbers.map { ($0.ent, $0.name) }, uniquingKeysWith: { first, _ in first })
         for table in allTables where includesHistory || layout.persistentHistory?.tables.contains(table) != true {
@@ -82,10 +85,11 @@ extension CoreDataSalvageOutput {
             }
             results[table.name] = result
         }
-        guard try connection.scalar("PRAGMA journal_mode = WAL")?.string?.lowercased() == "wal" else {
-            throw SalvageError.verificationFailed(path: connection.path, reason: "SQLite would not switch the new store back to WAL mode")
-        }
-        let check = try connection.rows("PRAGMA quick_check(10)").compactMap { $0.first?.string }
+        try enterWALMode()
+        // SQLite vouches for every page salvage wrote itself: the check begun when the last of
+        // them was in the file (`OutputCheck`), or, when none was, one of the finished file.
+        let check = try backgroundCheck?.wait(cancellation: cancellation) ?? connection.rows("PRAGMA quick_check(10)").compactMap { $0.first?.string }
+        backgroundCheck = nil
         guard check == ["ok"] else {
             throw SalvageError.verificationFailed(path: connection.path, reason: "quick_check: \(check.joined(separator: "; "))")
         }

@@ -42,6 +42,11 @@ final class CoreDataSalvageOutput: SalvageOutput {
     private var bulkTables: [Int: String] = [:]
     /// The version's references: checked as rows go in (`KeyLedger`), fixed in `finish`.
     let references: LayoutReferences
+    /// SQLite's check of the pages the bulk load wrote, running while the rest is written
+    /// (`resumeAfterBulkLoad`); nil when no table was loaded page by page (`finish` checks then).
+    var backgroundCheck: OutputCheck?
+    /// Stops the wait for `backgroundCheck` (SIGINT, SIGTERM).
+    let cancellation: CancellationFlag?
 
     private static let bookkeeping: [String: BookkeepingRows.Table] = [
         "Z_PRIMARYKEY": .primaryKey, "Z_METADATA": .metadata, "Z_MODELCACHE": .modelCache,
@@ -51,8 +56,9 @@ final class CoreDataSalvageOutput: SalvageOutput {
     ///   - layout: the version's layout, built with history tables when `includesHistory`.
     init(
         path: String, version: CatalogVersion, layout: StoreLayout, metadata: StoreMetadata?, historyIsProvisional: Bool,
-        textEncoding: DatabaseGeometry.TextEncoding
+        textEncoding: DatabaseGeometry.TextEncoding, cancellation: CancellationFlag?
     ) throws {
+        self.cancellation = cancellation
         self.version = version
         self.layout = layout
         self.historyIsProvisional = historyIsProvisional
@@ -171,7 +177,30 @@ final class CoreDataSalvageOutput: SalvageOutput {
         }
         try connection.execute("COMMIT")
     }
-    func resumeAfterBulkLoad() throws { try connection.execute("BEGIN") }
+
+    /// The last page salvage writes itself is in the file: from here SQLite writes the rest. The
+    /// store goes back to WAL mode now (not in `finish`), and SQLite's check of the file as it
+    /// stands begins on a thread of its own (`OutputCheck`), while this connection goes on
+    /// writing into the `-wal`.
+    func resumeAfterBulkLoad() throws {
+        try enterWALMode()
+        backgroundCheck = try OutputCheck(path: connection.path)
+        try connection.execute("BEGIN")
+    }
+
+    func enterWALMode() throws {
+        guard try connection.scalar("PRAGMA journal_mode = WAL")?.string?.lowercased() == "wal" else {
+            throw SalvageError.verificationFailed(path: connection.path, reason: "SQLite would not switch the new store back to WAL mode")
+        }
+    }
+
+    /// Stops the check, if one runs (the salvage failed before it waited for it).
+    func abandon() {
+        backgroundCheck?.stop()
+        backgroundCheck = nil
+    }
+
+    deinit { abandon() }
 
     /// Tables rows point at before the tables whose rows point at them (a cycle keeps the
     /// layout's order), join tables last: so that when a row comes in, the row its reference

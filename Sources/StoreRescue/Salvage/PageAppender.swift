@@ -170,6 +170,8 @@ final class PageAppender {
         guard ftruncate(descriptor, off_t(Int64(pageCount) * Int64(pageSize))) == 0 else {
             throw SalvageError.writeFailed(path: path, reason: String(cString: strerror(errno)))
         }
+        // The pages since the writer's last hint go to the disk too, while SQLite goes on.
+        Writeback.start(descriptor)
     }
 
     private func writeBytes(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {

@@ -22,6 +22,8 @@ protocol SalvageOutput: AnyObject {
     /// lock and reads the file afresh afterwards. A target may stop being one (`bulkTargets`).
     func pauseForBulkLoad(targets: [Int]) throws
     func resumeAfterBulkLoad() throws
+    /// Stops what runs beside the salvage (`OutputCheck`): it failed, the file is removed.
+    func abandon()
     /// Where `target`'s table comes in the bulk load (lower first; equal ranks keep the schema's
     /// order).
     func loadRank(ofTarget target: Int) -> Int
@@ -29,6 +31,7 @@ protocol SalvageOutput: AnyObject {
 
 extension SalvageOutput {
     func loadRank(ofTarget target: Int) -> Int { 0 }
+    func abandon() {}
 
     /// Whether `table` can take a bulk load (`SalvageBulkLoad`): it holds no rows yet, and each of
     /// its indexes is one the load can fill afterwards from the rows (a bulk load writes the

@@ -60,6 +60,7 @@ extension SalvageRun {
                 tallies[index].conflicts += dropped
             }
         }
+        try pagesWritten?()
         try output.resumeAfterBulkLoad()
         try replaySetAside(load.spill)
     }

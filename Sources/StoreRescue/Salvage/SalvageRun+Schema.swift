@@ -100,7 +100,7 @@ extension SalvageRun {
             for: resolution.version.model, options: StoreLayoutOptions(includesPersistentHistory: hasHistory))
         let output = try CoreDataSalvageOutput(
             path: file, version: resolution.version, layout: layout, metadata: bookkeeping.storeMetadata,
-            historyIsProvisional: !schemaKnown, textEncoding: geometry.textEncoding)
+            historyIsProvisional: !schemaKnown, textEncoding: geometry.textEncoding, cancellation: cancellation)
         // The version's tables the schema does not name (none when it is unreadable, some when
         // part of it is): known from the layout, their root unknown, so their pages are named by
         // the shape of their rows.

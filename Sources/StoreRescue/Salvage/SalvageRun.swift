@@ -89,6 +89,9 @@ final class SalvageRun {
     /// Read from the output before it is closed: values fixed per output table (writer target).
     var valuesFixed: [Int: Int] = [:]
     var looseTableNames: [String] = []
+    /// Called once the bulk load's pages are all in the new file, before SQLite writes again
+    /// (tests: `Salvager.Stage.pagesWritten`).
+    var pagesWritten: (() throws -> Void)?
 
     init(store: String, output: String, options: SalvageOptions, progress: ((SalvageProgress) -> Void)?, cancellation: CancellationFlag?) throws {
         storePath = store
@@ -171,14 +174,22 @@ final class SalvageRun {
         } else {
             output = try PlainSalvageOutput(path: file, geometry: geometry)
         }
-        try assignRoles()
-        try walkTreesInBulk(file: file)
-        try walkTrees()
-        try sweepUnclaimedPages()
-        try readFreePages()
-        reportProgress(.finish)
         guard let output else { preconditionFailure("the output is made above") }
-        let summary = try output.finish(bookkeeping: bookkeeping)
+        let summary: SalvageOutputSummary
+        do {
+            try assignRoles()
+            try walkTreesInBulk(file: file)
+            try walkTrees()
+            try sweepUnclaimedPages()
+            try readFreePages()
+            reportProgress(.finish)
+            summary = try output.finish(bookkeeping: bookkeeping)
+        } catch {
+            // Nothing of the output's may go on beside the file once the salvage has failed:
+            // the caller removes it.
+            output.abandon()
+            throw error
+        }
         valuesFixed = output.writer.valuesFixed
         looseTableNames = output.looseTables
         self.output = nil  // closes the database: WAL checkpointed, -wal and -shm removed

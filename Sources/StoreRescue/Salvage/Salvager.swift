@@ -63,8 +63,10 @@ public enum Salvager {
     }
 
     /// The points at which a test can make a salvage fail, to see that nothing is left behind.
+    /// `pagesWritten`: the last page salvage writes itself is in the new file, SQLite writes the
+    /// rest (only when a table was copied page by page).
     enum Stage: CaseIterable {
-        case workspaceCreated, rowsWritten, beforePublishing, published
+        case workspaceCreated, pagesWritten, rowsWritten, beforePublishing, published
     }
 
     static func salvage(
@@ -87,6 +89,7 @@ public enum Salvager {
         let summary: SalvageOutputSummary
         do {
             try faultInjection?(.workspaceCreated)
+            run.pagesWritten = faultInjection.map { injection in { try injection(.pagesWritten) } }
             summary = try run.run(into: file)
             try faultInjection?(.rowsWritten)
             try checkFinished(file: file, workspace: workspace.path, output: output, isCoreData: options.catalog != nil)

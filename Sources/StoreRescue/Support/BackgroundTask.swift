@@ -25,6 +25,16 @@ final class BackgroundTask<Value: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// Waits for the body to end, at most until `deadline`; true when it has ended.
+    func hasEnded(waitingUntil deadline: Date) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while result == nil {
+            if !condition.wait(until: deadline) { return result != nil }
+        }
+        return true
+    }
+
     /// True once the body has ended.
     var isDone: Bool {
         condition.lock()

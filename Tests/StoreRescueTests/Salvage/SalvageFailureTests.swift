@@ -156,6 +156,57 @@ import Testing
         #expect(try setup.inputSnapshot() == before)
     }
 
+    /// A page the salvage wrote itself that SQLite would not vouch for — two cells of a table
+    /// leaf swapped, so its rowids are out of order, written into the new file once the bulk
+    /// load's last page is in — is caught by SQLite's check of the new file, and nothing is
+    /// published. In Core Data mode that check runs while SQLite writes the rest (`OutputCheck`,
+    /// on a snapshot of the file taken at that point); in plain mode, at the end.
+    @Test(arguments: [false, true])
+    func aWrittenPageSQLiteWouldNotVouchForIsNeverPublished(coreData: Bool) throws {
+        let setup = try Setup()
+        if coreData {
+            try FileManager.default.removeItem(atPath: setup.store)
+            try CoreDataSalvageFixtures.store(at: setup.store)
+        }
+        let before = try setup.inputSnapshot()
+        var swapped: Int?
+        let error = #expect(throws: SalvageError.self) {
+            try Salvager.salvage(
+                store: setup.store, into: setup.output, options: SalvageOptions(catalog: coreData ? CoreDataSalvageFixtures.catalog : nil),
+                progress: nil, cancellation: nil
+            ) { stage in
+                guard stage == .pagesWritten else { return }
+                let workspace = try #require(try FileManager.default.contentsOfDirectory(atPath: setup.outputFolder).first { $0.hasPrefix(".salvage") })
+                swapped = try Self.swapFirstTwoCellsOfTheLastTableLeaf(in: setup.outputFolder + "/" + workspace + "/salvaged.sqlite")
+            }
+        }
+        #expect(swapped != nil, "no table leaf of two cells to swap")
+        guard case .verificationFailed(let path, let reason) = error else {
+            Issue.record("expected the check to refuse the file, got \(String(describing: error))")
+            return
+        }
+        #expect(path == setup.output)
+        #expect(reason.contains("quick_check") && reason.contains("out of order"), "\(reason)")
+        #expect(error?.exitStatus == .internalError)
+        #expect(setup.outputFolderNames().isEmpty, "left behind: \(setup.outputFolderNames())")
+        #expect(try setup.inputSnapshot() == before)
+    }
+
+    /// Swaps the first two cell pointers of the last table leaf page (of two cells or more) in
+    /// the database at `path`; returns its page number.
+    static func swapFirstTwoCellsOfTheLastTableLeaf(in path: String) throws -> Int? {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let pageSize = SalvageFixtures.u16(data, at: 16)
+        for page in stride(from: data.count / pageSize, through: 2, by: -1) {
+            let start = (page - 1) * pageSize
+            guard data[start] == 0x0D, SalvageFixtures.u16(data, at: start + 3) >= 2 else { continue }
+            // In place: SQLite and the salvage hold the file open.
+            try SalvageFixtures.overwrite(path, at: start + 8, with: data[(start + 10)..<(start + 12)] + data[(start + 8)..<(start + 10)])
+            return page
+        }
+        return nil
+    }
+
     @Test func cancellationStopsAndRemovesEverything() throws {
         let setup = try Setup(rows: 3000)
         let flag = CancellationFlag()
