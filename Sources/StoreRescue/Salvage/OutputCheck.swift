@@ -14,8 +14,10 @@ import SRSQLite
 /// is in WAL mode by that time, this connection's read transaction begins on the caller's thread
 /// before SQLite writes anything more (`init`), and the salvage's own connection writes into the
 /// `-wal`, which no checkpoint copies into the main file under this snapshot while it is read.
-/// The check and SQLite's remaining work then take a core each: on the benchmark store about
-/// 45 ms of the 85 ms check came off the salvage's time (Docs/SALVAGE.md, "Performance").
+/// The check and SQLite's remaining work then take a core each. What it costs: SQLite's later
+/// writes go through the `-wal` and a checkpoint instead of straight into the file, and the
+/// final `fsync` finds those pages still to flush. On the benchmark store the salvage went from
+/// 0.35 to 0.31 s, on one ten times larger from 3.29 to 2.91 s (Docs/SALVAGE.md, "Performance").
 ///
 /// The result is what `PRAGMA quick_check(10)` returned (`["ok"]` when sound). A cancellation
 /// (SIGINT, SIGTERM) while the salvage waits for it stops the check within about 20 ms, where
@@ -79,10 +81,16 @@ final class OutputCheck: @unchecked Sendable {
     }
 
     /// Interrupts the check and waits for its thread to end (nothing when already waited for).
+    ///
+    /// The interrupt is repeated until the thread ends: one that lands before `quick_check` has
+    /// begun is dropped by SQLite (it clears the flag when a statement starts on a connection
+    /// running none), and the check would then run to its end.
     func stop() {
         guard let task else { return }
         self.task = nil
-        connection.interrupt()
+        repeat {
+            connection.interrupt()
+        } while !task.hasEnded(waitingUntil: Date(timeIntervalSinceNow: 0.005))
         _ = try? task.wait()
     }
 
