@@ -88,11 +88,9 @@ extension CoreDataSalvageOutput {
         try enterWALMode()
         // SQLite vouches for every page salvage wrote itself: the check begun when the last of
         // them was in the file (`OutputCheck`), or, when none was, one of the finished file.
-        let check = try backgroundCheck?.wait(cancellation: cancellation) ?? connection.rows("PRAGMA quick_check(10)").compactMap { $0.first?.string }
+        let check = try backgroundCheck?.wait(cancellation: cancellation) ?? OutputCheck.verdict(of: connection)
         backgroundCheck = nil
-        guard check == ["ok"] else {
-            throw SalvageError.verificationFailed(path: connection.path, reason: "quick_check: \(check.joined(separator: "; "))")
-        }
+        if let refusal = OutputCheck.refusal(check, path: connection.path) { throw refusal }
         _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
         if !metadataRecovered { notes.append("no readable Z_METADATA row: the store was stamped fresh for \"\(version.name)\" with a new UUID") }
         let metadata = SalvageReport.MetadataSummary(

@@ -194,13 +194,23 @@ final class CoreDataSalvageOutput: SalvageOutput {
         }
     }
 
-    /// Stops the check, if one runs (the salvage failed before it waited for it).
-    func abandon() {
-        backgroundCheck?.stop()
+    /// Stops the check, if one runs (the salvage failed before it waited for it). When SQLite's
+    /// own work met a damaged page of the new file first ("malformed"), the page is one salvage
+    /// wrote — SQLite's own are sound — and the check, which reads them all, says which: its
+    /// verdict is waited for and reported (exit 70, a bug) instead of SQLite's error, which
+    /// would read as a write failure (exit 74, advising free space).
+    func abandon(after error: any Error) -> any Error {
+        defer {
+            backgroundCheck?.stop()
+            backgroundCheck = nil
+        }
+        guard let check = backgroundCheck, (error as? SQLiteError)?.isCorruption == true else { return error }
         backgroundCheck = nil
+        guard let verdict = try? check.wait(cancellation: cancellation) else { return error }
+        return OutputCheck.refusal(verdict, path: connection.path) ?? error
     }
 
-    deinit { abandon() }
+    deinit { backgroundCheck?.stop() }
 
     /// Tables rows point at before the tables whose rows point at them (a cycle keeps the
     /// layout's order), join tables last: so that when a row comes in, the row its reference

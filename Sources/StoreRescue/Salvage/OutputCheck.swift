@@ -9,8 +9,9 @@ import SRSQLite
 /// and SQLite must vouch for every one of them before the file is published. Once the last of
 /// those pages is in the file, everything after — rows set aside, rows found by the sweep,
 /// deferred `CREATE INDEX`es, the dangling-reference fix-ups, `Z_MAX`, the model cache, the
-/// incremental vacuum — is SQLite's own writing, done through its b-tree code on a database it
-/// has just been shown to be sound. So the check is of the file as it stood then: the new store
+/// incremental vacuum — is SQLite's own writing, done through its b-tree code (while the check
+/// reads: should it meet a bad page first, the check's verdict is still what the salvage
+/// reports, `CoreDataSalvageOutput.abandon(after:)`). So the check is of the file as it stood then: the new store
 /// is in WAL mode by that time, this connection's read transaction begins on the caller's thread
 /// before SQLite writes anything more (`init`), and the salvage's own connection writes into the
 /// `-wal`, which no checkpoint copies into the main file under this snapshot while it is read.
@@ -52,8 +53,25 @@ final class OutputCheck: @unchecked Sendable {
                 try? connection.execute("COMMIT")
                 handoff.connection = nil
             }
-            return try connection.rows("PRAGMA quick_check(10)").compactMap { $0.first?.string }
+            return try Self.verdict(of: connection)
         }
+    }
+
+    /// What `PRAGMA quick_check(10)` says of the database `connection` opened: `["ok"]` when it
+    /// is sound. A page SQLite cannot take for a b-tree page at all stops the check with
+    /// "malformed" instead of a row: that is a finding too, returned as one (not thrown, where it
+    /// would read as a failure to write the file).
+    static func verdict(of connection: SQLiteConnection) throws -> [String] {
+        do {
+            return try connection.rows("PRAGMA quick_check(10)").compactMap { $0.first?.string }
+        } catch let error as SQLiteError where error.isCorruption {
+            return [error.message]
+        }
+    }
+
+    /// The salvage's refusal of the file at `path` for `verdict`; nil when it is `["ok"]`.
+    static func refusal(_ verdict: [String], path: String) -> SalvageError? {
+        verdict == ["ok"] ? nil : .verificationFailed(path: path, reason: "quick_check: \(verdict.joined(separator: "; "))")
     }
 
     /// The connection, passed to the check's thread (which alone uses it until `wait` or `stop`).

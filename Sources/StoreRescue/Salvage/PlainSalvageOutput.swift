@@ -139,6 +139,14 @@ final class PlainSalvageOutput: SalvageOutput {
     func pauseForBulkLoad(targets: [Int]) throws { try connection.execute("COMMIT") }
     func resumeAfterBulkLoad() throws { try connection.execute("BEGIN") }
 
+    /// SQLite met a damaged page of the new file ("malformed"): one salvage wrote, as SQLite's
+    /// own are sound. SQLite's check says which, and that is reported (exit 70, a bug) instead of
+    /// SQLite's error, which would read as a write failure (exit 74, advising free space).
+    func abandon(after error: any Error) -> any Error {
+        guard (error as? SQLiteError)?.isCorruption == true, let verdict = try? OutputCheck.verdict(of: connection) else { return error }
+        return OutputCheck.refusal(verdict, path: connection.path) ?? error
+    }
+
     func finish(bookkeeping: BookkeepingRows) throws -> SalvageOutputSummary {
         // Rows were only ever added (no constraint, no fix-up removes one): the writer's counts
         // are the tables' (`SalvageDamageTests` checks them against the tables on every damaged file).
@@ -156,10 +164,7 @@ final class PlainSalvageOutput: SalvageOutput {
         _ = try connection.scalar("PRAGMA journal_mode = DELETE")
         // The file is complete: let the disk take it while SQLite checks it.
         Writeback.start(path: connection.path)
-        let check = try connection.rows("PRAGMA quick_check(10)").compactMap { $0.first?.string }
-        guard check == ["ok"] else {
-            throw SalvageError.verificationFailed(path: connection.path, reason: "quick_check: \(check.joined(separator: "; "))")
-        }
+        if let refusal = OutputCheck.refusal(try OutputCheck.verdict(of: connection), path: connection.path) { throw refusal }
         return SalvageOutputSummary(tables: tables, metadata: nil, notes: [])
     }
 

@@ -22,8 +22,10 @@ protocol SalvageOutput: AnyObject {
     /// lock and reads the file afresh afterwards. A target may stop being one (`bulkTargets`).
     func pauseForBulkLoad(targets: [Int]) throws
     func resumeAfterBulkLoad() throws
-    /// Stops what runs beside the salvage (`OutputCheck`): it failed, the file is removed.
-    func abandon()
+    /// The salvage failed with `error` and its file is removed: stops what runs beside it
+    /// (`OutputCheck`) and returns the error to report — `error`, or what the check found when
+    /// `error` is SQLite meeting a damaged page of the new file.
+    func abandon(after error: any Error) -> any Error
     /// Where `target`'s table comes in the bulk load (lower first; equal ranks keep the schema's
     /// order).
     func loadRank(ofTarget target: Int) -> Int
@@ -31,7 +33,7 @@ protocol SalvageOutput: AnyObject {
 
 extension SalvageOutput {
     func loadRank(ofTarget target: Int) -> Int { 0 }
-    func abandon() {}
+    func abandon(after error: any Error) -> any Error { error }
 
     /// Whether `table` can take a bulk load (`SalvageBulkLoad`): it holds no rows yet, and each of
     /// its indexes is one the load can fill afterwards from the rows (a bulk load writes the

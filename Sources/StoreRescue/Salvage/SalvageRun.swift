@@ -187,8 +187,7 @@ final class SalvageRun {
         } catch {
             // Nothing of the output's may go on beside the file once the salvage has failed:
             // the caller removes it.
-            output.abandon()
-            throw error
+            throw output.abandon(after: error)
         }
         valuesFixed = output.writer.valuesFixed
         looseTableNames = output.looseTables

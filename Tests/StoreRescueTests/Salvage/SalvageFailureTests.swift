@@ -192,6 +192,41 @@ import Testing
         #expect(try setup.inputSnapshot() == before)
     }
 
+    /// A written root page made no b-tree page at all, which stops SQLite's check itself with
+    /// "malformed" instead of a finding (plain mode), and which SQLite's own later work meets
+    /// before the check's verdict (Core Data mode: the join table's rows are counted): the run
+    /// still ends with the check's finding — exit 70, "a bug" — not with SQLite's "malformed" as
+    /// a write failure (exit 74, which advises free space).
+    @Test(arguments: [false, true])
+    func aRootPageSQLiteCannotReadIsStillTheChecksFinding(coreData: Bool) throws {
+        let setup = try Setup()
+        if coreData {
+            try FileManager.default.removeItem(atPath: setup.store)
+            try CoreDataSalvageFixtures.store(at: setup.store)
+        }
+        let before = try setup.inputSnapshot()
+        let error = #expect(throws: SalvageError.self) {
+            try Salvager.salvage(
+                store: setup.store, into: setup.output, options: SalvageOptions(catalog: coreData ? CoreDataSalvageFixtures.catalog : nil),
+                progress: nil, cancellation: nil
+            ) { stage in
+                guard stage == .pagesWritten else { return }
+                let workspace = try #require(try FileManager.default.contentsOfDirectory(atPath: setup.outputFolder).first { $0.hasPrefix(".salvage") })
+                let file = setup.outputFolder + "/" + workspace + "/salvaged.sqlite"
+                let root = try CoreDataSalvageFixtures.rootPage(of: coreData ? "Z_1TAGS" : "people", in: file)
+                try SalvageFixtures.overwrite(file, at: (root - 1) * 4096, with: Data([0]))
+            }
+        }
+        guard case .verificationFailed(let path, let reason) = error else {
+            Issue.record("expected the check's finding, got \(String(describing: error))")
+            return
+        }
+        #expect(path == setup.output)
+        #expect(reason.hasPrefix("quick_check: "), "\(reason)")
+        #expect(setup.outputFolderNames().isEmpty, "left behind: \(setup.outputFolderNames())")
+        #expect(try setup.inputSnapshot() == before)
+    }
+
     /// Swaps the first two cell pointers of the last table leaf page (of two cells or more) in
     /// the database at `path`; returns its page number.
     static func swapFirstTwoCellsOfTheLastTableLeaf(in path: String) throws -> Int? {
