@@ -2,12 +2,20 @@ import Foundation
 
 /// The rows of Core Data's own tables found in a damaged store: they are not copied (the new
 /// store's are written for its version) but say what the store was — its UUID and metadata, the
-/// last primary key handed out per entity, its model cache.
+/// last primary key handed out per entity, its model cache. Also SQLite's own `sqlite_sequence`
+/// (the last rowid handed out per `AUTOINCREMENT` table), which plain mode writes back.
 struct BookkeepingRows {
     enum Table: String {
         case primaryKey = "Z_PRIMARYKEY"
         case metadata = "Z_METADATA"
         case modelCache = "Z_MODELCACHE"
+        case sequence = "SQLITE_SEQUENCE"
+    }
+
+    /// A `sqlite_sequence` row: the table named and the largest rowid it ever handed out.
+    struct SequenceRow: Equatable {
+        var name: String
+        var seq: Int64
     }
 
     struct PrimaryKeyRow: Equatable {
@@ -21,11 +29,17 @@ struct BookkeepingRows {
     private(set) var metadata: [Int64: (uuid: String?, plist: Data?)] = [:]
     private(set) var primaryKeys: [Int64: PrimaryKeyRow] = [:]
     private(set) var modelCaches: [Int64: Data] = [:]
+    private(set) var sequences: [Int64: SequenceRow] = [:]
     /// More rows than a store has are damage: collection stops there (bounds memory). Blobs kept
     /// (plists, model caches) stay under the model cache's own bound all together.
     static let maximumRows = 100_000
     static let maximumBlobBytes = Int(ModelFileLoader.maximumModelCacheBytes)
     private var blobBytes = 0
+    static let maximumSequenceRows = 10_000
+    static let maximumSequenceNameBytes = 1 << 20
+    private var sequenceNameBytes = 0
+    /// `sqlite_sequence` rows past the bounds above.
+    private(set) var sequenceRowsNotKept = 0
 
     /// Adds one row of `table`; values are taken only when their storage class is the expected one.
     mutating func add(
@@ -59,7 +73,23 @@ struct BookkeepingRows {
             else { return }
             blobBytes += content.count
             modelCaches[rowid] = content
+        case .sequence:
+            // One row per AUTOINCREMENT table in a real store: more rows, or longer names, than
+            // the bounds are damage or hostile, and are counted, not kept (memory stays bounded).
+            guard sequences[rowid] == nil, let name = text(0), let seq = integer(1) else { return }
+            guard sequences.count < Self.maximumSequenceRows, sequenceNameBytes + name.utf8.count <= Self.maximumSequenceNameBytes else {
+                sequenceRowsNotKept += 1
+                return
+            }
+            sequenceNameBytes += name.utf8.count
+            sequences[rowid] = SequenceRow(name: name, seq: seq)
         }
+    }
+
+    /// The largest `seq` recovered per table name (a name found twice — an old copy on an orphan
+    /// page — keeps the larger: SQLite never lowers it).
+    var sequenceByTable: [String: Int64] {
+        Dictionary(sequences.values.map { ($0.name, $0.seq) }, uniquingKeysWith: { max($0, $1) })
     }
 
     /// The metadata row Core Data reads (`Z_VERSION` 1, else the lowest), decoded; nil when none
@@ -116,6 +146,7 @@ extension BookkeepingRows {
         case .metadata: return metadata.count
         case .primaryKey: return primaryKeys.count
         case .modelCache: return modelCaches.count
+        case .sequence: return sequences.count
         }
     }
 }

@@ -16,6 +16,8 @@ final class PlainSalvageOutput: SalvageOutput {
     private var deletedRoutes: [Int: RowRoute] = [:]
     private(set) var looseTables: [String] = []
     private var writtenTables: [String] = []
+    /// Tables made `AUTOINCREMENT`, as the damaged store declared them, with their rowid column.
+    private var autoincrementTables: [(table: String, rowid: String)] = []
     /// The writer's target of each table made (recovered and loose), by name.
     private var targetsByName: [String: Int] = [:]
     private(set) var bulkTargets: [Int: BulkTarget] = [:]
@@ -34,7 +36,9 @@ final class PlainSalvageOutput: SalvageOutput {
     }
 
     func role(for table: TableDefinition) throws -> TableRole {
-        if table.name.lowercased().hasPrefix("sqlite_") {
+        if table.isSQLiteInternal {
+            // Its entries are written back once every table is made (`restoreSequences`).
+            if table.name.lowercased() == TableDefinition.sequenceTableName { return .collect(.sequence) }
             return .skip(reason: "SQLite's own table (rebuilt by SQLite, not copied)")
         }
         if table.isWithoutRowid, table.recordColumns == nil || table.primaryKeyColumns == nil {
@@ -53,7 +57,8 @@ final class PlainSalvageOutput: SalvageOutput {
             // Quoted: a declared type read from a damaged schema can be any text (`TEXT NOTNULL`);
             // SQLite takes a quoted type name as the same type, with the same affinity.
             let type = column.declaredType.isEmpty ? "" : " " + column.declaredType.quotedSQLIdentifier
-            definitions.append(column.name.quotedSQLIdentifier + type + (index == table.rowidColumn ? " PRIMARY KEY" : ""))
+            let key = index != table.rowidColumn ? "" : table.isAutoincrement ? " PRIMARY KEY AUTOINCREMENT" : " PRIMARY KEY"
+            definitions.append(column.name.quotedSQLIdentifier + type + key)
             columns.append(column.name)
             sources.append(index == table.rowidColumn ? .rowid : .record(index: index, fallback: column.defaultValue))
         }
@@ -67,6 +72,7 @@ final class PlainSalvageOutput: SalvageOutput {
             rowidName = free
         }
         try connection.execute("CREATE TABLE \(table.name.quotedSQLIdentifier) (\(definitions.joined(separator: ", ")))")
+        if table.isAutoincrement, let rowid = table.rowidColumn { autoincrementTables.append((table.name, table.columns[rowid].name)) }
         let target = try writer.addTarget(table: table.name, columns: columns, rowidColumn: rowidName)
         targetsByName[table.name] = target
         // The same columns in the same order with the same declared types: records copy as
@@ -155,6 +161,7 @@ final class PlainSalvageOutput: SalvageOutput {
             tables[name] = SalvageOutputSummary.TableResult(rows: targetsByName[name].map(writer.rowCount(target:)) ?? 0)
         }
         writer.finishInserting()
+        let notes = try restoreSequences(bookkeeping)
         try connection.execute("COMMIT")
         if writtenTables.isEmpty && looseTables.isEmpty {
             // Nothing was recovered: SQLite has not written page 1 yet (a database without a
@@ -165,7 +172,48 @@ final class PlainSalvageOutput: SalvageOutput {
         // The file is complete: let the disk take it while SQLite checks it.
         Writeback.start(path: connection.path)
         if let refusal = OutputCheck.refusal(try OutputCheck.verdict(of: connection), path: connection.path) { throw refusal }
-        return SalvageOutputSummary(tables: tables, metadata: nil, notes: [])
+        return SalvageOutputSummary(tables: tables, metadata: nil, notes: notes)
+    }
+
+    /// `sqlite_sequence` as the damaged store had it, so that no `AUTOINCREMENT` table hands out
+    /// a rowid it handed out before: each entry recovered is written (the larger `seq` where
+    /// SQLite already made one, for rows that went in through SQLite), and every such table's
+    /// entry is at least its largest recovered rowid. A table whose entry was not recovered gets
+    /// that rowid, noted: rows deleted after it may have had larger ones. Returns the notes.
+    private func restoreSequences(_ bookkeeping: BookkeepingRows) throws -> [String] {
+        let recovered = bookkeeping.sequenceByTable
+        var notes: [String] = []
+        if bookkeeping.sequenceRowsNotKept > 0 {
+            notes.append("sqlite_sequence: \(bookkeeping.sequenceRowsNotKept) rows past \(BookkeepingRows.maximumSequenceRows) rows or 1 MiB of names were not kept (damage: a store has one per AUTOINCREMENT table)")
+        }
+        // SQLite made `sqlite_sequence` with the first AUTOINCREMENT table.
+        let hasSequenceTable = try connection.scalar(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'sqlite_sequence'")?.int64 == 1
+        guard hasSequenceTable else {
+            if !recovered.isEmpty {
+                let listed = recovered.keys.sorted().prefix(10).map { "\($0) (\(recovered[$0] ?? 0))" }.joined(separator: ", ")
+                notes.append("sqlite_sequence: \(recovered.count) entries recovered for tables not recreated as AUTOINCREMENT, not written: \(listed)\(recovered.count > 10 ? ", …" : "")")
+            }
+            return notes
+        }
+        func set(_ name: String, _ candidates: [Int64?]) throws {
+            let existing = try connection.scalar("SELECT max(seq) FROM sqlite_sequence WHERE name = ?", [.text(name)])?.int64
+            guard let value = (candidates + [existing]).compactMap({ $0 }).max() else { return }
+            _ = try connection.rows("DELETE FROM sqlite_sequence WHERE name = ?", [.text(name)])
+            _ = try connection.rows("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", [.text(name), .integer(value)])
+        }
+        for (name, rowid) in autoincrementTables {
+            // By the column's name: a table may have another column named `rowid`.
+            let largest = try connection.scalar("SELECT max(\(rowid.quotedSQLIdentifier)) FROM \(name.quotedSQLIdentifier)")?.int64
+            if recovered[name] == nil, let largest {
+                notes.append("table \(name): AUTOINCREMENT, its sqlite_sequence entry was not recovered: set to its largest recovered rowid, \(largest) (rows deleted after it may have had larger ones)")
+            }
+            try set(name, [recovered[name], largest])
+        }
+        for (name, seq) in recovered.sorted(by: { $0.key < $1.key }) where !autoincrementTables.contains(where: { $0.table == name }) {
+            try set(name, [seq])
+        }
+        return notes
     }
 
     /// `base`, or `base_1`, `base_2`, … when the damaged schema already has a table of that name.

@@ -15,7 +15,9 @@ extension SalvageRun {
                 entry.rows.valuesFixed = valuesFixed[route.target] ?? 0
             case .collect(let kind):
                 entry.disposition = "bookkeeping"
-                entry.reason = "rebuilt for the version; its rows were read for the metadata, Z_MAX and the model cache"
+                entry.reason = kind == .sequence
+                    ? "SQLite's own: its entries (the last rowid of each AUTOINCREMENT table) were written to the new file's sqlite_sequence"
+                    : "rebuilt for the version; its rows were read for the metadata, Z_MAX and the model cache"
                 entry.rows.recovered = bookkeeping.rowCount(kind)
             case .skip(let reason):
                 entry.disposition = "skipped"

@@ -66,6 +66,10 @@ extension SalvageRun {
                 if entry.rootPage == 0 { notes.append("table \(entry.name) is a virtual table: it has no pages of its own") }
                 continue
             }
+            if entry.name.lowercased() == TableDefinition.sequenceTableName {
+                tables.append(.sequenceTable(rootPage: entry.rootPage))
+                continue
+            }
             // SQLite reads a statement's text up to its first NUL: a name holding one (damage,
             // or a hostile file) could not be written into the new store as it is.
             let name = entry.name.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}")

@@ -57,7 +57,9 @@ struct ShapeMatcher {
         }
         var best: (index: Int, fits: Int, score: Int)?
         var tied = false
-        for (index, table) in tables.enumerated() where !table.isWithoutRowid && candidates?.contains(index) != false {
+        // SQLite's own tables (`sqlite_sequence`) claim no page by shape: a lost leaf of a user
+        // table shaped (text, integer) must not become last-rowid entries.
+        for (index, table) in tables.enumerated() where !table.isWithoutRowid && !table.isSQLiteInternal && candidates?.contains(index) != false {
             let result = tally(shapes, table: index)
             guard result.fits >= majority else { continue }
             if let current = best {

@@ -28,6 +28,24 @@ struct TableDefinition: Sendable, Equatable {
     var rootPage: UInt32?
     /// Core Data entity tables: the `Z_ENT` values its rows may hold (`Z_ENT` is column 1).
     var entityNumbers: Set<Int64>?
+    /// The rowid column was declared `AUTOINCREMENT` (SQLite never hands out a rowid twice and
+    /// keeps the last in `sqlite_sequence`).
+    var isAutoincrement = false
+
+    /// SQLite's own table that keeps `AUTOINCREMENT` tables' last rowids.
+    static let sequenceTableName = "sqlite_sequence"
+
+    /// `sqlite_sequence` as SQLite creates it (`CREATE TABLE sqlite_sequence(name,seq)`), at
+    /// `rootPage`. Its statement is not parsed: SQLite refuses to create a table of that name.
+    static func sequenceTable(rootPage: UInt32) -> TableDefinition {
+        TableDefinition(
+            name: sequenceTableName,
+            columns: [Column(name: "name", declaredType: "", defaultValue: .null), Column(name: "seq", declaredType: "", defaultValue: .null)],
+            rowidColumn: nil, isWithoutRowid: false, rootPage: rootPage)
+    }
+
+    /// One of SQLite's own tables (`sqlite_sequence`, `sqlite_stat1`, …).
+    var isSQLiteInternal: Bool { name.lowercased().hasPrefix("sqlite_") }
 
     /// The definition of a Core Data table as a version's layout gives it (no schema to read it
     /// from): `Z_PK` is the rowid of entity tables.

@@ -72,8 +72,17 @@ final class TableDefinitionParser {
         let rowid = !isWithoutRowid && !keyIsIndexed && primaryKey.count == 1 && primaryKey[0].type.uppercased() == "INTEGER"
             ? primaryKey[0].column : nil
         var definition = TableDefinition(name: name, columns: columns, rowidColumn: rowid, isWithoutRowid: isWithoutRowid, rootPage: rootPage)
+        if let rowid { definition.isAutoincrement = isAutoincrement(table: actualName, column: columns[rowid].name) }
         if isWithoutRowid { (definition.recordColumns, definition.primaryKeyColumns) = withoutRowidLayout(keyIndexes, columnOfCid: columnOfCid) }
         return definition
+    }
+
+    /// Whether SQLite parsed `column` of `table` as `AUTOINCREMENT` (its own answer, so a word
+    /// in a comment, a quoted name or a default is never taken for the keyword).
+    private func isAutoincrement(table: String, column: String) -> Bool {
+        var autoincrement: Int32 = 0
+        let status = sqlite3_table_column_metadata(connection.handle, "main", table, column, nil, nil, nil, nil, &autoincrement)
+        return status == SQLITE_OK && autoincrement != 0
     }
 
     /// A `WITHOUT ROWID` table's record layout, from its primary key index as SQLite describes it

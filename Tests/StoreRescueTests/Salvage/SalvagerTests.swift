@@ -421,8 +421,93 @@ import Testing
         #expect(original["b"]?.count == 300 && original["s"]?.count == 250)
         #expect(report.pages.damaged == 0)
         #expect(report.tables.allSatisfy { $0.rows.duplicatesResolved == 0 })
-        // sqlite_sequence is SQLite's own: skipped, its one row kept in lost and found.
-        #expect(report.lostAndFound.rows <= 1)
+        // sqlite_sequence's one row is written back to the new file's, not to lost and found.
+        #expect(report.lostAndFound.rows == 0)
+        #expect(try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .readOnly))
+            .scalar("SELECT seq FROM sqlite_sequence WHERE name = 's'")?.int64 == 250)
+    }
+
+    /// `AUTOINCREMENT` is a promise that a rowid is never handed out twice: the new table is made
+    /// `AUTOINCREMENT` again and `sqlite_sequence` written back, so the next insert continues
+    /// after the rows deleted before the damage (it used to reuse their rowids: the keyword was
+    /// dropped and the entry went to lost and found). Both the page-by-page path (many rows)
+    /// and the SQL path (a few) are covered.
+    @Test(arguments: [600, 3])
+    func autoincrementTablesKeepTheirLastRowid(rows: Int) throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        try StoreFixtureBuilder.database(at: store, sql: """
+            CREATE TABLE plain (x TEXT);
+            CREATE TABLE log (id INTEGER PRIMARY KEY AUTOINCREMENT, message TEXT);
+            CREATE TABLE other (id INTEGER PRIMARY KEY AUTOINCREMENT, v);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
+            INSERT INTO log (message) SELECT 'line ' || i FROM n;
+            DELETE FROM log WHERE id > \(rows) - 2;
+            INSERT INTO other (v) VALUES (1), (2);
+            DELETE FROM other;
+            """)
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .readWrite))
+        #expect(try SalvageFixtures.rows(of: connection)["log"]?.count == rows - 2)
+        let sequences = try connection.rows("SELECT name, seq FROM sqlite_sequence ORDER BY name").map { "\($0[0].string ?? "?")=\($0[1].int64 ?? -1)" }
+        #expect(sequences == ["log=\(rows)", "other=2"])
+        try connection.execute("INSERT INTO log (message) VALUES ('after'); INSERT INTO other (v) VALUES (3)")
+        #expect(try connection.scalar("SELECT max(id) FROM log")?.int64 == Int64(rows) + 1)
+        #expect(try connection.scalar("SELECT id FROM other")?.int64 == 3)
+        #expect(report.lostAndFound.rows == 0)
+        let entry = try #require(report.tables.first { $0.name == "sqlite_sequence" })
+        #expect(entry.disposition == "bookkeeping" && entry.rows.recovered == 2)
+        #expect(!report.notes.contains { $0.contains("sqlite_sequence") })
+    }
+
+    /// A table whose `sqlite_sequence` entry is lost with its page gets its largest recovered
+    /// rowid (the key's, not that of a column named `rowid`), and the report says that rows
+    /// deleted after it may have had larger ones.
+    @Test func aLostSequenceEntryIsTheLargestRecoveredRowidNoted() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        try StoreFixtureBuilder.database(at: store, sql: """
+            CREATE TABLE log (id INTEGER PRIMARY KEY AUTOINCREMENT, message TEXT, rowid INTEGER);
+            INSERT INTO log (message, rowid) VALUES ('a', 999), ('b', 999), ('c', 999), ('d', 999);
+            DELETE FROM log WHERE id = 4;
+            """)
+        let root = try #require(try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readOnly))
+            .scalar("SELECT rootpage FROM sqlite_schema WHERE name = 'sqlite_sequence'")?.int64)
+        try SalvageFixtures.zeroPage(Int(root), of: store, pageSize: 4096)
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .readOnly))
+        #expect(try connection.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'log'")?.int64 == 3)
+        #expect(report.notes.contains { $0.contains("table log: AUTOINCREMENT, its sqlite_sequence entry was not recovered") })
+    }
+
+    /// `sqlite_sequence` claims no lost leaf by the shape of its rows: the orphaned leaves of a
+    /// user table of the same shape (two untyped columns) stay that table's.
+    @Test func sqliteSequenceClaimsNoOrphanLeafByShape() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        try StoreFixtureBuilder.database(at: store, sql: """
+            CREATE TABLE counters (name, n);
+            CREATE TABLE log (id INTEGER PRIMARY KEY AUTOINCREMENT, message TEXT);
+            INSERT INTO log (message) VALUES ('a');
+            WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 2000)
+            INSERT INTO counters SELECT 'counter ' || i, i FROM k;
+            """)
+        let original = try SalvageFixtures.rows(of: store)
+        // The interior root page of `counters`: every leaf below it is an orphan.
+        let root = try #require(try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readOnly))
+            .scalar("SELECT rootpage FROM sqlite_schema WHERE name = 'counters'")?.int64)
+        try SalvageFixtures.zeroPage(Int(root), of: store, pageSize: 4096)
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        let recovered = try SalvageFixtures.rows(of: output)
+        #expect(recovered["counters"]?.count == 2000)
+        let sameRows = recovered["counters"] == original["counters"]
+        #expect(sameRows)
+        #expect(report.tables.first { $0.name == "sqlite_sequence" }?.rows.recovered == 1, "its own row only")
+        let names = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .readOnly)).rows("SELECT name FROM sqlite_sequence")
+        #expect(names.map { $0.first?.string } == ["log"])
     }
 
     /// A `WITHOUT ROWID` table's rows live in an index b-tree, interior pages included: they are

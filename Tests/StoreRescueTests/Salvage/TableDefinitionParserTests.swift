@@ -64,6 +64,22 @@ import Testing
             let definition = parser.parse(name: "s", sql: "CREATE TABLE s (id INTEGER PRIMARY KEY AUTOINCREMENT, x)", rootPage: root)
             #expect(definition?.columns.map(\.name) == ["id", "x"])
             #expect(definition?.rowidColumn == 0)
+            #expect(definition?.isAutoincrement == true)
+        }
+    }
+
+    /// `AUTOINCREMENT` is SQLite's answer, never a word found in the text: in a comment, a
+    /// quoted name or a string it is not the keyword.
+    @Test func autoincrementIsWhatSQLiteParsed() {
+        let cases: [(sql: String, expected: Bool)] = [
+            ("CREATE TABLE s (id integer primary key autoincrement, x)", true),
+            ("CREATE TABLE s (id INTEGER, x, PRIMARY KEY (id AUTOINCREMENT))", true),
+            ("CREATE TABLE s (id INTEGER PRIMARY KEY /* AUTOINCREMENT */, x)", false),
+            ("CREATE TABLE s (id INTEGER PRIMARY KEY, \"AUTOINCREMENT\" TEXT DEFAULT 'AUTOINCREMENT')", false),
+            ("CREATE TABLE s (id INTEGER PRIMARY KEY, x) -- AUTOINCREMENT", false),
+        ]
+        for (sql, expected) in cases {
+            #expect(parser.parse(name: "s", sql: sql, rootPage: 2)?.isAutoincrement == expected, "\(sql)")
         }
     }
 
