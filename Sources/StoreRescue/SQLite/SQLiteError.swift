@@ -24,6 +24,10 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         primaryResultCode == SQLITE_CORRUPT || primaryResultCode == SQLITE_NOTADB
     }
 
+    /// True when the statement was stopped by `sqlite3_interrupt` or the progress handler
+    /// (`SQLiteConnection.setProgressHandler`).
+    public var isInterrupt: Bool { primaryResultCode == SQLITE_INTERRUPT }
+
     /// True when another connection holds a lock that kept this one from proceeding.
     public var isBusy: Bool {
         primaryResultCode == SQLITE_BUSY || primaryResultCode == SQLITE_LOCKED

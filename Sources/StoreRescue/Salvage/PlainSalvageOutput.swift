@@ -25,8 +25,10 @@ final class PlainSalvageOutput: SalvageOutput {
     private static let maximumColumns = 2000
 
     /// Creates the database at `path` (which must not exist; it is in a private folder).
-    init(path: String, geometry: DatabaseGeometry) throws {
+    /// `cancellation` stops SQLite's own work (rows it writes, its check) within milliseconds.
+    init(path: String, geometry: DatabaseGeometry, cancellation: CancellationFlag? = nil) throws {
         connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .create))
+        if let cancellation { connection.setProgressHandler { cancellation.isCancelled } }
         try connection.execute("PRAGMA page_size = \(geometry.pageSize)")
         try connection.execute("PRAGMA encoding = '\(geometry.textEncoding.name)'")
         // A private file under construction: a crash discards it anyway, so no journal.

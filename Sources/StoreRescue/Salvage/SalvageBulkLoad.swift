@@ -107,7 +107,11 @@ final class SalvageBulkLoad {
     /// peak from 54 to 58 MB: the memory target is 64.)
     static let indexKeyBudget = 8 << 20
 
-    init(file: String, spillPath: String, targets: [Int: BulkTarget], writer: SalvageRowWriter) throws {
+    /// Stops the index trees' writing (`endTable`) within a few thousand entries.
+    private let cancellation: CancellationFlag?
+
+    init(file: String, spillPath: String, targets: [Int: BulkTarget], writer: SalvageRowWriter, cancellation: CancellationFlag? = nil) throws {
+        self.cancellation = cancellation
         appender = try PageAppender(path: file)
         keyFolder = spillPath
         spill = try RowSpill(path: spillPath)
@@ -169,7 +173,7 @@ final class SalvageBulkLoad {
         var built: Set<String> = []
         var refused = false
         for sorter in builder.keys where !sorter.isAbandoned {
-            let written = try IndexTreeBuilder.writeTrees(of: sorter, to: appender)
+            let written = try IndexTreeBuilder.writeTrees(of: sorter, to: appender, cancellation: cancellation)
             indexEntriesWritten += written.entries
             indexEntriesByTarget[builder.target, default: 0] += written.entries
             refused = refused || written.refused

@@ -172,7 +172,7 @@ final class SalvageRun {
         if let catalog = options.catalog {
             output = try makeCoreDataOutput(catalog: catalog, file: file)
         } else {
-            output = try PlainSalvageOutput(path: file, geometry: geometry)
+            output = try PlainSalvageOutput(path: file, geometry: geometry, cancellation: cancellation)
         }
         guard let output else { preconditionFailure("the output is made above") }
         let summary: SalvageOutputSummary
@@ -187,7 +187,11 @@ final class SalvageRun {
         } catch {
             // Nothing of the output's may go on beside the file once the salvage has failed:
             // the caller removes it.
-            throw output.abandon(after: error)
+            let failure = output.abandon(after: error)
+            // SQLite's work stopped by the cancellation (the outputs' progress handler) is the
+            // interruption, not a write failure.
+            if (failure as? SQLiteError)?.isInterrupt == true, cancellation?.isCancelled == true { throw SalvageError.interrupted }
+            throw failure
         }
         valuesFixed = output.writer.valuesFixed
         looseTableNames = output.looseTables

@@ -156,6 +156,39 @@ import Testing
         #expect(try setup.inputSnapshot() == before)
     }
 
+    /// A cancellation (SIGINT, SIGTERM) as the last pass begins — from there on the work is
+    /// SQLite's (deferred indexes, fix-ups, its check of the new file), with no page left for the
+    /// salvage's own loop to see the cancellation between — ends the run as interrupted (exit
+    /// 75) with nothing left: SQLite's progress handler stops its statement, and its
+    /// "interrupted" is the interruption, not a write failure (exit 74). In plain mode SQLite's
+    /// check used to run to its end, then the run published the store (exit 0); on the
+    /// 765 MB benchmark store the 1 s watchdog ended such runs instead.
+    @Test(arguments: [false, true])
+    func aCancellationDuringSQLitesWorkIsAnInterruption(coreData: Bool) throws {
+        let setup = try Setup(rows: 3000)
+        if coreData {
+            try FileManager.default.removeItem(atPath: setup.store)
+            try CoreDataSalvageFixtures.store(at: setup.store)
+        }
+        let before = try setup.inputSnapshot()
+        let cancellation = CancellationFlag()
+        var reached = false
+        let error = #expect(throws: SalvageError.self) {
+            try Salvager.salvage(
+                store: setup.store, into: setup.output, options: SalvageOptions(catalog: coreData ? CoreDataSalvageFixtures.catalog : nil),
+                progress: { progress in
+                    guard progress.phase == .finish else { return }
+                    reached = true
+                    cancellation.cancel()
+                }, cancellation: cancellation, faultInjection: nil)
+        }
+        #expect(reached, "the run never reached its last pass")
+        #expect(error == .interrupted, "\(String(describing: error))")
+        #expect(error?.exitStatus == .temporaryFailure)
+        #expect(setup.outputFolderNames().isEmpty, "left behind: \(setup.outputFolderNames())")
+        #expect(try setup.inputSnapshot() == before)
+    }
+
     /// A page the salvage wrote itself that SQLite would not vouch for — two cells of a table
     /// leaf swapped, so its rowids are out of order, written into the new file once the bulk
     /// load's last page is in — is caught by SQLite's check of the new file, and nothing is
