@@ -108,7 +108,8 @@ public enum BackupRunner {
             access = .live
         } else {
             do {
-                let store = try OpenedStore(probe: source.probe, options: StoreOpenOptions(privateCopyParent: staging.path))
+                let store = try OpenedStore(
+                    probe: source.probe, options: StoreOpenOptions(privateCopyParent: staging.path, copiesThroughLocksWhenBusy: false))
                 // The store replaced by a rename since it was found at rest: not the file watched.
                 if store.accessMethod == .immutableOriginal { source.checkOpenedByName() }
                 access = .atRest(store)

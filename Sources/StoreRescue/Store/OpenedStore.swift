@@ -21,11 +21,17 @@ public struct StoreOpenOptions: Sendable, Equatable {
     /// output (`backup` inside the backup folder, `migrate` beside the new store), which must have
     /// room for the store anyway, so a large store is not copied to a small `/tmp`.
     public var privateCopyParent: String?
+    /// A store that keeps changing while it is copied (an app committing many times a second) is
+    /// copied once more through SQLite's locks, as any reader of it would (`PrivateCopier`),
+    /// instead of being refused as "kept changing" (exit 75). Off for `backup`, which takes such
+    /// a store through its locks itself.
+    public var copiesThroughLocksWhenBusy: Bool
 
-    public init(followsSymlinks: Bool = false, alwaysCopies: Bool = false, privateCopyParent: String? = nil) {
+    public init(followsSymlinks: Bool = false, alwaysCopies: Bool = false, privateCopyParent: String? = nil, copiesThroughLocksWhenBusy: Bool = true) {
         self.followsSymlinks = followsSymlinks
         self.alwaysCopies = alwaysCopies
         self.privateCopyParent = privateCopyParent
+        self.copiesThroughLocksWhenBusy = copiesThroughLocksWhenBusy
     }
 }
 
@@ -72,7 +78,7 @@ public final class OpenedStore {
                 // The app's transaction, not damage: read a private copy below.
             }
         }
-        let directory = try PrivateCopier.copy(probe: probe, parent: options.privateCopyParent)
+        let directory = try PrivateCopier.copy(probe: probe, parent: options.privateCopyParent, throughLocksWhenBusy: options.copiesThroughLocksWhenBusy)
         privateDirectory = directory
         accessMethod = .privateCopy
         watch = nil
@@ -146,10 +152,14 @@ public final class OpenedStore {
 enum PrivateCopier {
     static let storeName = "store.sqlite"
 
-    /// - Parameter afterCopying: tests only: runs after each attempt's files are copied, before
-    ///   they are compared with the originals (a writer committing at the worst moment).
+    /// - Parameters:
+    ///   - throughLocksWhenBusy: when three copies in a row see the store change, a fourth is
+    ///     made through SQLite's locks (`copyThroughLocks`) instead of giving up.
+    ///   - afterCopying: tests only: runs after each attempt's files are copied, before they are
+    ///     compared with the originals (a writer committing at the worst moment).
     static func copy(
-        probe: InputProbe, parent: String? = nil, afterCopying: ((_ attempt: Int) throws -> Void)? = nil
+        probe: InputProbe, parent: String? = nil, throughLocksWhenBusy: Bool = false,
+        afterCopying: ((_ attempt: Int) throws -> Void)? = nil
     ) throws -> PrivateTemporaryDirectory {
         let directory: PrivateTemporaryDirectory
         let folder = hintFolder(parent)
@@ -198,7 +208,34 @@ enum PrivateCopier {
                 return directory
             }
         }
+        if throughLocksWhenBusy, copyThroughLocks(main, into: directory) { return directory }
         throw StoreAccessError.changedWhileCopying(path: probe.path)
+    }
+
+    /// How long the copy through the store's locks waits for a writer's transaction to end.
+    static let lockTimeout: TimeInterval = 5
+
+    /// Copies the store at `main` into `directory` as one committed state, as any SQLite reader
+    /// would read it while an app writes: opened read-only with its locks honoured, a read
+    /// transaction held from the first page to the last (SQLite's online backup,
+    /// `StoreSnapshotter`). In rollback mode the app's next commit waits for the copy (tens of
+    /// milliseconds for a store of a few MB, what its busy timeout is for); in WAL mode it goes on.
+    /// Nothing is created beside the store that is not removed again (a WAL store's `-wal` and
+    /// `-shm`, when an app that had them open has since closed it). False when the copy could
+    /// not be made (a lock held past `lockTimeout`, a hot journal, an unreadable store): the
+    /// caller reports the store as changing.
+    static func copyThroughLocks(_ main: String, into directory: PrivateTemporaryDirectory) -> Bool {
+        // What the failed attempts copied must not meet the new copy: a stale -journal would be
+        // rolled back into it, a stale -wal applied to it.
+        for suffix in [""] + StoreFileSet.sidecarSuffixes { unlink(directory.path(storeName + suffix)) }
+        do {
+            let snapshotter = try StoreSnapshotter(sourcePath: main, access: .live, lockTimeout: lockTimeout)
+            _ = try snapshotter.copy(into: directory.path(storeName), pagesPerStep: 1024) { _ in }
+            return true
+        } catch {
+            for suffix in [""] + StoreFileSet.sidecarSuffixes { unlink(directory.path(storeName + suffix)) }
+            return false
+        }
     }
 
     /// A sidecar that was there when it was listed was gone when it was opened.
