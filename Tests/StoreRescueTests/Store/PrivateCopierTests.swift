@@ -38,6 +38,16 @@ import Testing
         return store
     }
 
+    /// What a commit does to page 1: its change counter (bytes 24–27) goes up by one, in place.
+    static func bumpChangeCounter(of store: String) throws {
+        let handle = try #require(FileHandle(forUpdatingAtPath: store))
+        try handle.seek(toOffset: 24)
+        let counter = try #require(try handle.read(upToCount: 4)).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        try handle.seek(toOffset: 24)
+        try handle.write(contentsOf: withUnsafeBytes(of: (counter &+ 1).bigEndian) { Data($0) })
+        try handle.close()
+    }
+
     /// A writer commits while the main file is copied, in the same tick of the file system's
     /// clock (its size and modification time unchanged): the header's change counter tells, and
     /// the copy is taken again. (Before: the torn copy was kept — "database disk image is
@@ -53,12 +63,7 @@ import Testing
             var info = stat()
             #expect(lstat(store, &info) == 0)
             // The commit: page 1's change counter goes up by one, in place; then the time is put back.
-            let handle = try #require(FileHandle(forUpdatingAtPath: store))
-            try handle.seek(toOffset: 24)
-            let counter = try #require(try handle.read(upToCount: 4)).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            try handle.seek(toOffset: 24)
-            try handle.write(contentsOf: withUnsafeBytes(of: (counter &+ 1).bigEndian) { Data($0) })
-            try handle.close()
+            try Self.bumpChangeCounter(of: store)
             var times = [info.st_atim, info.st_mtim]
             #expect(utimensat(AT_FDCWD, store, &times, 0) == 0)
         }
@@ -83,18 +88,10 @@ import Testing
         let journal = directory.path("s.sqlite-journal")
         let probe = try InputProbe(path: store)
         var attempts: [Int] = []
-        func bumpChangeCounter() throws {
-            let handle = try #require(FileHandle(forUpdatingAtPath: store))
-            try handle.seek(toOffset: 24)
-            let counter = try #require(try handle.read(upToCount: 4)).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            try handle.seek(toOffset: 24)
-            try handle.write(contentsOf: withUnsafeBytes(of: (counter &+ 1).bigEndian) { Data($0) })
-            try handle.close()
-        }
         let copying = {
             try PrivateCopier.copy(probe: probe, parent: directory.path("."), throughLocksWhenBusy: throughLocks) { attempt in
                 attempts.append(attempt)
-                try bumpChangeCounter()
+                try Self.bumpChangeCounter(of: store)
                 // A transaction's journal, there for the next attempt to copy, then gone.
                 if attempt == 1 {
                     var bytes = Data([0xD9, 0xD5, 0x05, 0xF9, 0x20, 0xA1, 0x63, 0xD7])
