@@ -14,7 +14,8 @@ struct StoreRescueCommand: ParsableCommand {
         ]
     )
 
-    /// Every command runs with SIGINT/SIGTERM/SIGHUP handled (`InterruptHandling`), SIGXFSZ
+    /// Every command runs with SIGINT/SIGTERM/SIGHUP handled (`InterruptHandling`: the command or
+    /// the interruption, whichever claims the outcome first, prints it and sets the status), SIGXFSZ
     /// ignored (a write past `ulimit -f` fails with EFBIG, reported as exit 74 with its
     /// temporaries removed, instead of killing the process: `create`, `catalog learn` and the
     /// private read copy of `inspect` or `match` write before any writer of their own would
@@ -29,14 +30,19 @@ struct StoreRescueCommand: ParsableCommand {
         do {
             var command = try parseAsRoot(arguments)
             try command.run()
+            // Every command has printed its outcome by now; this only decides for one that did
+            // not (and waits, should an interruption have claimed it: `CommandOutput.claimOutcome`).
+            CommandOutput.claimOutcome(exitStatus: 0)
             CommandOutput.reportRemovedStaleItems(json: json)
         } catch {
+            // A usage error, `--help`, or the exit code of an error already printed.
+            CommandOutput.claimOutcome(exitStatus: exitCode(for: error).rawValue)
             CommandOutput.reportRemovedStaleItems(json: json)
             // A temporary still registered now is garbage (a published one is not registered).
-            TemporaryItems.removeLiveItems(waitingAtMost: 0)
+            TemporaryItems.removeLiveItems()
             exit(withError: error)
         }
-        TemporaryItems.removeLiveItems(waitingAtMost: 0)
+        TemporaryItems.removeLiveItems()
     }
 
     /// One malloc arena for every thread, unless `MALLOC_ARENA_MAX` says otherwise. glibc gives

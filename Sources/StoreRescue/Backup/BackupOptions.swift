@@ -36,6 +36,10 @@ public struct BackupOptions: Sendable {
     /// `BackupResult.snapshot`: `upgrade` migrates exactly the bytes it backed up and checks,
     /// before replacing the store, that the store still is that snapshot page for page.
     public var retainsSnapshot = false
+    /// The backup is the command's final result (`backup`), recorded as such once published
+    /// (`PublishedResult`), unless it is taken on the way to another (`upgrade`'s, the one
+    /// `restore --force` takes of the store it replaces): then false.
+    var isFinalResult = true
 
     public init(destinationDirectory: String = BackupOptions.defaultDestinationDirectory,
                 compressionLevel: Int = 6,

@@ -146,10 +146,9 @@ public enum BackupRestorer {
         let folder = options.replacedStoreBackupDirectory ?? SafeFileOutput.folder(of: paths.backup)
         if targetExists {
             do {
-                replacedBackup = try BackupRunner.run(
-                    store: target,
-                    options: BackupOptions(destinationDirectory: folder, reason: "pre-restore", lockTimeout: options.lockTimeout),
-                    cancellation: cancellation)
+                var backupOptions = BackupOptions(destinationDirectory: folder, reason: "pre-restore", lockTimeout: options.lockTimeout)
+                backupOptions.isFinalResult = false
+                replacedBackup = try BackupRunner.run(store: target, options: backupOptions, cancellation: cancellation)
             } catch let error where isUnreadableAsAStore(error) {
                 // Too damaged for SQLite (often why it is being restored): keep its raw bytes.
                 damage = (error as? any OperatorFacingError)?.description ?? String(describing: error)
@@ -163,7 +162,7 @@ public enum BackupRestorer {
         let name = (target as NSString).lastPathComponent
         var replaced: StoreReplacement.Result?
         // An interruption waits for the replacement: the store is the old one or the restored one.
-        try output.publish { temporaryPath in
+        try output.publish(as: PublishedResult(path: target, description: "the restored store")) { temporaryPath in
             replaced = try replacement.replace(
                 with: temporaryPath, knownDamage: damage,
                 ifDamaged: rawCopy.map { .moveSidecarsAside(into: $0) } ?? .refuse,

@@ -201,7 +201,9 @@ public enum BackupRunner {
             throw BackupError.interrupted
         }
         // An interruption waits for both: never a .gz without its manifest.
-        try TemporaryItems.uninterruptible {
+        let result = options.isFinalResult
+            ? PublishedResult(path: output.destinationPath, description: "the backup (with its manifest \(manifestPath))") : nil
+        try TemporaryItems.uninterruptible(publishing: result) {
             try output.publish()
             do {
                 try manifestOutput.publish()

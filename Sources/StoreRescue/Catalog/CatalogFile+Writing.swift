@@ -32,12 +32,14 @@ extension CatalogFile {
 
     /// Writes the catalog to `path` atomically (temporary file, flush, rename). A file that
     /// existed when this catalog was read must be unchanged, and a new catalog must not have
-    /// appeared meanwhile; a symbolic link at `path` is refused.
+    /// appeared meanwhile; a symbolic link at `path` is refused. The catalog is the caller's final
+    /// result (`PublishedResult`: "the catalog").
     ///
     /// - Throws: `CatalogFileError.cannotWrite`.
     public func write() throws {
         do {
-            try AtomicFileWriter.write(encoded(), to: path, expected: readFingerprint)
+            try AtomicFileWriter.write(
+                encoded(), to: path, expected: readFingerprint, as: PublishedResult(path: path, description: "the catalog"))
         } catch {
             throw CatalogFileError.cannotWrite(path: path, reason: error.reason, status: error.status)
         }

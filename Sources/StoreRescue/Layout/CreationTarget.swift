@@ -86,23 +86,32 @@ struct CreationTarget {
     /// The whole publication of a finished file: flushed to disk, checked that nothing appeared
     /// at the path meanwhile, hard-linked into place (never replacing anything), and the folder
     /// flushed so the new name survives a crash. If anything fails once the link exists, the
-    /// link is removed again, so the path holds the complete file or nothing.
+    /// link is removed again, so the path holds the complete file or nothing. From the check to
+    /// the folder's flush it is one `TemporaryItems.uninterruptible` section: an interruption
+    /// waits for it.
     ///
     /// - Parameters:
+    ///   - result: when the file is the command's final result (`create`'s store, `salvage`'s,
+    ///     `migrate`'s), what it is: recorded once published (`PublishedResult`). Nil for a file
+    ///     made on the way (a store `salvage` creates in its workspace).
     ///   - beforeLinking, afterLinking: called at those points (tests inject failures there).
     /// - Throws: `StoreCreationError` when something is in the way; `POSIXFailure` when flushing
     ///   fails; whatever the closures throw.
-    func publishDurably(_ file: String, beforeLinking: () throws -> Void = {}, afterLinking: () throws -> Void = {}) throws {
+    func publishDurably(
+        _ file: String, as result: PublishedResult?, beforeLinking: () throws -> Void = {}, afterLinking: () throws -> Void = {}
+    ) throws {
         try Self.synchronize(file, isFolder: false)
         try beforeLinking()
-        try checkNothingInTheWay()
-        try publish(file)
-        do {
-            try afterLinking()
-            try Self.synchronize(folder, isFolder: true)
-        } catch {
-            unpublish(sameFileAs: file)
-            throw error
+        try TemporaryItems.uninterruptible(publishing: result) {
+            try checkNothingInTheWay()
+            try publish(file)
+            do {
+                try afterLinking()
+                try Self.synchronize(folder, isFolder: true)
+            } catch {
+                unpublish(sameFileAs: file)
+                throw error
+            }
         }
     }
 

@@ -39,7 +39,7 @@ public enum StoreCreator {
         _ = try CreationTarget(path: path)
     }
 
-    /// Creates the store at `path`.
+    /// Creates the store at `path`, the caller's final result (`PublishedResult`: "the new store").
     ///
     /// - Parameters:
     ///   - versionIdentifiers: `NSStoreModelVersionIdentifiers`; nil takes the model's own (`[""]`
@@ -51,7 +51,9 @@ public enum StoreCreator {
         model: ManagedObjectModel, versionIdentifiers: [String]?, at path: String,
         options: StoreCreationOptions = StoreCreationOptions()
     ) throws -> StoreCreationResult {
-        try create(model: model, versionIdentifiers: versionIdentifiers, at: path, options: options, faultInjection: nil)
+        try create(
+            model: model, versionIdentifiers: versionIdentifiers, at: path, options: options,
+            result: PublishedResult(path: path, description: "the new store"), faultInjection: nil)
     }
 
     /// The points at which a test can make creation fail, to see that nothing is left behind.
@@ -63,7 +65,7 @@ public enum StoreCreator {
 
     static func create(
         model: ManagedObjectModel, versionIdentifiers: [String]?, at path: String, options: StoreCreationOptions,
-        faultInjection: ((Stage) throws -> Void)?
+        result: PublishedResult?, faultInjection: ((Stage) throws -> Void)?
     ) throws -> StoreCreationResult {
         let layout = try StoreLayoutBuilder.layout(
             for: model, options: StoreLayoutOptions(includesPersistentHistory: options.includesPersistentHistory))
@@ -100,7 +102,7 @@ public enum StoreCreator {
         }
         do {
             try target.publishDurably(
-                file, beforeLinking: { try faultInjection?(.beforePublishing) }, afterLinking: { try faultInjection?(.published) })
+                file, as: result, beforeLinking: { try faultInjection?(.beforePublishing) }, afterLinking: { try faultInjection?(.published) })
         } catch let error as StoreCreationError {
             throw error
         } catch {

@@ -82,7 +82,7 @@ public enum StoreMigrator {
             try faultInjection?(.written)
             do {
                 try target.publishDurably(
-                    file, beforeLinking: { try faultInjection?(.beforePublishing) }, afterLinking: { try faultInjection?(.published) })
+                    file, as: PublishedResult(path: output, description: "the migrated store"), beforeLinking: { try faultInjection?(.beforePublishing) }, afterLinking: { try faultInjection?(.published) })
             } catch let error as POSIXFailure {
                 throw MigrationError.writeFailed(path: output, reason: error.description)
             }

@@ -70,7 +70,9 @@ final class CoreDataSalvageOutput: SalvageOutput {
             options.additionalMetadata = metadata.plist
         }
         metadataRecovered = metadata != nil && options.storeUUID != nil
-        creation = try StoreCreator.create(model: version.model, versionIdentifiers: version.versionIdentifiers, at: path, options: options)
+        // A store on the way (in salvage's workspace), not the command's result.
+        creation = try StoreCreator.create(
+            model: version.model, versionIdentifiers: version.versionIdentifiers, at: path, options: options, result: nil, faultInjection: nil)
         // A private file under construction: a crash discards it anyway, so no journal while
         // loading, and out of WAL mode so pages can be appended behind SQLite (`SalvageBulkLoad`);
         // WAL mode (Core Data's) is restored in `finish`.

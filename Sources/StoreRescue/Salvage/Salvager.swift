@@ -28,6 +28,7 @@ import Foundation
 ///   - output: the new store's path (a path in the caller's private workspace, or the final one).
 ///   - options: `catalog` (+ `versionName`) for a Core Data store; none for a plain database.
 ///   - progress: called from the calling thread as pages are read.
+///   - (the new store is the caller's final result: `PublishedResult`, "the salvaged store".)
 ///   - cancellation: polled between pages; a cancelled salvage throws `SalvageError.interrupted`
 ///     and leaves nothing behind.
 /// - Throws: `StoreAccessError` when the store is missing, a directory, a symbolic link or
@@ -40,7 +41,9 @@ public enum Salvager {
         store: String, into output: String, options: SalvageOptions = SalvageOptions(),
         progress: ((SalvageProgress) -> Void)? = nil, cancellation: CancellationFlag? = nil
     ) throws -> SalvageReport {
-        try salvage(store: store, into: output, options: options, progress: progress, cancellation: cancellation, faultInjection: nil)
+        try salvage(
+            store: store, into: output, options: options, progress: progress, cancellation: cancellation,
+            result: PublishedResult(path: output, description: "the salvaged store"), faultInjection: nil)
     }
 
     /// Checks, without writing anything, that `output` is free for a salvage of `store`: not the
@@ -69,9 +72,11 @@ public enum Salvager {
         case workspaceCreated, pagesWritten, rowsWritten, beforePublishing, published
     }
 
+    /// `salvage`, with the test's `faultInjection`; `result` is nil for a salvage made on the way
+    /// (`upgrade --on-failure clean`'s), not the command's final result.
     static func salvage(
         store: String, into output: String, options: SalvageOptions, progress: ((SalvageProgress) -> Void)?,
-        cancellation: CancellationFlag?, faultInjection: ((Stage) throws -> Void)?
+        cancellation: CancellationFlag?, result: PublishedResult?, faultInjection: ((Stage) throws -> Void)?
     ) throws -> SalvageReport {
         // Past the file-size limit a write must fail with EFBIG (and be cleaned up), not kill us.
         SafeFileOutput.ignoreFileSizeLimitSignal()
@@ -99,7 +104,7 @@ public enum Salvager {
             throw failure(error, output: output)
         }
         do {
-            try target.publishDurably(file, afterLinking: { try faultInjection?(.published) })
+            try target.publishDurably(file, as: result, afterLinking: { try faultInjection?(.published) })
         } catch {
             throw failure(error, output: output)
         }

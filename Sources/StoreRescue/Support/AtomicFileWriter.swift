@@ -35,11 +35,13 @@ enum AtomicFileWriter {
 
     /// Writes `data` to `path`.
     ///
-    /// - Parameter expected: the fingerprint of the file as it was read, or nil when it must not
-    ///   exist yet; if the file changed meanwhile, nothing is written (`temporaryFailure`).
+    /// - Parameters:
+    ///   - expected: the fingerprint of the file as it was read, or nil when it must not exist
+    ///     yet; if the file changed meanwhile, nothing is written (`temporaryFailure`).
+    ///   - result: when the file is the command's final result, what it is (`PublishedResult`).
     /// - Throws: `Failure` when the target is a symbolic link or not a regular file, changed, or
     ///   the folder is not writable.
-    static func write(_ data: Data, to path: String, expected: FileFingerprint?) throws(Failure) {
+    static func write(_ data: Data, to path: String, expected: FileFingerprint?, as result: PublishedResult? = nil) throws(Failure) {
         try checkTarget(path)
         var existing = stat()
         let permissions: mode_t = lstat(path, &existing) == 0 ? existing.st_mode & 0o7777 : 0o644
@@ -54,7 +56,7 @@ enum AtomicFileWriter {
                 throw Failure(reason: reason, status: .temporaryFailure)
             }
             try checkTarget(path)
-            try output.publish(replacingExisting: expected != nil)
+            try output.publish(replacingExisting: expected != nil, as: result)
         } catch let failure as Failure {
             throw failure
         } catch let error as SafeFileOutputError {

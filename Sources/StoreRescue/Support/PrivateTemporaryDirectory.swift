@@ -17,9 +17,16 @@ public final class PrivateTemporaryDirectory {
     /// Open (and locked) for the directory's whole life.
     private let descriptor: Int32
     private let registration: Int
+    private let ledger: InterruptionLedger
 
     /// Creates the directory under `parent` (default: `$TMPDIR` or `/tmp`).
-    public init(parent: String? = nil, prefix: String = "storerescue") throws {
+    public convenience init(parent: String? = nil, prefix: String = "storerescue") throws {
+        try self.init(parent: parent, prefix: prefix, ledger: TemporaryItems.ledger)
+    }
+
+    /// `init`, registered in `ledger` (tests use one of their own).
+    init(parent: String?, prefix: String, ledger: InterruptionLedger) throws {
+        self.ledger = ledger
         let base = parent ?? ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         TemporaryItems.sweepOnce(folder: base)
         var template = Array((base.hasSuffix("/") ? base : base + "/").utf8CString.dropLast())
@@ -34,10 +41,21 @@ public final class PrivateTemporaryDirectory {
                 NSLocalizedDescriptionKey: "cannot create a private temporary directory in \(base): \(String(cString: strerror(errno)))",
             ])
         }
-        path = created
-        descriptor = open(created, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        let descriptor = open(created, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         if descriptor >= 0 { TemporaryItems.lock(descriptor) }
-        registration = TemporaryItems.register(created, isFolder: true)
+        guard let token = ledger.register(created, isFolder: true) else {
+            // The process is ending on an interruption, which has removed its temporaries: one
+            // created now would be left behind.
+            rmdir(created)
+            if descriptor >= 0 { close(descriptor) }
+            throw CocoaError(.fileWriteUnknown, userInfo: [
+                NSFilePathErrorKey: base,
+                NSLocalizedDescriptionKey: "cannot create a private temporary directory in \(base): the process is ending on an interruption",
+            ])
+        }
+        path = created
+        self.descriptor = descriptor
+        registration = token
     }
 
     deinit {
@@ -53,6 +71,6 @@ public final class PrivateTemporaryDirectory {
         guard !isRemoved else { return }
         isRemoved = true
         try? FileManager.default.removeItem(atPath: path)
-        TemporaryItems.unregister(registration)
+        ledger.unregister(registration)
     }
 }

@@ -34,6 +34,7 @@ public final class SafeFileOutput {
     public private(set) var size: Int64 = 0
 
     private var descriptor: Int32
+    private let ledger: InterruptionLedger
     private var registration = 0
     private var isPublished = false
     private var isDiscarded = false
@@ -45,9 +46,15 @@ public final class SafeFileOutput {
     ///   - permissions: the new file's mode (before the umask). Default `0600`.
     /// - Throws: `SafeFileOutputError.cannotCreate` when the folder is missing, not writable or
     ///   not a folder.
-    public init(destinationPath: String, permissions: mode_t = 0o600) throws {
+    public convenience init(destinationPath: String, permissions: mode_t = 0o600) throws {
+        try self.init(destinationPath: destinationPath, permissions: permissions, ledger: TemporaryItems.ledger)
+    }
+
+    /// `init`, registered in `ledger` (tests use one of their own).
+    init(destinationPath: String, permissions: mode_t, ledger: InterruptionLedger) throws {
         Self.ignoreFileSizeLimitSignal()
         self.destinationPath = destinationPath
+        self.ledger = ledger
         let folder = Self.folder(of: destinationPath)
         let name = (destinationPath as NSString).lastPathComponent
         TemporaryItems.sweepOnce(folder: folder)
@@ -57,9 +64,16 @@ public final class SafeFileOutput {
             let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, permissions)
             if fd >= 0 {
                 TemporaryItems.lock(fd)
+                guard let token = ledger.register(candidate, isFolder: false) else {
+                    // The process is ending on an interruption, which has removed its temporaries:
+                    // one created now would be left behind.
+                    unlink(candidate)
+                    close(fd)
+                    throw SafeFileOutputError.cannotCreate(path: destinationPath, reason: "the process is ending on an interruption")
+                }
                 descriptor = fd
                 temporaryPath = candidate
-                registration = TemporaryItems.register(candidate, isFolder: false)
+                registration = token
                 return
             }
             let code = errno
@@ -109,15 +123,18 @@ public final class SafeFileOutput {
 
     /// Makes the file durable and moves it to `destinationPath`.
     ///
-    /// - Parameter replacingExisting: when false (the default), an existing file or symbolic link
-    ///   at the destination is left alone and `destinationExists` is thrown; when true it is
-    ///   replaced atomically (a symbolic link is replaced, never followed).
+    /// - Parameters:
+    ///   - replacingExisting: when false (the default), an existing file or symbolic link at the
+    ///     destination is left alone and `destinationExists` is thrown; when true it is replaced
+    ///     atomically (a symbolic link is replaced, never followed).
+    ///   - result: when the file is the command's final result (`catalog learn`'s catalog), what
+    ///     it is: recorded once published (`PublishedResult`).
     /// - Throws: `SafeFileOutputError`; the temporary file is removed whatever fails.
-    public func publish(replacingExisting: Bool = false) throws {
+    public func publish(replacingExisting: Bool = false, as result: PublishedResult? = nil) throws {
         precondition(!isPublished && !isDiscarded, "SafeFileOutput published twice or after discard()")
         do {
             try flushAndClose()
-            try TemporaryItems.uninterruptible {
+            try ledger.uninterruptible(publishing: result) {
                 if replacingExisting {
                     guard rename(temporaryPath, destinationPath) == 0 else {
                         throw SafeFileOutputError.cannotPublish(path: destinationPath, reason: Self.describe(errno))
@@ -126,7 +143,7 @@ public final class SafeFileOutput {
                     try linkWithoutReplacing()
                 }
                 isPublished = true
-                TemporaryItems.unregister(registration)
+                ledger.unregister(registration)
             }
             Self.syncFolder(Self.folder(of: destinationPath))
         } catch {
@@ -148,18 +165,21 @@ public final class SafeFileOutput {
     /// }
     /// ```
     ///
-    /// - Parameter replacement: moves the file at `temporaryPath` to its place; when it throws,
-    ///   the file must still be at `temporaryPath` (or gone).
+    /// - Parameters:
+    ///   - result: when the file is the command's final result (`restore`'s store), what it is:
+    ///     recorded once `replacement` returns (`PublishedResult`).
+    ///   - replacement: moves the file at `temporaryPath` to its place; when it throws, the file
+    ///     must still be at `temporaryPath` (or gone).
     /// - Throws: `SafeFileOutputError.writeFailed` when flushing fails, or what `replacement`
     ///   throws; the temporary file is removed whatever fails.
-    public func publish(through replacement: (_ temporaryPath: String) throws -> Void) throws {
+    public func publish(as result: PublishedResult? = nil, through replacement: (_ temporaryPath: String) throws -> Void) throws {
         precondition(!isPublished && !isDiscarded, "SafeFileOutput published twice or after discard()")
         do {
             try flushAndClose()
-            try TemporaryItems.uninterruptible {
+            try ledger.uninterruptible(publishing: result) {
                 try replacement(temporaryPath)
                 isPublished = true
-                TemporaryItems.unregister(registration)
+                ledger.unregister(registration)
             }
         } catch {
             discard()
@@ -185,7 +205,7 @@ public final class SafeFileOutput {
         unlink(temporaryPath)
         if descriptor >= 0 { close(descriptor) }
         descriptor = -1
-        TemporaryItems.unregister(registration)
+        ledger.unregister(registration)
     }
 
     /// `link` + `unlink` gives an atomic "create, but never replace" (`FileMover`'s same-file-system

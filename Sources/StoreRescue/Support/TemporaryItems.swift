@@ -18,9 +18,12 @@ import Darwin
 ///   folder, a store's folder), it first removes that folder's stale ones: names of the pattern,
 ///   owned by this user, untouched for `staleAge`, whose lock it can take (so no live process holds
 ///   it). What was removed is kept in `removedStaleItems` for the command's report.
-/// - **Registry**: live items are registered, so an interrupted command (a second SIGINT, or a
-///   read that will not return) can remove them all before it exits (`removeLiveItems()`), and
-///   the few steps that must not be cut in half run as `uninterruptible` sections.
+/// - **Registry**: live items are registered in `ledger`, so an interrupted command (a second
+///   SIGINT, or a read that will not return) can remove them all before it exits
+///   (`InterruptionLedger.terminate`); the few steps that must not be cut in half run as
+///   `uninterruptible` sections, and the one that puts the command's final result in place says
+///   so (`uninterruptible(publishing:)`), so that an interruption after it never reports
+///   "nothing was replaced".
 ///
 /// `SafeFileOutput` and `PrivateTemporaryDirectory` follow the rule; new code creates its
 /// temporaries through them:
@@ -29,7 +32,9 @@ import Darwin
 /// let work = try PrivateTemporaryDirectory(parent: folder, prefix: ".salvage")  // swept, locked, registered
 /// let output = try SafeFileOutput(destinationPath: folder + "/salvaged.sqlite")   // likewise
 /// try output.write(bytes)
-/// try TemporaryItems.uninterruptible { try output.publish() }
+/// try TemporaryItems.uninterruptible(publishing: PublishedResult(path: output.destinationPath, description: "the salvaged store")) {
+///     try output.publish()
+/// }
 /// print(TemporaryItems.removedStaleItems)  // what earlier, killed runs had left, now removed
 /// ```
 public enum TemporaryItems {
@@ -145,68 +150,37 @@ public enum TemporaryItems {
 
     // MARK: Live items
 
-    nonisolated(unsafe) private static var live: [Int: (path: String, isFolder: Bool)] = [:]
-    nonisolated(unsafe) private static var nextToken = 0
-    nonisolated(unsafe) private static var uninterruptibleDepth = 0
-    nonisolated(unsafe) private static var isTerminating = false
-    private static let sections = NSCondition()
+    /// The process's interruption bookkeeping: its live temporaries, its publish sections, its
+    /// final result once in place, and who reports its outcome (`InterruptionLedger`).
+    public static let ledger = InterruptionLedger(pause: TestPause.fromEnvironment())
 
-    /// Records a live temporary; returns the token that `unregister` takes.
-    static func register(_ path: String, isFolder: Bool) -> Int {
-        state.lock()
-        defer { state.unlock() }
-        nextToken += 1
-        live[nextToken] = (path, isFolder)
-        return nextToken
+    /// Records a live temporary; returns the token that `unregister` takes, or nil once the
+    /// process is ending on an interruption (the caller removes what it created and throws).
+    static func register(_ path: String, isFolder: Bool) -> Int? {
+        ledger.register(path, isFolder: isFolder)
     }
 
     static func unregister(_ token: Int) {
-        state.lock()
-        live[token] = nil
-        state.unlock()
+        ledger.unregister(token)
     }
 
     /// The live temporaries of this process (paths).
-    public static var liveItems: [String] {
-        state.lock()
-        defer { state.unlock() }
-        return live.keys.sorted().compactMap { live[$0]?.path }
-    }
+    public static var liveItems: [String] { ledger.liveItems }
 
     /// Runs `body` so that an interruption waits for it to finish (a publish: link, rename,
     /// removing a replaced store's stale sidecars), then lets it go on.
-    public static func uninterruptible<Result>(_ body: () throws -> Result) rethrows -> Result {
-        sections.lock()
-        // The process is about to exit: start no new section (a nested one may finish its outer).
-        while isTerminating && uninterruptibleDepth == 0 { sections.wait() }
-        uninterruptibleDepth += 1
-        sections.unlock()
-        defer {
-            sections.lock()
-            uninterruptibleDepth -= 1
-            sections.broadcast()
-            sections.unlock()
-        }
-        return try body()
+    ///
+    /// - Parameter result: for the step that puts the command's final result in place: recorded
+    ///   when `body` returns, after which an interruption lets the command report
+    ///   (`InterruptionLedger.uninterruptible(publishing:_:)`).
+    public static func uninterruptible<Result>(publishing result: PublishedResult? = nil, _ body: () throws -> Result) rethrows -> Result {
+        try ledger.uninterruptible(publishing: result, body)
     }
 
-    /// For a process about to exit on an interruption: waits (at most `timeout`) for running
-    /// `uninterruptible` sections, keeps new ones from starting, then removes every live
-    /// temporary. Returns the paths removed.
+    /// Removes every live temporary now (a process ending normally: what is still registered
+    /// is garbage; a published item is not registered). Returns the paths removed.
     @discardableResult
-    public static func removeLiveItems(waitingAtMost timeout: TimeInterval = 10) -> [String] {
-        sections.lock()
-        isTerminating = true
-        let deadline = Date().addingTimeInterval(timeout)
-        while uninterruptibleDepth > 0, sections.wait(until: deadline) {}
-        sections.unlock()
-        state.lock()
-        let items = live.values.map { $0 }
-        live = [:]
-        state.unlock()
-        for item in items {
-            if item.isFolder { try? FileManager.default.removeItem(atPath: item.path) } else { unlink(item.path) }
-        }
-        return items.map(\.path)
+    public static func removeLiveItems() -> [String] {
+        ledger.removeLiveItemsNow()
     }
 }

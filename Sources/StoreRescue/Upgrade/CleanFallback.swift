@@ -90,7 +90,9 @@ struct CleanFallback {
         var salvageDatabase: String? = quarantine + "/" + BackupNaming.nameStem(name) + ".salvaged.sqlite"
         var rowsUnreadable: Int64 = 0
         do {
-            let plain = try Salvager.salvage(store: storePath, into: salvageDatabase!, options: SalvageOptions(), cancellation: cancellation)
+            let plain = try Salvager.salvage(
+                store: storePath, into: salvageDatabase!, options: SalvageOptions(), progress: nil, cancellation: cancellation,
+                result: nil, faultInjection: nil)
             rowsUnreadable = Int64(plain.totals.unreadable + plain.lostAndFound.rowsUnreadable)
         } catch SalvageError.interrupted {
             throw MigrationError.interrupted(path: storePath)
@@ -137,7 +139,9 @@ struct CleanFallback {
         let mainKept = quarantine + "/" + name
         // A damaged store is never settled: SQLite would fold its -wal into the damaged file.
         let damage = refusals.first { $0.code == .storeDamaged }.map(\.message)
-        let result = try TemporaryItems.uninterruptible {
+        let published = PublishedResult(
+            path: storePath, description: "a clean \(target.name) store (the original is quarantined in \(quarantine))", exitStatus: .fellBackToClean)
+        let result = try TemporaryItems.uninterruptible(publishing: published) {
             try replacement.replace(
                 with: clean.path, knownDamage: damage, ifDamaged: .moveSidecarsAside(into: quarantine),
                 whileLocked: { locked in try locked.preserve(at: mainKept) }, faultInjection: nil)
@@ -179,7 +183,7 @@ struct CleanFallback {
         do {
             salvageReport = try Salvager.salvage(
                 store: storePath, into: salvaged, options: SalvageOptions(catalog: catalog, versionName: sourceVersion),
-                cancellation: cancellation)
+                progress: nil, cancellation: cancellation, result: nil, faultInjection: nil)
         } catch SalvageError.interrupted {
             throw MigrationError.interrupted(path: storePath)
         } catch {
@@ -329,9 +333,10 @@ struct CleanFallback {
         let file = workspace.path("clean-empty.sqlite")
         let history = (try? OpenedStore(path: storePath, options: StoreOpenOptions(privateCopyParent: workspace.path)))
             .flatMap { StoreInspector.read(store: $0).schema }?.table(named: "ACHANGE") != nil
-        try StoreCreator.create(
+        _ = try StoreCreator.create(
             model: target.model, versionIdentifiers: nil, at: file,
-            options: StoreCreationOptions(includesPersistentHistory: history, storeUUID: storeUUID.flatMap(UUID.init(uuidString:))))
+            options: StoreCreationOptions(includesPersistentHistory: history, storeUUID: storeUUID.flatMap(UUID.init(uuidString:))),
+            result: nil, faultInjection: nil)
         try UpgradeRun.finishFile(file, walMode: true)
         _ = try verifiedCounts(file, target: target)
         try CreationTarget.synchronize(file, isFolder: false)

@@ -201,6 +201,7 @@ final class UpgradeRun {
                 destinationDirectory: backupFolder, compressionLevel: options.compressionLevel, keep: options.keepBackups,
                 reason: "pre-upgrade", lockTimeout: options.lockTimeout)
             backupOptions.retainsSnapshot = true
+            backupOptions.isFinalResult = false
             backup = try BackupRunner.run(
                 store: storePath,
                 options: backupOptions,
@@ -309,7 +310,13 @@ final class UpgradeRun {
         let publishStarted = Date()
         progress?(UpgradeProgress(phase: .publish, fraction: nil))
         try copyOwnership(to: written.path)
-        let replaced = try publish(written.path, snapshot: snapshot)
+        let result: PublishedResult
+        if case .adopt = decision {
+            result = PublishedResult(path: storePath, description: "the adopted store (stamped as \(written.version))", exitStatus: .adoptedOnly)
+        } else {
+            result = PublishedResult(path: storePath, description: "the upgraded store (\(written.version))")
+        }
+        let replaced = try publish(written.path, snapshot: snapshot, as: result)
         try faultInjection?(.published)
         let after = StoreMatcher.match(storePath: storePath, catalog: catalog)
         report.published = UpgradeReport.Published(
@@ -619,8 +626,9 @@ final class UpgradeRun {
 
     // MARK: - Publishing
 
-    /// Replaces the store with `file` once the store, settled and locked, is still the snapshot.
-    private func publish(_ file: String, snapshot: RetainedSnapshot) throws -> StoreReplacement.Result {
+    /// Replaces the store with `file` once the store, settled and locked, is still the snapshot:
+    /// the run's final result (`result`), recorded once the replacement returns.
+    private func publish(_ file: String, snapshot: RetainedSnapshot, as result: PublishedResult) throws -> StoreReplacement.Result {
         let replacement = StoreReplacement(storePath: storePath, lockTimeout: options.lockTimeout)
         var trailing: Int64 = 0
         defer {
@@ -628,7 +636,7 @@ final class UpgradeRun {
                 report.notes.append("the store file had \(trailing) bytes after its database's last page (no part of the database: SQLite ignores them); they were not carried over, and the backup holds the database itself")
             }
         }
-        return try TemporaryItems.uninterruptible {
+        return try TemporaryItems.uninterruptible(publishing: result) {
             try replacement.replace(with: file, whileLocked: { [storePath, faultInjection] store in
                 let size = try store.size()
                 let difference = try SnapshotComparison.compare(

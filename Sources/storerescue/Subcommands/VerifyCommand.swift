@@ -38,19 +38,21 @@ struct VerifyCommand: ParsableCommand {
         let verification = try CommandOutput.withProgress(json: json) { progress, cancellation in
             try BackupVerifier.verify(backup: backup, temporaryDirectory: temporaryDirectory, progress: progress, cancellation: cancellation)
         }
+        let status: ExitStatus = verification.isGood ? .success : .checkFailed
         if json {
             CommandOutput.printJSON(Report(
                 backup: verification.backupPath, manifest: verification.manifestPath, good: verification.isGood,
                 problems: verification.problems, integrityCheck: verification.integrityCheck,
-                seconds: Date().timeIntervalSince(started)))
+                seconds: Date().timeIntervalSince(started)), exitStatus: status)
         } else if verification.isGood {
             CommandOutput.write("OK: \(verification.backupPath): gzip stream, SHA-256 sums and PRAGMA integrity_check all pass\n")
         } else {
             var text = "FAILED: \(verification.backupPath)\n"
             for problem in verification.problems { text += "  - \(TerminalText.sanitized(problem, keepingLineBreaks: false))\n" }
             text += "Try: restore from another backup; run `storerescue verify` on each to find a good one\n"
+            CommandOutput.claimOutcome(exitStatus: status.rawValue)
             CommandOutput.writeProblem(text)
         }
-        if !verification.isGood { throw ExitCode(ExitStatus.checkFailed.rawValue) }
+        if !verification.isGood { throw ExitCode(status.rawValue) }
     }
 }

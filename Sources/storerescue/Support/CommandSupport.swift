@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import StoreRescue
 #if canImport(Glibc)
@@ -11,55 +10,103 @@ import Darwin
 /// How every subcommand reports: results as text (people) or JSON (`--json`, jobs); errors as
 /// `Error: …` / `Try: …` on stderr, or `{"error": {…}}` on stdout with `--json`; the exit status
 /// from the error's `ExitStatus`.
+///
+/// Printing the outcome (a result, an error, a report) first claims it
+/// (`InterruptionLedger.claimOutcome`): when an interruption has claimed it already, the command
+/// prints nothing and waits for `InterruptHandling` to end the process, so exactly one outcome —
+/// and with `--json` exactly one JSON document — is ever printed.
 enum CommandOutput {
     /// Prints `error` as the command's failure (`Error:`/`Try:` on stderr, or `{"error": …}` on
-    /// stdout with `--json`) and returns the exit code to throw.
+    /// stdout with `--json`) and returns the exit code to throw. After a signal, a failure the
+    /// interruption explains is reported as the interruption (`InterruptHandling.interruption`).
     static func failure(_ error: any Error, json: Bool) -> ExitCode {
-        let summary: ErrorSummary
-        if let error = error as? any OperatorFacingError {
-            summary = ErrorSummary(error)
-        } else {
-            summary = ErrorSummary(
-                message: "internal error: \(error)", hint: "report a bug with the command line that failed",
-                exitStatus: ExitStatus.internalError.rawValue)
+        let summary = summary(of: error)
+        if let interruption = InterruptHandling.interruption(explaining: summary) {
+            claimOutcome(exitStatus: interruption.exitStatus.rawValue)
+            printInterruption(interruption, json: json)
+            return ExitCode(interruption.exitStatus.rawValue)
         }
+        claimOutcome(exitStatus: summary.exitStatus)
         if json {
-            printJSON(["error": summary])
+            emitJSON(["error": summary])
         } else {
-            writeError(message: summary.message, hint: summary.hint)
+            emitError(message: summary.message, hint: summary.hint)
         }
         return ExitCode(summary.exitStatus)
     }
 
-    /// Text for people, on stdout. Every text line the tool prints passes through here or
-    /// `writeError`/`writeProblem`: control characters from file and entity names are escaped
-    /// and runaway values cut (`TerminalText`), so nothing a file holds reaches the terminal raw.
-    static func write(_ text: String) {
-        outcomePrinted()
+    /// `error` as the operator reads it; anything not operator-facing is a bug (70).
+    static func summary(of error: any Error) -> ErrorSummary {
+        if let error = error as? any OperatorFacingError { return ErrorSummary(error) }
+        return ErrorSummary(
+            message: "internal error: \(error)", hint: "report a bug with the command line that failed",
+            exitStatus: ExitStatus.internalError.rawValue)
+    }
+
+    /// Prints an interruption, whoever claimed the outcome for it: `Error:` (or `Warning:` when
+    /// the final result is in place) and `Try:`, or `{"error": …}` with `--json`.
+    static func printInterruption(_ error: InterruptedError, json: Bool) {
+        if json {
+            emitJSON(["error": ErrorSummary(error)])
+        } else {
+            emitError(label: error.isAfterPublishing ? "Warning" : "Error", message: error.description, hint: error.recoverySuggestion)
+        }
+    }
+
+    /// Claims the outcome for the command, which will exit with `exitStatus`. When the
+    /// interruption claimed it first, never returns: the command prints nothing more and exits
+    /// with no status of its own — `InterruptHandling` ends the process.
+    static func claimOutcome(exitStatus: Int32) {
+        guard TemporaryItems.ledger.claimOutcome(exitStatus: exitStatus) else { InterruptHandling.waitForTheEnd() }
+    }
+
+    /// Text for people, on stdout: the command's outcome (claimed with `exitStatus`), or more of
+    /// it. Every text line the tool prints passes through here or `writeError`/`writeProblem`:
+    /// control characters from file and entity names are escaped and runaway values cut
+    /// (`TerminalText`), so nothing a file holds reaches the terminal raw.
+    static func write(_ text: String, exitStatus: ExitStatus = .success) {
+        claimOutcome(exitStatus: exitStatus.rawValue)
         FileHandle.standardOutput.write(Data(TerminalText.sanitized(text, keepingLineBreaks: true).utf8))
     }
 
-    /// Text for people on stderr (a report of problems), sanitised as `write` does.
+    /// Text for people on stderr (a report of problems), sanitised as `write` does. A report
+    /// that is the outcome claims it first (`claimOutcome`).
     static func writeProblem(_ text: String) {
         FileHandle.standardError.write(Data(TerminalText.sanitized(text, keepingLineBreaks: true).utf8))
     }
 
-    /// `Error: <what failed, which file>` and `Try: <what to do>` on stderr, each one line.
-    static func writeError(message: String, hint: String?) {
-        outcomePrinted()
-        var text = "Error: \(TerminalText.sanitized(message, keepingLineBreaks: false))\n"
+    /// `Error: <what failed, which file>` and `Try: <what to do>` on stderr, each one line: the
+    /// command's outcome (claimed with `exitStatus`).
+    static func writeError(message: String, hint: String?, exitStatus: Int32) {
+        claimOutcome(exitStatus: exitStatus)
+        emitError(message: message, hint: hint)
+    }
+
+    private static func emitError(label: String = "Error", message: String, hint: String?) {
+        var text = "\(label): \(TerminalText.sanitized(message, keepingLineBreaks: false))\n"
         if let hint { text += "Try: \(TerminalText.sanitized(hint, keepingLineBreaks: false))\n" }
         FileHandle.standardError.write(Data(text.utf8))
     }
 
-    /// Prints `value` as pretty JSON with sorted keys on stdout, with `staleTemporariesRemoved`
-    /// (what this run's sweeps removed, `TemporaryItems`) added to the object.
-    static func printJSON(_ value: some Encodable) {
+    /// Prints `value` as pretty JSON with sorted keys on stdout — the command's outcome, claimed
+    /// with `exitStatus` — with `staleTemporariesRemoved` (what this run's sweeps removed,
+    /// `TemporaryItems`) added to the object.
+    static func printJSON(_ value: some Encodable, exitStatus: ExitStatus = .success) {
+        guard let data = encodedJSON(value) else { return }
+        claimOutcome(exitStatus: exitStatus.rawValue)
+        FileHandle.standardOutput.write(data)
+    }
+
+    private static func emitJSON(_ value: some Encodable) {
+        guard let data = encodedJSON(value) else { return }
+        FileHandle.standardOutput.write(data)
+    }
+
+    private static func encodedJSON(_ value: some Encodable) -> Data? {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(WithHousekeeping(value: value, removed: TemporaryItems.removedStaleItems)) else { return }
-        outcomePrinted()
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+        guard let data = try? encoder.encode(WithHousekeeping(value: value, removed: TemporaryItems.removedStaleItems)) else { return nil }
+        return data + Data("\n".utf8)
     }
 
     /// Any JSON result, plus the stale temporaries this run removed.
@@ -83,22 +130,6 @@ enum CommandOutput {
         let removed = TemporaryItems.removedStaleItems
         guard !removed.isEmpty else { return }
         write(removed.map { "Removed a stale temporary left by an interrupted run: \($0)\n" }.joined())
-    }
-
-    private static let outcomeLock = NSLock()
-    nonisolated(unsafe) private static var printedOutcome = false
-
-    /// True once the command has started printing its result or error.
-    static var hasPrintedOutcome: Bool {
-        outcomeLock.lock()
-        defer { outcomeLock.unlock() }
-        return printedOutcome
-    }
-
-    private static func outcomePrinted() {
-        outcomeLock.lock()
-        printedOutcome = true
-        outcomeLock.unlock()
     }
 
     /// `1.5 MB`, `217.2 MB`: decimal units, as `ls -h --si` and disk vendors count.
@@ -169,63 +200,11 @@ final class ProgressBar {
     }
 }
 
-/// SIGINT, SIGTERM and SIGHUP, for every command: the first sets `cancellation`, which long jobs
-/// poll to stop at their next step and remove their partial files (exit 75). A command that does
-/// not stop within `grace` — blocked in a read or inside SQLite — and any second signal end the
-/// process from here: running publish steps are let finish (`TemporaryItems.uninterruptible`),
-/// every live temporary is removed, the error is printed and the exit status is 75.
-enum InterruptHandling {
-    /// Set by the first signal.
-    static let cancellation = CancellationFlag()
-    /// How long a command has to stop by itself after the first signal.
-    static let grace: TimeInterval = 1
-    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
-    nonisolated(unsafe) private static var received = 0
-    nonisolated(unsafe) private static var isJSON = false
-    private static let queue = DispatchQueue(label: "storerescue.interrupts")
-
-    static func install(json: Bool) {
-        isJSON = json
-        for number in [SIGINT, SIGTERM, SIGHUP] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler {
-                received += 1
-                cancellation.cancel()
-                if received == 1 {
-                    queue.asyncAfter(deadline: .now() + grace) { terminate(signal: number) }
-                } else {
-                    terminate(signal: number)
-                }
-            }
-            source.resume()
-            sources.append(source)
-        }
-    }
-
-    /// Ends the process on an interruption the command did not handle itself.
-    private static func terminate(signal number: Int32) {
-        guard !CommandOutput.hasPrintedOutcome else { return }  // the command is ending by itself
-        TemporaryItems.removeLiveItems()
-        let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][number] ?? "signal \(number)"
-        let error = InterruptedError(signalName: name)
-        _ = CommandOutput.failure(error, json: isJSON)
-        _exit(error.exitStatus.rawValue)
-    }
-}
-
-/// A command stopped by a signal before it finished.
-struct InterruptedError: OperatorFacingError {
-    var signalName: String
-    var description: String { "interrupted by \(signalName); temporary files were removed and nothing was replaced" }
-    var recoverySuggestion: String? { "run the command again when it can finish" }
-    var exitStatus: ExitStatus { .temporaryFailure }
-}
-
 /// A result a command prints whole: JSON for jobs, text for people, or its error.
 protocol CommandReport: Encodable {
-    /// Set when the command failed: printed as `Error:`/`Try:` in text mode.
-    var error: ErrorSummary? { get }
+    /// Set when the command failed: printed as `Error:`/`Try:` in text mode (replaced by the
+    /// interruption when it explains the failure, `InterruptHandling.interruption`).
+    var error: ErrorSummary? { get set }
     /// The status the command exits with (a report can fail without an error, e.g. `--deep`).
     var exitStatus: ExitStatus { get }
     var renderedText: String { get }
@@ -233,14 +212,24 @@ protocol CommandReport: Encodable {
 
 extension CommandOutput {
     /// Prints `report` — JSON with `--json`, otherwise its text or its error — and throws the
-    /// exit code its status gives (nothing for success).
-    static func finish(_ report: some CommandReport, json: Bool) throws {
+    /// exit code its status gives (nothing for success). After a signal, an error the
+    /// interruption explains is reported as the interruption, in the report.
+    static func finish<Report: CommandReport>(_ report: Report, json: Bool) throws {
+        var report = report
+        var interruption: InterruptedError?
+        if let error = report.error, let explained = InterruptHandling.interruption(explaining: error) {
+            interruption = explained
+            report.error = ErrorSummary(explained)
+        }
         if json {
-            printJSON(report)
+            printJSON(report, exitStatus: report.exitStatus)
+        } else if let interruption {
+            claimOutcome(exitStatus: report.exitStatus.rawValue)
+            printInterruption(interruption, json: false)
         } else if let error = report.error {
-            writeError(message: error.message, hint: error.hint)
+            writeError(message: error.message, hint: error.hint, exitStatus: report.exitStatus.rawValue)
         } else {
-            write(report.renderedText)
+            write(report.renderedText, exitStatus: report.exitStatus)
         }
         if report.exitStatus != .success { throw ExitCode(report.exitStatus.rawValue) }
     }

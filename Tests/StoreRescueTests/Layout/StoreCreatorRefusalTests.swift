@@ -101,7 +101,7 @@ import Testing
         let error = #expect(throws: (any Error).self) {
             try StoreCreator.create(
                 model: Self.model, versionIdentifiers: nil, at: path, options: StoreCreationOptions(includesPersistentHistory: true),
-                faultInjection: { if $0 == stage { throw InjectedFailure() } })
+                result: nil, faultInjection: { if $0 == stage { throw InjectedFailure() } })
         }
         #expect(error.map { "\($0)".contains("InjectedFailure") } == true, "\(stage): \(String(describing: error))")
         #expect(try StoreFixtureBuilder.snapshot(of: directory.url.path) == before, "\(stage)")

@@ -148,7 +148,7 @@ import Testing
         let setup = try Setup()
         let before = try setup.inputSnapshot()
         #expect(throws: (any Error).self) {
-            try Salvager.salvage(store: setup.store, into: setup.output, options: SalvageOptions(), progress: nil, cancellation: nil) {
+            try Salvager.salvage(store: setup.store, into: setup.output, options: SalvageOptions(), progress: nil, cancellation: nil, result: nil) {
                 if $0 == stage { throw Injected() }
             }
         }
@@ -180,7 +180,7 @@ import Testing
                     guard progress.phase == .finish else { return }
                     reached = true
                     cancellation.cancel()
-                }, cancellation: cancellation, faultInjection: nil)
+                }, cancellation: cancellation)
         }
         #expect(reached, "the run never reached its last pass")
         #expect(error == .interrupted, "\(String(describing: error))")
@@ -206,7 +206,7 @@ import Testing
         let error = #expect(throws: SalvageError.self) {
             try Salvager.salvage(
                 store: setup.store, into: setup.output, options: SalvageOptions(catalog: coreData ? CoreDataSalvageFixtures.catalog : nil),
-                progress: nil, cancellation: nil
+                progress: nil, cancellation: nil, result: nil
             ) { stage in
                 guard stage == .pagesWritten else { return }
                 let workspace = try #require(try FileManager.default.contentsOfDirectory(atPath: setup.outputFolder).first { $0.hasPrefix(".salvage") })
@@ -241,7 +241,7 @@ import Testing
         let error = #expect(throws: SalvageError.self) {
             try Salvager.salvage(
                 store: setup.store, into: setup.output, options: SalvageOptions(catalog: coreData ? CoreDataSalvageFixtures.catalog : nil),
-                progress: nil, cancellation: nil
+                progress: nil, cancellation: nil, result: nil
             ) { stage in
                 guard stage == .pagesWritten else { return }
                 let workspace = try #require(try FileManager.default.contentsOfDirectory(atPath: setup.outputFolder).first { $0.hasPrefix(".salvage") })
