@@ -268,8 +268,11 @@ public final class InterruptionLedger: @unchecked Sendable {
     /// or the command line decides — 64 usage, 65 not a store, 73 an output in the way, the
     /// refusals and checks 1–5 — which are reported as they are, signal or not. A genuine 66 or
     /// 74 that happens to come after a signal is reported as the interruption (exit 75); the
-    /// next run shows it.
-    public static func isExplainedByInterruption(_ failure: ErrorSummary) -> Bool {
+    /// next run shows it. Once the final result is in place (`afterPublishing`), a 70 is not
+    /// explained: what fails then is a check of the result itself (`upgrade`'s match of the
+    /// store it put in place), and reporting it as the interruption would call it complete.
+    public static func isExplainedByInterruption(_ failure: ErrorSummary, afterPublishing: Bool = false) -> Bool {
+        if afterPublishing, failure.exitStatus == ExitStatus.internalError.rawValue { return false }
         let explained: [ExitStatus] = [.noInput, .internalError, .ioError, .temporaryFailure]
         return explained.map(\.rawValue).contains(failure.exitStatus) || failure.message.contains(TemporaryItems.marker)
     }

@@ -20,10 +20,15 @@ public struct PublishedResult: Sendable, Equatable {
     /// The status the command exits with for this result (`upgrade`: 0, 4 adopted only, 5 fell
     /// back to a clean store; every other command: 0).
     public var exitStatus: ExitStatus
+    /// What to do when an interruption ended the command after the result was in place but
+    /// before it finished its own bookkeeping (nil: check the result; running the command again
+    /// would not redo it).
+    public var nextStep: String?
 
-    public init(path: String, description: String, exitStatus: ExitStatus = .success) {
+    public init(path: String, description: String, exitStatus: ExitStatus = .success, nextStep: String? = nil) {
         self.path = path
         self.description = description
         self.exitStatus = exitStatus
+        self.nextStep = nextStep
     }
 }

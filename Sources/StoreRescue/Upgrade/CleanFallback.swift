@@ -140,7 +140,8 @@ struct CleanFallback {
         // A damaged store is never settled: SQLite would fold its -wal into the damaged file.
         let damage = refusals.first { $0.code == .storeDamaged }.map(\.message)
         let published = PublishedResult(
-            path: storePath, description: "a clean \(target.name) store (the original is quarantined in \(quarantine))", exitStatus: .fellBackToClean)
+            path: storePath, description: "a clean \(target.name) store (the original is quarantined in \(quarantine))", exitStatus: .fellBackToClean,
+            nextStep: "run the same command again: it finishes the fallback's records in \(quarantine) (intent.json, incident.json) without redoing it")
         let result = try TemporaryItems.uninterruptible(publishing: published) {
             try replacement.replace(
                 with: clean.path, knownDamage: damage, ifDamaged: .moveSidecarsAside(into: quarantine),

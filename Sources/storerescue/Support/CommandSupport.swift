@@ -127,9 +127,17 @@ enum CommandOutput {
     /// in `staleTemporariesRemoved`).
     static func reportRemovedStaleItems(json: Bool) {
         guard !json else { return }
+        claimOutcome(exitStatus: 0)  // no-op for a command that has reported (it claimed first)
+        emitRemovedStaleItems()
+    }
+
+    /// The lines of `reportRemovedStaleItems`, for whoever owns the outcome (the interruption
+    /// too: it does not claim it again).
+    static func emitRemovedStaleItems() {
         let removed = TemporaryItems.removedStaleItems
         guard !removed.isEmpty else { return }
-        write(removed.map { "Removed a stale temporary left by an interrupted run: \($0)\n" }.joined())
+        FileHandle.standardOutput.write(Data(TerminalText.sanitized(
+            removed.map { "Removed a stale temporary left by an interrupted run: \($0)\n" }.joined(), keepingLineBreaks: true).utf8))
     }
 
     /// `1.5 MB`, `217.2 MB`: decimal units, as `ls -h --si` and disk vendors count.

@@ -72,8 +72,9 @@ enum InterruptHandling {
     /// interrupted, a write cut short, the job's own "interrupted"); nil otherwise, and always
     /// for a failure the input or the command line decides (64, 65, 73, a refusal).
     static func interruption(explaining failure: ErrorSummary) -> InterruptedError? {
-        guard let name = signalName, InterruptionLedger.isExplainedByInterruption(failure) else { return nil }
-        return InterruptedError(signalName: name, state: TemporaryItems.ledger.publishedResult.map { .published($0) } ?? .nothingReplaced)
+        let published = TemporaryItems.ledger.publishedResult
+        guard let name = signalName, InterruptionLedger.isExplainedByInterruption(failure, afterPublishing: published != nil) else { return nil }
+        return InterruptedError(signalName: name, state: published.map { .published($0) } ?? .nothingReplaced)
     }
 
     /// For a command that lost the outcome to the interruption: blocks until the interruption
@@ -86,11 +87,12 @@ enum InterruptHandling {
     private static func terminate() {
         let name = signalName ?? "a signal"
         switch TemporaryItems.ledger.terminate(sectionTimeout: sectionTimeout, commandGrace: commandGrace) {
-        case .commandReports(let status):
-            // The command prints its own outcome and exits. Should it hang there (a write to a
-            // pipe nobody reads), end it with the status it chose.
-            Thread.sleep(forTimeInterval: commandGrace)
-            _exit(status)
+        case .commandReports:
+            // The command is printing its own outcome and exits by itself. Blocked on a pipe
+            // nobody reads, it waits for the reader, as any writer does: ending it there would
+            // leave the reader a cut-off report (half a JSON document) under a status that
+            // says all went well. SIGKILL ends it.
+            return
         case .interrupted(_, let unfinished):
             end(InterruptedError(signalName: name, state: unfinished.map { .publishUnfinished($0) } ?? .nothingReplaced))
         case .interruptedAfterPublishing(let result, _):
@@ -98,9 +100,20 @@ enum InterruptHandling {
         }
     }
 
+    /// How long the interruption's own message may take to be written (a pipe nobody reads, a
+    /// stopped terminal) before the process ends without it.
+    static let printGrace: TimeInterval = 2
+
+    /// Prints the interruption (text mode: with the stale temporaries this run removed, as any
+    /// outcome lists them) and ends the process. The print has `printGrace`: this queue is the
+    /// one that would end the process, so a write blocked on a full pipe must not keep it from
+    /// ending (a hang only SIGKILL ended, every later signal ignored).
     private static func end(_ error: InterruptedError) -> Never {
+        let status = error.exitStatus.rawValue
+        DispatchQueue.global().asyncAfter(deadline: .now() + printGrace) { _exit(status) }
         CommandOutput.printInterruption(error, json: isJSON)
-        _exit(error.exitStatus.rawValue)
+        if !isJSON { CommandOutput.emitRemovedStaleItems() }
+        _exit(status)
     }
 }
 
@@ -143,7 +156,7 @@ struct InterruptedError: OperatorFacingError {
         switch state {
         case .nothingReplaced: return "run the command again when it can finish"
         case .publishUnfinished(let result): return "look at \(result.path) before running the command again"
-        case .published(let result): return "the result is in place: check \(result.path) instead of running the command again"
+        case .published(let result): return result.nextStep ?? "the result is in place: check \(result.path) instead of running the command again"
         }
     }
 

@@ -136,6 +136,39 @@ struct FinalPublishInterruptionTests {
         #expect(setup.temporariesLeft() == [], "\(command)")
     }
 
+    /// The interruption's message cannot be written — its stream is a pipe nobody reads, already
+    /// full — yet the process still ends (exit 75, nothing published, nothing left) within the
+    /// message's 2 s: before, the signal handler's queue blocked in the write and the process
+    /// hung until SIGKILL, every later signal ignored.
+    @Test(arguments: [false, true])
+    func anInterruptionWhoseMessageCannotBeWrittenStillEnds(json: Bool) throws {
+        let setup = try Setup()
+        let pipe = Pipe()
+        // Fill the pipe's buffer (64 KiB on Linux) without blocking: what the process writes next blocks.
+        let writeEnd = pipe.fileHandleForWriting.fileDescriptor
+        let flags = fcntl(writeEnd, F_GETFL)
+        _ = fcntl(writeEnd, F_SETFL, flags | O_NONBLOCK)
+        let chunk = [UInt8](repeating: 0x2E, count: 4096)
+        while chunk.withUnsafeBytes({ Foundation.write(writeEnd, $0.baseAddress, $0.count) }) > 0 {}
+        _ = fcntl(writeEnd, F_SETFL, flags)
+        let process = Process()
+        process.executableURL = CommandRunner.executable
+        process.arguments = setup.arguments("salvage", json: json)
+        process.environment = setup.environment(pausingAt: "before-final-publish")
+        process.standardOutput = json ? pipe.fileHandleForWriting : FileHandle.nullDevice
+        process.standardError = json ? FileHandle.nullDevice : pipe.fileHandleForWriting
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        Self.interrupting(at: setup.marker, resuming: false)(process)
+        let deadline = Date().addingTimeInterval(15)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        #expect(!process.isRunning, "the process hung on its interruption message")
+        guard !process.isRunning else { return }
+        #expect(process.terminationStatus == 75)
+        #expect(setup.result("salvage") == nil, "nothing was published")
+        #expect(setup.temporariesLeft() == [])
+    }
+
     /// The signals came while the command was about to put its result in place: it never does.
     @Test(arguments: commands, [false, true])
     func signalsRightBeforeTheFinalPublishPublishNothing(command: String, json: Bool) throws {

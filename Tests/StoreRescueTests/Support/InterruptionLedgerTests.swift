@@ -224,4 +224,15 @@ import Testing
     func failuresAfterASignal(status: Int32, message: String, isExplained: Bool) {
         #expect(InterruptionLedger.isExplainedByInterruption(ErrorSummary(message: message, hint: nil, exitStatus: status)) == isExplained)
     }
+
+    /// Once the final result is in place, a 70 is a check of that result failing (`upgrade`'s
+    /// match of the store it put in place: `resultNotAtTarget`), never the interruption — which
+    /// would report the result as complete, exit 0. What the interruption produces still is.
+    @Test func afterThePublishAnInternalErrorIsTheResults() {
+        let notAtTarget = ErrorSummary(message: "the upgraded store does not match V4", hint: nil, exitStatus: 70)
+        #expect(InterruptionLedger.isExplainedByInterruption(notAtTarget))
+        #expect(!InterruptionLedger.isExplainedByInterruption(notAtTarget, afterPublishing: true))
+        let cutShort = ErrorSummary(message: "writing /data/backups/x.gz failed: No space left on device", hint: nil, exitStatus: 74)
+        #expect(InterruptionLedger.isExplainedByInterruption(cutShort, afterPublishing: true))
+    }
 }
