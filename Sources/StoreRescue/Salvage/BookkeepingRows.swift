@@ -76,7 +76,10 @@ struct BookkeepingRows {
         case .sequence:
             // One row per AUTOINCREMENT table in a real store: more rows, or longer names, than
             // the bounds are damage or hostile, and are counted, not kept (memory stays bounded).
-            guard sequences[rowid] == nil, let name = text(0), let seq = integer(1) else { return }
+            // `seq` as SQLite reads it for the next rowid (its integer value: text and blobs by
+            // their leading digits, reals truncated, NULL 0), whatever was written there.
+            guard sequences[rowid] == nil, let name = text(0) else { return }
+            let seq = record.count > 1 && record[1].isAvailable ? Self.sqliteInteger(record[1], payload: payload, encoding: encoding) : 0
             guard sequences.count < Self.maximumSequenceRows, sequenceNameBytes + name.utf8.count <= Self.maximumSequenceNameBytes else {
                 sequenceRowsNotKept += 1
                 return
@@ -84,6 +87,49 @@ struct BookkeepingRows {
             sequenceNameBytes += name.utf8.count
             sequences[rowid] = SequenceRow(name: name, seq: seq)
         }
+    }
+
+    /// A value as SQLite's integer conversion gives it (`sqlite3VdbeIntValue`): an integer as
+    /// it is, a real truncated toward zero and clamped to 64 bits (NaN 0), text or a blob by its
+    /// leading integer (white space, a sign, digits; clamped; none: 0), NULL 0.
+    static func sqliteInteger(_ column: RecordColumn, payload: UnsafeRawBufferPointer, encoding: DatabaseGeometry.TextEncoding) -> Int64 {
+        switch column.storageClass {
+        case .null: return 0
+        case .integer: return column.integer(in: payload)
+        case .real:
+            let value = column.real(in: payload)
+            guard !value.isNaN else { return 0 }
+            if value >= 9_223_372_036_854_775_807.0 { return .max }
+            if value <= -9_223_372_036_854_775_808.0 { return .min }
+            return Int64(value.rounded(.towardZero))
+        case .text, .blob:
+            let bytes = column.bytes(in: payload)
+            let text = column.storageClass == .text ? (encoding.string(from: bytes) ?? "") : String(decoding: bytes, as: UTF8.self)
+            return leadingInteger(text)
+        }
+    }
+
+    /// The integer `text` begins with, as `sqlite3Atoi64` reads it.
+    static func leadingInteger(_ text: String) -> Int64 {
+        var characters = Substring(text).drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\u{0C}" }
+        var negative = false
+        if let sign = characters.first, sign == "-" || sign == "+" {
+            negative = sign == "-"
+            characters = characters.dropFirst()
+        }
+        var magnitude: UInt64 = 0
+        var overflow = false
+        for character in characters {
+            guard let digit = character.wholeNumberValue, character.isASCII else { break }
+            let (times, o1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times.addingReportingOverflow(UInt64(digit))
+            if o1 || o2 { overflow = true; break }
+            magnitude = sum
+        }
+        if negative {
+            return overflow || magnitude > UInt64(Int64.max) + 1 ? .min : Int64(truncatingIfNeeded: 0 &- magnitude)
+        }
+        return overflow || magnitude > UInt64(Int64.max) ? .max : Int64(magnitude)
     }
 
     /// The largest `seq` recovered per table name (a name found twice — an old copy on an orphan

@@ -88,7 +88,7 @@ extension CoreDataSalvageOutput {
         try enterWALMode()
         // SQLite vouches for every page salvage wrote itself: the check begun when the last of
         // them was in the file (`OutputCheck`), or, when none was, one of the finished file.
-        let check = try backgroundCheck?.wait(cancellation: cancellation) ?? OutputCheck.verdict(of: connection)
+        let check = try backgroundCheck?.wait(cancellation: cancellation) ?? OutputCheck.verdict(of: connection, cancellation: cancellation)
         backgroundCheck = nil
         if let refusal = OutputCheck.refusal(check, path: connection.path) { throw refusal }
         _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")

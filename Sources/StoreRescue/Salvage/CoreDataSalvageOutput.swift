@@ -98,7 +98,7 @@ final class CoreDataSalvageOutput: SalvageOutput {
 
     func role(for table: TableDefinition) throws -> TableRole {
         if let kind = Self.bookkeeping[table.name.uppercased()] { return .collect(kind) }
-        if table.isSQLiteInternal { return .skip(reason: "SQLite's own table (Core Data declares no AUTOINCREMENT table)") }
+        if table.isSQLiteInternal { return .skip(reason: "SQLite's own table, not part of the version's layout (the new store's tables are laid out for the version)") }
         guard let target = allTables.first(where: { $0.name.uppercased() == table.name.uppercased() }) else {
             return .skip(reason: "not a table of version \"\(version.name)\"")
         }

@@ -21,12 +21,15 @@ final class PlainSalvageOutput: SalvageOutput {
     /// The writer's target of each table made (recovered and loose), by name.
     private var targetsByName: [String: Int] = [:]
     private(set) var bulkTargets: [Int: BulkTarget] = [:]
+    /// Stops SQLite's work, its check included.
+    private let cancellation: CancellationFlag?
     /// SQLite's limit on columns per table (`SQLITE_MAX_COLUMN`).
     private static let maximumColumns = 2000
 
     /// Creates the database at `path` (which must not exist; it is in a private folder).
     /// `cancellation` stops SQLite's own work (rows it writes, its check) within milliseconds.
     init(path: String, geometry: DatabaseGeometry, cancellation: CancellationFlag? = nil) throws {
+        self.cancellation = cancellation
         connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .create))
         if let cancellation { connection.setProgressHandler { cancellation.isCancelled } }
         try connection.execute("PRAGMA page_size = \(geometry.pageSize)")
@@ -173,7 +176,7 @@ final class PlainSalvageOutput: SalvageOutput {
         _ = try connection.scalar("PRAGMA journal_mode = DELETE")
         // The file is complete: let the disk take it while SQLite checks it.
         Writeback.start(path: connection.path)
-        if let refusal = OutputCheck.refusal(try OutputCheck.verdict(of: connection), path: connection.path) { throw refusal }
+        if let refusal = OutputCheck.refusal(try OutputCheck.verdict(of: connection, cancellation: cancellation), path: connection.path) { throw refusal }
         return SalvageOutputSummary(tables: tables, metadata: nil, notes: notes)
     }
 
@@ -204,13 +207,20 @@ final class PlainSalvageOutput: SalvageOutput {
             _ = try connection.rows("DELETE FROM sqlite_sequence WHERE name = ?", [.text(name)])
             _ = try connection.rows("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", [.text(name), .integer(value)])
         }
+        var unrecovered: [String] = []
         for (name, rowid) in autoincrementTables {
             // By the column's name: a table may have another column named `rowid`.
             let largest = try connection.scalar("SELECT max(\(rowid.quotedSQLIdentifier)) FROM \(name.quotedSQLIdentifier)")?.int64
             if recovered[name] == nil, let largest {
-                notes.append("table \(name): AUTOINCREMENT, its sqlite_sequence entry was not recovered: set to its largest recovered rowid, \(largest) (rows deleted after it may have had larger ones)")
+                if unrecovered.count < 10 {
+                    notes.append("table \(name): AUTOINCREMENT, its sqlite_sequence entry was not recovered: set to its largest recovered rowid, \(largest) (rows deleted after it may have had larger ones)")
+                }
+                unrecovered.append(name)
             }
             try set(name, [recovered[name], largest])
+        }
+        if unrecovered.count > 10 {
+            notes.append("\(unrecovered.count - 10) more AUTOINCREMENT tables whose sqlite_sequence entry was not recovered, each set to its largest recovered rowid")
         }
         for (name, seq) in recovered.sorted(by: { $0.key < $1.key }) where !autoincrementTables.contains(where: { $0.table == name }) {
             try set(name, [seq])

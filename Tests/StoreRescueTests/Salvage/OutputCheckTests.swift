@@ -93,4 +93,27 @@ import SRSQLite
         _ = consume check
         #expect(try Self.isTheOnlyConnection(writer))
     }
+
+    /// The check run on the salvage's own connection (plain mode; Core Data mode when no page
+    /// was written by the salvage itself) stops on a cancellation too: the b-tree check is one
+    /// step of SQLite's program, which the connection's progress handler cannot cut short (a
+    /// 3 GB plain salvage ran 1.6 s past a SIGTERM, and the 1 s watchdog ended it instead).
+    @Test func aCancellationStopsTheCheckOnTheSalvagesOwnConnection() throws {
+        let directory = try TemporaryDirectory()
+        // About 100 MB, so that SQLite's check lasts long enough for the watcher's 20 ms ticks
+        // even on a machine busy with other tests.
+        let connection = try SQLiteConnection(path: directory.path("new.sqlite"), options: SQLiteOpenOptions(mode: .create))
+        try connection.execute("""
+            CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 25000)
+            INSERT INTO t SELECT i, zeroblob(4000) FROM n;
+            """)
+        let flag = CancellationFlag()
+        flag.cancel()
+        let error = #expect(throws: SQLiteError.self) { _ = try OutputCheck.verdict(of: connection, cancellation: flag) }
+        #expect(error?.isInterrupt == true, "\(String(describing: error))")
+        // Stopped, the watcher never touches a later statement.
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(try OutputCheck.verdict(of: connection) == ["ok"])
+    }
 }

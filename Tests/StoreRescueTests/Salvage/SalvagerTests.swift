@@ -461,6 +461,45 @@ import Testing
         #expect(!report.notes.contains { $0.contains("sqlite_sequence") })
     }
 
+    /// `sqlite_sequence` is an ordinary table: an app may write any value into `seq`, and SQLite
+    /// reads it by its integer value for the next rowid (text '500' as 500, 600.9 as 600, NULL
+    /// and a blob of no digits as 0). Every such row is kept, read the same way, so the next
+    /// rowid is SQLite's (such rows used to be dropped: t1's next rowid was 4, not 501).
+    @Test func sequenceValuesOfEveryStorageClassAreReadAsSQLiteReadsThem() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        var sql = ""
+        for table in ["t1", "t2", "t3", "t4", "t5"] {
+            sql += "CREATE TABLE \(table) (id INTEGER PRIMARY KEY AUTOINCREMENT, v); INSERT INTO \(table) (v) VALUES (1), (2), (3);"
+        }
+        sql += """
+            UPDATE sqlite_sequence SET seq = '500' WHERE name = 't1';
+            UPDATE sqlite_sequence SET seq = 600.9 WHERE name = 't2';
+            UPDATE sqlite_sequence SET seq = NULL WHERE name = 't3';
+            UPDATE sqlite_sequence SET seq = x'00ff' WHERE name = 't4';
+            UPDATE sqlite_sequence SET seq = ' 42abc' WHERE name = 't5';
+            """
+        try StoreFixtureBuilder.database(at: store, sql: sql)
+        // What SQLite itself hands out next, on a copy of the original.
+        let reference = directory.path("reference.sqlite")
+        try FileManager.default.copyItem(atPath: store, toPath: reference)
+        let original = try SQLiteConnection(path: reference, options: SQLiteOpenOptions(mode: .readWrite))
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        let salvaged = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .readWrite))
+        var next: [String: [Int64?]] = [:]
+        for table in ["t1", "t2", "t3", "t4", "t5"] {
+            for connection in [original, salvaged] {
+                try connection.execute("INSERT INTO \(table) (v) VALUES ('next')")
+                next[table, default: []].append(try connection.scalar("SELECT max(id) FROM \(table)")?.int64)
+            }
+        }
+        #expect(next["t1"] == [501, 501] && next["t2"] == [601, 601] && next["t5"] == [43, 43], "\(next)")
+        #expect(next.values.allSatisfy { $0[0] == $0[1] }, "the next rowid as the original's: \(next)")
+        #expect(report.tables.first { $0.name == "sqlite_sequence" }?.rows.recovered == 5)
+        #expect(report.lostAndFound.rows == 0)
+    }
+
     /// A table whose `sqlite_sequence` entry is lost with its page gets its largest recovered
     /// rowid (the key's, not that of a column named `rowid`), and the report says that rows
     /// deleted after it may have had larger ones.
