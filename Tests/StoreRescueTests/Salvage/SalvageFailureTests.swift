@@ -13,14 +13,25 @@ import Testing
         let outputFolder: String
         var output: String { outputFolder + "/salvaged.sqlite" }
 
-        init(rows: Int = 300) throws {
+        /// Salvaged in Core Data mode (`options`' catalog) when set.
+        let coreData: Bool
+
+        /// A plain database of `rows` rows, or with `coreData` the Core Data fixture store.
+        init(rows: Int = 300, coreData: Bool = false) throws {
             directory = try TemporaryDirectory()
             try FileManager.default.createDirectory(atPath: directory.path("input"), withIntermediateDirectories: true)
             try FileManager.default.createDirectory(atPath: directory.path("out"), withIntermediateDirectories: true)
             store = directory.path("input/store.sqlite")
             outputFolder = directory.path("out")
-            try SalvageFixtures.plainDatabase(at: store, rows: rows)
+            self.coreData = coreData
+            if coreData {
+                try CoreDataSalvageFixtures.store(at: store)
+            } else {
+                try SalvageFixtures.plainDatabase(at: store, rows: rows)
+            }
         }
+
+        var options: SalvageOptions { SalvageOptions(catalog: coreData ? CoreDataSalvageFixtures.catalog : nil) }
 
         func inputSnapshot() throws -> [String: Data] { try SalvageFixtures.snapshot(directory.path("input")) }
         func outputFolderNames() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: outputFolder)) ?? []).sorted() }
@@ -165,17 +176,13 @@ import Testing
     /// 765 MB benchmark store the 1 s watchdog ended such runs instead.
     @Test(arguments: [false, true])
     func aCancellationDuringSQLitesWorkIsAnInterruption(coreData: Bool) throws {
-        let setup = try Setup(rows: 3000)
-        if coreData {
-            try FileManager.default.removeItem(atPath: setup.store)
-            try CoreDataSalvageFixtures.store(at: setup.store)
-        }
+        let setup = try Setup(rows: 3000, coreData: coreData)
         let before = try setup.inputSnapshot()
         let cancellation = CancellationFlag()
         var reached = false
         let error = #expect(throws: SalvageError.self) {
             try Salvager.salvage(
-                store: setup.store, into: setup.output, options: SalvageOptions(catalog: coreData ? CoreDataSalvageFixtures.catalog : nil),
+                store: setup.store, into: setup.output, options: setup.options,
                 progress: { progress in
                     guard progress.phase == .finish else { return }
                     reached = true
@@ -196,16 +203,12 @@ import Testing
     /// on a snapshot of the file taken at that point); in plain mode, at the end.
     @Test(arguments: [false, true])
     func aWrittenPageSQLiteWouldNotVouchForIsNeverPublished(coreData: Bool) throws {
-        let setup = try Setup()
-        if coreData {
-            try FileManager.default.removeItem(atPath: setup.store)
-            try CoreDataSalvageFixtures.store(at: setup.store)
-        }
+        let setup = try Setup(coreData: coreData)
         let before = try setup.inputSnapshot()
         var swapped: Int?
         let error = #expect(throws: SalvageError.self) {
             try Salvager.salvage(
-                store: setup.store, into: setup.output, options: SalvageOptions(catalog: coreData ? CoreDataSalvageFixtures.catalog : nil),
+                store: setup.store, into: setup.output, options: setup.options,
                 progress: nil, cancellation: nil, result: nil
             ) { stage in
                 guard stage == .pagesWritten else { return }
@@ -232,15 +235,11 @@ import Testing
     /// a write failure (exit 74, which advises free space).
     @Test(arguments: [false, true])
     func aRootPageSQLiteCannotReadIsStillTheChecksFinding(coreData: Bool) throws {
-        let setup = try Setup()
-        if coreData {
-            try FileManager.default.removeItem(atPath: setup.store)
-            try CoreDataSalvageFixtures.store(at: setup.store)
-        }
+        let setup = try Setup(coreData: coreData)
         let before = try setup.inputSnapshot()
         let error = #expect(throws: SalvageError.self) {
             try Salvager.salvage(
-                store: setup.store, into: setup.output, options: SalvageOptions(catalog: coreData ? CoreDataSalvageFixtures.catalog : nil),
+                store: setup.store, into: setup.output, options: setup.options,
                 progress: nil, cancellation: nil, result: nil
             ) { stage in
                 guard stage == .pagesWritten else { return }
