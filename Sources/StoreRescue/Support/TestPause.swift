@@ -7,7 +7,7 @@ import Foundation
 /// command's final result in place starts, or just after it has returned): the hook creates the
 /// marker file, then waits until the test removes it (at most 60 s). The end-to-end tests send
 /// their signals there, which puts a run deterministically in the window between a publish and
-/// the report of it (`InterruptionTests`).
+/// the report of it (`FinalPublishInterruptionTests`).
 enum TestPause {
     enum Point: String, Sendable {
         case beforeFinalPublish = "before-final-publish"
