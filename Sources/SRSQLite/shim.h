@@ -80,4 +80,71 @@ static inline int srsqlite_register_convert(sqlite3 *db, const char *name, srsql
                                       (void *)slow, srsqlite_convert_fast, 0, 0, 0);
 }
 
+// Signals delivered through a pipe. Swift cannot write a signal handler that is safe to run at
+// any instant (its runtime may allocate or take locks), and a Dispatch signal source is made
+// ready on another thread some milliseconds after it is created: a signal in between was lost
+// (the disposition had to be SIG_IGN by then), and 15 of 300 runs sent SIGTERM 7-15 ms after
+// starting ran to the end. This handler only writes the signal's number, one byte, to a pipe
+// (write(2) is async-signal-safe), keeping errno; sigaction makes it the disposition at once, so
+// from the moment srsqlite_install_signal_pipe returns no signal is lost: it waits in the pipe
+// until read. Both ends close on exec; the write end is non-blocking (a full pipe drops a signal
+// rather than block the thread the handler interrupted), the read end blocks.
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+// The pipe's write end, -1 until srsqlite_install_signal_pipe made it (once per process).
+static volatile sig_atomic_t srsqlite_signal_pipe_write_end = -1;
+
+static inline void srsqlite_signal_to_pipe(int number) {
+    int saved = errno;
+    unsigned char byte = (unsigned char)number;
+    ssize_t written;
+    do {
+        written = write((int)srsqlite_signal_pipe_write_end, &byte, 1);
+    } while (written < 0 && errno == EINTR);
+    errno = saved;
+}
+
+// Makes the pipe and installs the handler (SA_RESTART) for each of `count` signals in `numbers`.
+// Returns the pipe's read end, or -1 with errno set (EBUSY: already installed in this process).
+static inline int srsqlite_install_signal_pipe(const int *numbers, int count) {
+    if (srsqlite_signal_pipe_write_end >= 0) {
+        errno = EBUSY;
+        return -1;
+    }
+    int ends[2];
+    if (pipe(ends) != 0) return -1;
+    for (int i = 0; i < 2; i++) {
+        if (fcntl(ends[i], F_SETFD, FD_CLOEXEC) != 0 || (i == 1 && fcntl(ends[i], F_SETFL, O_NONBLOCK) != 0)) {
+            int saved = errno;
+            close(ends[0]);
+            close(ends[1]);
+            errno = saved;
+            return -1;
+        }
+    }
+    srsqlite_signal_pipe_write_end = ends[1];
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = srsqlite_signal_to_pipe;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    sigset_t handled;
+    sigemptyset(&handled);
+    for (int i = 0; i < count; i++) {
+        if (sigaction(numbers[i], &action, NULL) != 0) return -1;
+        sigaddset(&handled, numbers[i]);
+    }
+    // A parent may have started this process with them blocked (a spawning thread's mask is
+    // inherited: Foundation's Process from a Dispatch thread does this). Unblocked on the calling
+    // thread, they are delivered there (or to any other thread not blocking them); one already
+    // pending arrives now.
+    if (pthread_sigmask(SIG_UNBLOCK, &handled, NULL) != 0) return -1;
+    return ends[0];
+}
+
 #endif

@@ -27,35 +27,44 @@ enum InterruptHandling {
     /// How long a command whose final result is in place, or that has claimed its outcome, has
     /// to report and exit once the process is to end.
     static let commandGrace: TimeInterval = 10
-    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
     nonisolated(unsafe) private static var received = 0
     nonisolated(unsafe) private static var firstSignal: Int32 = 0
     nonisolated(unsafe) private static var isJSON = false
     private static let state = NSLock()
     private static let queue = DispatchQueue(label: "storerescue.interrupts")
 
+    /// Installs the handling (`SignalPipe`: from the moment this returns, no signal is lost).
+    /// Should the pipe not be made (no file descriptor left), the signals keep their default
+    /// action: the process ends at once, and its temporaries are removed by the next run as
+    /// stale ones.
     static func install(json: Bool) {
         isJSON = json
-        for number in [SIGINT, SIGTERM, SIGHUP] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler {
-                received += 1
-                if received == 1 {
-                    state.lock()
-                    firstSignal = number
-                    state.unlock()
-                }
-                cancellation.cancel()
-                if received == 1 {
-                    queue.asyncAfter(deadline: .now() + grace) { terminate() }
-                } else {
-                    terminate()
-                }
+        try? SignalPipe.install(signals: [SIGINT, SIGTERM, SIGHUP], queue: queue) { number in
+            received += 1
+            if received == 1 {
+                state.lock()
+                firstSignal = number
+                state.unlock()
             }
-            source.resume()
-            sources.append(source)
+            cancellation.cancel()
+            if received == 1 {
+                queue.asyncAfter(deadline: .now() + grace) { terminate() }
+            } else {
+                terminate()
+            }
         }
+        signalSelfForTests()
+    }
+
+    /// **Test hook** — inert unless `STORERESCUE_TEST_SIGNAL_AFTER_INSTALL` is set to a signal's
+    /// number; never set it in production. The process sends itself that signal the instant
+    /// `install` returns, as a user's Ctrl-C at that moment would: with a Dispatch signal source,
+    /// that signal was dropped and the command ran to its end (`SignalPipeTests`).
+    private static func signalSelfForTests() {
+        guard let value = ProcessInfo.processInfo.environment["STORERESCUE_TEST_SIGNAL_AFTER_INSTALL"],
+              let number = Int32(value), [SIGINT, SIGTERM, SIGHUP].contains(number)
+        else { return }
+        kill(getpid(), number)
     }
 
     /// The first signal's name, once one has arrived: the one that interrupted the command.
