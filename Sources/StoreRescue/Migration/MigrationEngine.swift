@@ -307,7 +307,7 @@ enum MigrationEngine {
         let baseline = carriesPreexistingGaps ? baseline(store: store, plan: plan, context: context, layouts: layouts, physical: physical) : nil
         let verification = try MigrationVerifier.verify(
             path: file, target: target, layout: layouts[plan.targetVersion] ?? context.layout(plan.targetVersion), catalog: catalog,
-            predictedRows: predicted, fullCheck: options.fullIntegrityCheck, baseline: baseline)
+            predictedRows: predicted, fullCheck: options.fullIntegrityCheck, baseline: baseline, cancellation: cancellation)
         guard verification.problems.isEmpty else {
             // Gaps the store did not have (its own are counted in the baseline), made where the
             // catalog's steps ran: the catalog's doing, not a bug of ours.

@@ -62,13 +62,34 @@ public enum MigrationVerifier {
         }
     }
 
-    /// - Parameter baseline: the store as it was read; nil when every required value missing
-    ///   from the written store is a problem (a store written by adopting, or from salvaged rows).
+    /// - Parameters:
+    ///   - baseline: the store as it was read; nil when every required value missing from the
+    ///     written store is a problem (a store written by adopting, or from salvaged rows).
+    ///   - cancellation: stops the checks within about 20 ms of being set (SIGINT, SIGTERM: SQLite's
+    ///     own check of a large store runs for seconds); they then throw
+    ///     `MigrationError.interrupted`, and never return a result.
     static func verify(
         path: String, target: CatalogVersion, layout: StoreLayout, catalog: Catalog, predictedRows: [String: Int64]?, fullCheck: Bool,
-        baseline: RequiredValueBaseline? = nil
+        baseline: RequiredValueBaseline? = nil, cancellation: CancellationFlag? = nil
     ) throws -> Result {
         let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .immutable))
+        do {
+            let result = try connection.interruptible(by: cancellation) {
+                try check(
+                    connection, path: path, target: target, layout: layout, catalog: catalog, predictedRows: predictedRows, fullCheck: fullCheck,
+                    baseline: baseline)
+            }
+            if cancellation?.isCancelled == true { throw MigrationError.interrupted(path: path) }
+            return result
+        } catch let error as SQLiteError where error.isInterrupt && cancellation?.isCancelled == true {
+            throw MigrationError.interrupted(path: path)
+        }
+    }
+
+    private static func check(
+        _ connection: SQLiteConnection, path: String, target: CatalogVersion, layout: StoreLayout, catalog: Catalog,
+        predictedRows: [String: Int64]?, fullCheck: Bool, baseline: RequiredValueBaseline?
+    ) throws -> Result {
         let model = target.model
         var problems: [String] = []
         let pragma = fullCheck ? "integrity_check" : "quick_check"

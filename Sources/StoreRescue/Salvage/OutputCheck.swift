@@ -64,41 +64,14 @@ final class OutputCheck: @unchecked Sendable {
     ///
     /// With `cancellation`, the check stops within about 20 ms of it (`SQLiteError.isInterrupt`):
     /// the b-tree check is one step of SQLite's program, which a progress handler cannot cut
-    /// short (on a 3 GB file it ran 1.6 s past a SIGTERM), so a watcher calls `sqlite3_interrupt`.
+    /// short (on a 3 GB file it ran 1.6 s past a SIGTERM): `SQLiteConnection.interruptible`.
     static func verdict(of connection: SQLiteConnection, cancellation: CancellationFlag? = nil) throws -> [String] {
-        let watcher = cancellation.map { InterruptWatcher(connection: connection, cancellation: $0) }
-        defer { watcher?.stop() }
         do {
-            return try connection.rows("PRAGMA quick_check(10)").compactMap { $0.first?.string }
+            return try connection.interruptible(by: cancellation) {
+                try connection.rows("PRAGMA quick_check(10)").compactMap { $0.first?.string }
+            }
         } catch let error as SQLiteError where error.isCorruption {
             return [error.message]
-        }
-    }
-
-    /// Interrupts `connection`'s running statement once `cancellation` is set, checking every
-    /// 20 ms until `stop` (after which it never interrupts: a later statement is not touched).
-    private final class InterruptWatcher: @unchecked Sendable {
-        private let lock = NSLock()
-        private var isActive = true
-        private let timer: any DispatchSourceTimer
-
-        init(connection: SQLiteConnection, cancellation: CancellationFlag) {
-            timer = DispatchSource.makeTimerSource(queue: .global(qos: .userInteractive))
-            timer.schedule(deadline: .now(), repeating: .milliseconds(20))
-            timer.setEventHandler { [unowned connection, lock] in
-                guard cancellation.isCancelled else { return }
-                lock.lock()
-                defer { lock.unlock() }
-                if self.isActive { connection.interrupt() }
-            }
-            timer.resume()
-        }
-
-        func stop() {
-            lock.lock()
-            isActive = false
-            lock.unlock()
-            timer.cancel()
         }
     }
 

@@ -48,10 +48,14 @@ public struct StoreReplacement: Sendable {
     public let storePath: String
     /// How long to wait for other connections to close the store before refusing.
     public var lockTimeout: TimeInterval
+    /// Stops the wait for other connections (SIGINT, SIGTERM) within about 50 ms:
+    /// `StoreReplacementError.interrupted`, nothing replaced.
+    public var cancellation: CancellationFlag?
 
-    public init(storePath: String, lockTimeout: TimeInterval = 30) {
+    public init(storePath: String, lockTimeout: TimeInterval = 30, cancellation: CancellationFlag? = nil) {
         self.storePath = storePath
         self.lockTimeout = lockTimeout
+        self.cancellation = cancellation
     }
 
     /// The points at which a test can make a replacement fail (or stop, as a kill would).
@@ -216,11 +220,23 @@ public struct StoreReplacement: Sendable {
                 path: storePath, options: SQLiteOpenOptions(mode: .readWrite, busyTimeoutMilliseconds: milliseconds))
             try connection.disableCheckpointOnClose()
             _ = try connection.scalar("SELECT count(*) FROM sqlite_schema")
-            let mode = try connection.scalar("PRAGMA journal_mode = DELETE")?.string?.lowercased()
-            guard mode == "delete" else {
-                throw StoreReplacementError.inUse(path: storePath, seconds: lockTimeout)
+            // While another connection has a WAL store open, SQLite refuses to take it out of WAL
+            // mode at once (SQLITE_BUSY, or the mode left as it was), without its busy handler:
+            // asked again until `lockTimeout` has passed. An app that closes the store meanwhile
+            // no longer makes it "in use", and the error's "still after N s" is what was waited.
+            let deadline = Date().addingTimeInterval(lockTimeout)
+            while true {
+                let mode: String?
+                do {
+                    mode = try connection.scalar("PRAGMA journal_mode = DELETE")?.string?.lowercased()
+                } catch let error as SQLiteError where error.isBusy {
+                    mode = nil
+                }
+                if mode == "delete" { return connection }
+                if cancellation?.isCancelled == true { throw StoreReplacementError.interrupted(path: storePath) }
+                guard Date() < deadline else { throw StoreReplacementError.inUse(path: storePath, seconds: lockTimeout) }
+                usleep(UInt32(min(50_000, max(1_000, deadline.timeIntervalSinceNow * 1_000_000))))
             }
-            return connection
         } catch let error as SQLiteError {
             if error.isBusy { throw StoreReplacementError.inUse(path: storePath, seconds: lockTimeout) }
             if error.isCorruption { throw DamageFound(reason: "\(error.message) (SQLite code \(error.resultCode))") }

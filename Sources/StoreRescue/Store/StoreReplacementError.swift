@@ -10,6 +10,8 @@ import Darwin
 public enum StoreReplacementError: OperatorFacingError, Equatable {
     /// Another process kept the store open past the timeout. Exit 75.
     case inUse(path: String, seconds: TimeInterval)
+    /// The wait for other connections was stopped by a cancellation (SIGINT, SIGTERM). Exit 75.
+    case interrupted(path: String)
     /// The store could not be opened or checkpointed (damaged, unreadable). Exit 65.
     case cannotSettle(path: String, reason: String)
     /// Sidecars are still beside the store after settling (or beside a missing store). Exit 73.
@@ -28,6 +30,7 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
         case .inUse(let path, let seconds):
             let waited = seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
             return "\(path) is open in another process (still after \(waited) s); it was not replaced"
+        case .interrupted(let path): return "interrupted while waiting for another process to close \(path); it was not replaced"
         case .cannotSettle(let path, let reason): return "\(path) cannot be checkpointed before it is replaced: \(reason); it was not replaced"
         case .sidecarsRemain(let path, let sidecars):
             return "\(path) still has \(sidecars.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) beside it; it was not replaced"
@@ -42,6 +45,7 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
     public var recoverySuggestion: String? {
         switch self {
         case .inUse: return "close the app that uses the store (or wait for it to finish) and run the command again, or give a longer --timeout"
+        case .interrupted: return "run the command again when it can finish"
         case .cannotSettle: return "check the store with `storerescue inspect --deep`; a damaged store is saved with `storerescue upgrade STORE --catalog CATALOG --on-failure clean`"
         case .sidecarsRemain: return "look at the leftover files (they may belong to another process) and move them away, then run the command again"
         case .notARegularFile: return "pass the store's real main file"
@@ -53,7 +57,7 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
 
     public var exitStatus: ExitStatus {
         switch self {
-        case .inUse: return .temporaryFailure
+        case .inUse, .interrupted: return .temporaryFailure
         case .cannotSettle: return .notAStore
         case .sidecarsRemain, .notARegularFile, .renameFailed: return .cannotCreateOutput
         case .cannotRead: return .ioError

@@ -135,7 +135,7 @@ struct CleanFallback {
         try checkCancellation()
 
         // 6. The swap.
-        let replacement = StoreReplacement(storePath: storePath, lockTimeout: options.lockTimeout)
+        let replacement = StoreReplacement(storePath: storePath, lockTimeout: options.lockTimeout, cancellation: cancellation)
         let mainKept = quarantine + "/" + name
         // A damaged store is never settled: SQLite would fold its -wal into the damaged file.
         let damage = refusals.first { $0.code == .storeDamaged }.map(\.message)
@@ -350,7 +350,8 @@ struct CleanFallback {
             .flatMap { try? $0.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'ACHANGE'")?.int64 } ?? 0
         let layout = try StoreLayoutBuilder.layout(for: target.model, options: StoreLayoutOptions(includesPersistentHistory: history > 0))
         let verification = try MigrationVerifier.verify(
-            path: file, target: target, layout: layout, catalog: catalog, predictedRows: nil, fullCheck: options.fullIntegrityCheck)
+            path: file, target: target, layout: layout, catalog: catalog, predictedRows: nil, fullCheck: options.fullIntegrityCheck,
+            cancellation: cancellation)
         guard verification.integrityOK, verification.matchOutcome == MatchResult.Outcome.exact.rawValue,
               verification.matchVersion == target.name
         else {

@@ -571,7 +571,8 @@ final class UpgradeRun {
             let includesHistory = reading.readout.schema?.table(named: "ACHANGE") != nil
             let layout = try StoreLayoutBuilder.layout(for: version.model, options: StoreLayoutOptions(includesPersistentHistory: includesHistory))
             let verification = try MigrationVerifier.verify(
-                path: file, target: version, layout: layout, catalog: catalog, predictedRows: nil, fullCheck: options.fullIntegrityCheck)
+                path: file, target: version, layout: layout, catalog: catalog, predictedRows: nil, fullCheck: options.fullIntegrityCheck,
+                cancellation: cancellation)
             guard verification.integrityOK, verification.matchOutcome == MatchResult.Outcome.exact.rawValue, verification.matchVersion == stamp.version else {
                 throw UpgradeError.resultNotAtTarget(
                     path: file, detail: "\(verification.integrityCheck): \(verification.integrityOK ? "ok" : "failed"); match says \(verification.matchOutcome) \(verification.matchVersion ?? "")")
@@ -629,7 +630,7 @@ final class UpgradeRun {
     /// Replaces the store with `file` once the store, settled and locked, is still the snapshot:
     /// the run's final result (`result`), recorded once the replacement returns.
     private func publish(_ file: String, snapshot: RetainedSnapshot, as result: PublishedResult) throws -> StoreReplacement.Result {
-        let replacement = StoreReplacement(storePath: storePath, lockTimeout: options.lockTimeout)
+        let replacement = StoreReplacement(storePath: storePath, lockTimeout: options.lockTimeout, cancellation: cancellation)
         var trailing: Int64 = 0
         defer {
             if trailing > 0 {

@@ -45,6 +45,25 @@ import Testing
         #expect(try BackupFixtures.count("ZITEM", in: check) == 8, "the WAL row is in the pre-restore backup")
     }
 
+    /// An app that has the store open (WAL mode) when the restore comes to replace it, and
+    /// closes it within the timeout: the restore waits for it and replaces the store. Before,
+    /// the store was refused at once as "still open after 20 s".
+    @Test func aTargetClosedWithinTheTimeoutIsWaitedForAndReplaced() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try BackupVerifierTests.makeBackup(temp, rows: 300)
+        let target = temp.path("live.sqlite")
+        try BackupFixtures.makeStore(at: target, rows: 7, uuid: "LIVE")
+        let holder = ClosingHolder(try SQLiteConnection(path: target, options: SQLiteOpenOptions(mode: .readWrite)))
+        #expect(try holder.count() == 7)
+        let started = Date()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.4) { holder.close() }
+        let result = try BackupRestorer.restore(backup: backup.backupPath, options: options(temp, target, timeout: 20))
+        #expect(Date().timeIntervalSince(started) >= 0.4, "waited for the app to close the store")
+        #expect(result.replacedStoreBackup != nil)
+        #expect(noSidecarBeside(target))
+        #expect(try FileDigest.of(path: target).sha256 == backup.manifest.snapshotSHA256)
+    }
+
     @Test func aTargetInUseIsRefusedWithStatus75AndLeftByteIdentical() throws {
         let temp = try TemporaryDirectory()
         let backup = try BackupVerifierTests.makeBackup(temp, rows: 300)
@@ -57,9 +76,13 @@ import Testing
         try holder.execute("BEGIN IMMEDIATE; INSERT INTO ZITEM (Z_PK, ZTITLE) VALUES (200, 'uncommitted')")
         let wal = try FileDigest.of(path: target + "-wal")
 
+        let started = Date()
         let error = #expect(throws: StoreReplacementError.self) {
             try BackupRestorer.restore(backup: backup.backupPath, options: options(temp, target, timeout: 0.5))
         }
+        // "still after 0.5 s" is what was waited (before: refused at once, SQLite leaving the
+        // store in WAL mode without its busy handler).
+        #expect(Date().timeIntervalSince(started) >= 0.5)
         #expect(error == .inUse(path: target, seconds: 0.5))
         #expect(error?.exitStatus.rawValue == 75)
         #expect(error?.description == "\(target) is open in another process (still after 0.5 s); it was not replaced")
@@ -166,5 +189,25 @@ import Testing
             #expect(try BackupFixtures.content(of: target) == oldContent, "the old store with all its rows")
         }
         #expect(BackupFixtures.fileNames(in: temp.url.path).allSatisfy { !$0.contains(TemporaryItems.marker) })
+    }
+}
+
+/// A connection another thread closes (an app quitting).
+private final class ClosingHolder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var connection: SQLiteConnection?
+
+    init(_ connection: SQLiteConnection) { self.connection = connection }
+
+    func count() throws -> Int64? {
+        lock.lock()
+        defer { lock.unlock() }
+        return try connection?.scalar("SELECT count(*) FROM ZITEM")?.int64
+    }
+
+    func close() {
+        lock.lock()
+        connection = nil
+        lock.unlock()
     }
 }

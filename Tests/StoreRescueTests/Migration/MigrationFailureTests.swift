@@ -43,6 +43,32 @@ import Testing
         #expect(try StoreFixtureBuilder.snapshot(of: fixture.directory.url.path) == before)
     }
 
+    /// The checks before a store is published (`migrate`, `upgrade`'s adoption and its clean
+    /// fallback) stop on a cancellation: SQLite's check of a large store runs for seconds, and a
+    /// SIGTERM there waited for it (one `upgrade --on-failure clean` run in 70 was ended by the
+    /// watchdog instead of stopping by itself). Before: a result, as if nothing had happened.
+    @Test(arguments: [false, true])
+    func theVerificationStopsOnACancellation(fullCheck: Bool) throws {
+        let (fixture, path) = try fixture(rows: 500)
+        let version = try fixture.version("V1")
+        let layout = try StoreLayoutBuilder.layout(for: version.model)
+        func verify(_ cancellation: CancellationFlag?) throws -> MigrationVerifier.Result {
+            try MigrationVerifier.verify(
+                path: path, target: version, layout: layout, catalog: fixture.catalog, predictedRows: ["Item": 500], fullCheck: fullCheck,
+                cancellation: cancellation)
+        }
+        let result = try verify(CancellationFlag())
+        #expect(result.problems.isEmpty && result.rowsByEntity["Item"] == 500, "\(result.problems)")
+        let flag = CancellationFlag()
+        flag.cancel()
+        #expect {
+            _ = try verify(flag)
+        } throws: { error in
+            guard case MigrationError.interrupted(let reported) = error else { return false }
+            return reported == path
+        }
+    }
+
     @Test func aDamagedStoreIsRefusedAsDamaged() throws {
         let (fixture, path) = try fixture(rows: 3000)
         // Zero a page in the middle of the table: the schema reads, the rows do not.

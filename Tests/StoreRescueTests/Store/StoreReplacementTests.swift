@@ -54,6 +54,30 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: fresh))
     }
 
+    /// The wait for an app to close the store stops on a cancellation (SIGINT, SIGTERM) within
+    /// about 50 ms, not at the end of the timeout: the wait runs inside the command's final
+    /// publish, which an interruption lets finish, so it would have held the interruption up to
+    /// its 10 s limit.
+    @Test func theWaitForAStoreInUseStopsOnACancellation() throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("s.sqlite")
+        let keeper = try walStore(at: store, rows: 3)
+        let fresh = dir.path("fresh.sqlite")
+        try newStore(at: fresh, marker: 1)
+        let flag = CancellationFlag()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { flag.cancel() }
+        let started = Date()
+        let error = #expect(throws: StoreReplacementError.self) {
+            try StoreReplacement(storePath: store, lockTimeout: 60, cancellation: flag).replace(with: fresh)
+        }
+        #expect(error == .interrupted(path: store))
+        #expect(error?.exitStatus == .temporaryFailure)
+        #expect(Date().timeIntervalSince(started) < 30, "stopped long before the 60 s timeout")
+        #expect(try keeper.rows("SELECT count(*) FROM t").first?.first?.int64 == 3)
+        #expect(FileManager.default.fileExists(atPath: fresh))
+        #expect(try values(store) == [0, 1, 2], "the store as it was")
+    }
+
     @Test(arguments: StoreReplacement.Step.allCases)
     func stoppedAtAnyStepThePathHoldsAWholeStore(step: StoreReplacement.Step) throws {
         let dir = try TemporaryDirectory()
