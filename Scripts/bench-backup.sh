@@ -37,6 +37,7 @@ mkdir -p "$WORK"
 SRC="$WORK/bench.sqlite"
 if [ ! -f "$SRC" ] || [ "$(stat -c %s "$SRC")" -lt 500000000 ]; then
   echo "building a ${SIZE_MB} MB store in $SRC ..."
+  rm -f "$SRC"  # a smaller one from an earlier run: the generator refuses to overwrite
   python3 Scripts/make-bench-store.py "$SRC" "$SIZE_MB"
 fi
 echo "building storerescue (release) ..."

@@ -15,8 +15,17 @@ import sqlite3
 import sys
 import uuid
 
+if len(sys.argv) < 2 or len(sys.argv) > 3 or sys.argv[1] in ("-h", "--help") or sys.argv[1].startswith("-"):
+    # A flag is never taken for the output path (--help used to write a store named "--help").
+    print(__doc__.strip(), file=sys.stdout if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help") else sys.stderr)
+    sys.exit(0 if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help") else 64)
 path = sys.argv[1]
-target = int(sys.argv[2]) if len(sys.argv) > 2 else 560
+try:
+    target = int(sys.argv[2]) if len(sys.argv) > 2 else 560
+except ValueError:
+    sys.exit(f"make-bench-store.py: TARGET_MB must be a whole number of megabytes, not {sys.argv[2]!r}")
+if os.path.exists(path):
+    sys.exit(f"make-bench-store.py: {path} exists; remove it or name another path")
 rng = random.Random(20250131)
 
 syllables = ["ka", "lo", "mi", "ne", "to", "ra", "shi", "vu", "den", "por", "tal", "gre", "bi", "zu", "qua",
