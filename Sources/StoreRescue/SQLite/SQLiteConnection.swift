@@ -36,6 +36,38 @@ public final class SQLiteConnection {
         }, Unmanaged.passUnretained(box).toOpaque())
     }
 
+    /// Keeps the busy handler's state alive while SQLite may call it.
+    private var busyHandler: BusyHandlerBox?
+
+    private final class BusyHandlerBox {
+        let timeout: TimeInterval
+        let cancellation: CancellationFlag
+        var started = Date()
+        init(timeout: TimeInterval, cancellation: CancellationFlag) {
+            self.timeout = timeout
+            self.cancellation = cancellation
+        }
+    }
+
+    /// Waits for other connections' locks up to `timeout` (in place of the busy timeout the
+    /// connection was opened with), giving up at once — `SQLITE_BUSY` — when `cancellation` is
+    /// set: SQLite's own busy timeout sleeps through a SIGTERM to its end, and `sqlite3_interrupt`
+    /// does not reach it.
+    public func setBusyHandler(timeout: TimeInterval, cancellation: CancellationFlag) {
+        let box = BusyHandlerBox(timeout: timeout, cancellation: cancellation)
+        busyHandler = box
+        sqlite3_busy_handler(handle, { context, count in
+            guard let context else { return 0 }
+            let box = Unmanaged<BusyHandlerBox>.fromOpaque(context).takeUnretainedValue()
+            if count == 0 { box.started = Date() }
+            guard !box.cancellation.isCancelled else { return 0 }
+            let remaining = box.timeout - Date().timeIntervalSince(box.started)
+            guard remaining > 0 else { return 0 }
+            usleep(UInt32(min(0.01, remaining) * 1_000_000))
+            return 1
+        }, Unmanaged.passUnretained(box).toOpaque())
+    }
+
     /// Bounds the size of any string or blob a statement makes or reads (`SQLITE_LIMIT_LENGTH`;
     /// SQLite's default is 1,000,000,000 bytes). A statement that would pass it fails with
     /// `SQLITE_TOOBIG` ("string or blob too big") instead of allocating it.
@@ -79,6 +111,7 @@ public final class SQLiteConnection {
 
     deinit {
         sqlite3_progress_handler(handle, 0, nil, nil)
+        sqlite3_busy_handler(handle, nil, nil)
         sqlite3_close_v2(handle)
     }
 

@@ -35,9 +35,7 @@ extension StoreReplacement {
         }
         let store = try LockedStore(path: storePath, writable: true)
         defer { store.close() }
-        guard store.lockAsSQLiteWould(waitingAtMost: lockTimeout) else {
-            throw StoreReplacementError.inUse(path: storePath, seconds: lockTimeout)
-        }
+        guard store.lockAsSQLiteWould(waitingAtMost: lockTimeout, cancellation: cancellation) else { throw inUse() }
         try faultInjection?(.locked)
         try whileLocked?(store)
         let moved = try moveSidecars(into: folder)

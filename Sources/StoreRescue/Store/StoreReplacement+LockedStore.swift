@@ -147,14 +147,14 @@ extension StoreReplacement {
 
         /// Takes a write lock on the bytes SQLite locks (its pending, reserved and shared bytes
         /// at 1 GiB), which no SQLite connection of any process can read or write past, waiting
-        /// up to `timeout` for the connections that hold them. An open-file-description lock on
-        /// Linux (not dropped by other descriptors' closes, and in conflict with this process's
-        /// own SQLite locks too); a POSIX lock elsewhere.
-        func lockAsSQLiteWould(waitingAtMost timeout: TimeInterval) -> Bool {
+        /// up to `timeout` for the connections that hold them (false at once when `cancellation`
+        /// is set). An open-file-description lock on Linux (not dropped by other descriptors'
+        /// closes, and in conflict with this process's own SQLite locks too); a POSIX lock elsewhere.
+        func lockAsSQLiteWould(waitingAtMost timeout: TimeInterval, cancellation: CancellationFlag? = nil) -> Bool {
             let deadline = Date().addingTimeInterval(timeout)
             while true {
                 if tryLock() { return true }
-                if Date() >= deadline { return false }
+                if Date() >= deadline || cancellation?.isCancelled == true { return false }
                 usleep(20_000)
             }
         }

@@ -192,8 +192,7 @@ public struct StoreReplacement: Sendable {
         do {
             try connection.execute("BEGIN EXCLUSIVE")
         } catch let error as SQLiteError {
-            throw error.isBusy ? StoreReplacementError.inUse(path: storePath, seconds: lockTimeout)
-                : StoreReplacementError.cannotSettle(path: storePath, reason: error.message)
+            throw error.isBusy ? inUse() : StoreReplacementError.cannotSettle(path: storePath, reason: error.message)
         }
         defer { try? connection.execute("ROLLBACK") }
         let strays = presentSidecars()
@@ -219,6 +218,7 @@ public struct StoreReplacement: Sendable {
             let connection = try SQLiteConnection(
                 path: storePath, options: SQLiteOpenOptions(mode: .readWrite, busyTimeoutMilliseconds: milliseconds))
             try connection.disableCheckpointOnClose()
+            if let cancellation { connection.setBusyHandler(timeout: lockTimeout, cancellation: cancellation) }
             _ = try connection.scalar("SELECT count(*) FROM sqlite_schema")
             // While another connection has a WAL store open, SQLite refuses to take it out of WAL
             // mode at once (SQLITE_BUSY, or the mode left as it was), without its busy handler:
@@ -233,18 +233,23 @@ public struct StoreReplacement: Sendable {
                     mode = nil
                 }
                 if mode == "delete" { return connection }
-                if cancellation?.isCancelled == true { throw StoreReplacementError.interrupted(path: storePath) }
-                guard Date() < deadline else { throw StoreReplacementError.inUse(path: storePath, seconds: lockTimeout) }
+                if cancellation?.isCancelled == true || Date() >= deadline { throw inUse() }
                 usleep(UInt32(min(50_000, max(1_000, deadline.timeIntervalSinceNow * 1_000_000))))
             }
         } catch let error as SQLiteError {
-            if error.isBusy { throw StoreReplacementError.inUse(path: storePath, seconds: lockTimeout) }
+            if error.isBusy { throw inUse() }
             if error.isCorruption { throw DamageFound(reason: "\(error.message) (SQLite code \(error.resultCode))") }
             throw StoreReplacementError.cannotSettle(path: storePath, reason: "\(error.message) (SQLite code \(error.resultCode))")
         }
     }
 
     // MARK: - Shared steps
+
+    /// A wait for other connections that ended: at the timeout (`inUse`), or stopped by the
+    /// cancellation (`interrupted`).
+    func inUse() -> StoreReplacementError {
+        cancellation?.isCancelled == true ? .interrupted(path: storePath) : .inUse(path: storePath, seconds: lockTimeout)
+    }
 
     /// The sidecars present beside the store.
     func presentSidecars() -> [String] {
