@@ -958,6 +958,23 @@ def integrity_check(path):
         return f"does not open: {error}"
 
 
+def peak_resident_kb(pid):
+    """The process's peak resident memory so far (VmHWM), 0 once it has exited or where /proc lacks it.
+
+    Not wait4's ru_maxrss: Linux carries a process's high-water mark across fork and exec, so
+    every child reported this harness's own size (122 MB for a salvage that peaked at 29 MB). The
+    mark only grows, so the last reading before the exit (polled every 5 ms) is the peak, short of
+    what the final milliseconds added."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def run_one(binary, case, command, folders, json_mode, options):
     case_folder = os.path.join(folders["corpus"], case.family, case.name)
     run_folder = os.path.join(folders["runs"], f"{case.family}--{case.name}--{command.name.replace(' ', '_')}"[:190]
@@ -988,7 +1005,9 @@ def run_one(binary, case, command, folders, json_mode, options):
         findings, status, usage = [], None, None
         deadline = started + options.timeout
         terminated_at = None
+        high_water_kb = 0
         while status is None:
+            high_water_kb = max(high_water_kb, peak_resident_kb(process.pid))
             pid, raw, usage = os.wait4(process.pid, os.WNOHANG)
             if pid:
                 status = os.waitstatus_to_exitcode(raw)
@@ -1005,7 +1024,7 @@ def run_one(binary, case, command, folders, json_mode, options):
             time.sleep(0.005)
         process.returncode = status
     seconds = time.monotonic() - started
-    memory_mb = usage.ru_maxrss / 1024 if usage else 0
+    memory_mb = high_water_kb / 1024
     stdout = open(stdout_path, "rb").read().decode("utf-8", "replace")
     stderr = open(stderr_path, "rb").read().decode("utf-8", "replace")
     documented = options.statuses.get(command.name, DOCUMENTED_STATUSES)
