@@ -14,6 +14,9 @@ final class PlainSalvageOutput: SalvageOutput {
     private let connection: SQLiteConnection
     private var takenNames: Set<String> = []
     private var lostRoutes: [Int: RowRoute] = [:]
+    /// The loose tables made, by the name they were meant to have (`lost_and_found_2`): the name
+    /// they have, which differs when the damaged schema had a table of that name.
+    private var looseTableNames: [String: String] = [:]
     private var deletedRoutes: [Int: RowRoute] = [:]
     private(set) var looseTables: [String] = []
     private var writtenTables: [String] = []
@@ -137,7 +140,9 @@ final class PlainSalvageOutput: SalvageOutput {
         let fitsColumns = columnCount + leading.count <= Self.maximumColumns
         let key = fitsColumns ? columnCount : -1
         if let route = cache[key] { return route }
-        let name = claim(fitsColumns ? "\(base)_\(columnCount)" : "\(base)_records")
+        let meant = fitsColumns ? "\(base)_\(columnCount)" : "\(base)_records"
+        let name = claim(meant)
+        looseTableNames[meant] = name
         let values = fitsColumns ? (0..<columnCount).map { "c\($0)" } : ["value_count", "record"]
         let definitions = leading.map { "\($0.name) \($0.type)" } + (fitsColumns ? values : ["value_count INTEGER", "record BLOB"])
         try connection.execute("CREATE TABLE \(name.quotedSQLIdentifier) (\(definitions.joined(separator: ", ")))")
@@ -213,10 +218,19 @@ final class PlainSalvageOutput: SalvageOutput {
             _ = try connection.rows("DELETE FROM sqlite_sequence WHERE name = ?", [.text(name)])
             _ = try connection.rows("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", [.text(name), .integer(value)])
         }
+        let found = try sequenceEntriesInLostAndFound(for: Set(autoincrementTables.map(\.table)).subtracting(recovered.keys))
         var unrecovered: [String] = []
         for (name, rowid, _) in autoincrementTables {
             // By the column's name: a table may have another column named `rowid`.
             let largest = try connection.scalar("SELECT max(\(rowid.quotedSQLIdentifier)) FROM \(name.quotedSQLIdentifier)")?.int64
+            if recovered[name] == nil, let seq = found[name] {
+                if unrecovered.count < 10 {
+                    notes.append("table \(name): AUTOINCREMENT, its sqlite_sequence entry was found among rows of no known table (\(seq); the row stays in lost and found)")
+                }
+                unrecovered.append(name)
+                try set(name, [seq, largest])
+                continue
+            }
             if recovered[name] == nil, let largest {
                 if unrecovered.count < 10 {
                     notes.append("table \(name): AUTOINCREMENT, its sqlite_sequence entry was not recovered: set to its largest recovered rowid, \(largest) (rows deleted after it may have had larger ones)")
@@ -226,12 +240,30 @@ final class PlainSalvageOutput: SalvageOutput {
             try set(name, [recovered[name], largest])
         }
         if unrecovered.count > 10 {
-            notes.append("\(unrecovered.count - 10) more AUTOINCREMENT tables whose sqlite_sequence entry was not recovered, each set to its largest recovered rowid")
+            notes.append("\(unrecovered.count - 10) more AUTOINCREMENT tables whose sqlite_sequence entry was not recovered from its tree: each set to the entry found among rows of no known table, else to its largest recovered rowid")
         }
         for (name, seq) in recovered.sorted(by: { $0.key < $1.key }) where !autoincrementTables.contains(where: { $0.table == name }) {
             try set(name, [seq])
         }
         return notes
+    }
+
+    /// `sqlite_sequence` entries for `tables` among the live rows of no known table: when its
+    /// root is an interior page that was lost, its leaves are orphans, and `sqlite_sequence`
+    /// claims none by shape (a user table's rows of the same shape would be taken). A row of two
+    /// values, a text naming one of `tables` and an integer, is read as its entry; the largest
+    /// wins. Such a row may be another table's that merely looks so: it can then only raise a
+    /// counter, which skips rowids and never hands one out twice. The rows stay where they are.
+    private func sequenceEntriesInLostAndFound(for tables: Set<String>) throws -> [String: Int64] {
+        guard !tables.isEmpty, let lost = looseTableNames["lost_and_found_2"] else { return [:] }
+        var entries: [String: Int64] = [:]
+        let rows = try connection.rows(
+            "SELECT c0, max(c1) FROM \(lost.quotedSQLIdentifier) WHERE typeof(c0) = 'text' AND typeof(c1) = 'integer' GROUP BY c0")
+        for row in rows {
+            guard row.count == 2, let name = row[0].string, tables.contains(name), let seq = row[1].int64 else { continue }
+            entries[name] = seq
+        }
+        return entries
     }
 
     /// The `AUTOINCREMENT` tables are made without the keyword, so that a row SQLite writes into

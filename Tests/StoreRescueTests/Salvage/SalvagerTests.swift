@@ -521,6 +521,46 @@ import Testing
         #expect(report.notes.contains { $0.contains("table log: AUTOINCREMENT, its sqlite_sequence entry was not recovered") })
     }
 
+    /// `sqlite_sequence` of 300 tables (long names: its root is an interior page) whose root
+    /// was lost: its leaves' rows land in `lost_and_found_2` and are read from there as the
+    /// entries of the tables they name. Before: each table got its largest recovered rowid, and
+    /// the rowids of rows deleted at its end were handed out again.
+    @Test func sequenceEntriesBelowALostInteriorRootAreFoundAmongLostRows() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        var sql = ""
+        for index in 0..<300 {
+            let name = "table_with_a_rather_long_name_for_its_counter_\(index)"
+            sql += "CREATE TABLE \(name) (id INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT);"
+            sql += "INSERT INTO \(name) (v) VALUES ('a'), ('b'), ('c'), ('d'), ('e'); DELETE FROM \(name) WHERE id > \(index % 3 + 1);"
+        }
+        try StoreFixtureBuilder.database(at: store, sql: sql)
+        let source = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readOnly))
+        let root = try #require(try source.scalar("SELECT rootpage FROM sqlite_schema WHERE name = 'sqlite_sequence'")?.int64)
+        let original = Dictionary(uniqueKeysWithValues: try source.rows("SELECT name, seq FROM sqlite_sequence").compactMap { row in
+            row[0].string.flatMap { name in row[1].int64.map { (name, $0) } }
+        })
+        #expect(original.count == 300 && original.values.allSatisfy { $0 == 5 })
+        let header = try FileHandle(forReadingFrom: URL(fileURLWithPath: store))
+        try header.seek(toOffset: UInt64(root - 1) * 4096)
+        #expect(try header.read(upToCount: 1) == Data([0x05]), "the root is an interior table page")
+        try header.close()
+        try SalvageFixtures.zeroPage(Int(root), of: store, pageSize: 4096)
+
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .readWrite))
+        let restored = Dictionary(uniqueKeysWithValues: try connection.rows("SELECT name, seq FROM sqlite_sequence").compactMap { row in
+            row[0].string.flatMap { name in row[1].int64.map { (name, $0) } }
+        })
+        #expect(restored == original)
+        #expect(report.notes.contains { $0.contains("its sqlite_sequence entry was found among rows of no known table (5; the row stays in lost and found)") })
+        // The next row of a table whose rows 2–5 were deleted gets rowid 6, as in the store.
+        try connection.execute("INSERT INTO table_with_a_rather_long_name_for_its_counter_0 (v) VALUES ('next')")
+        #expect(try connection.scalar("SELECT max(id) FROM table_with_a_rather_long_name_for_its_counter_0")?.int64 == 6)
+        #expect(try connection.scalar("SELECT count(*) FROM lost_and_found_2")?.int64 ?? 0 >= 300, "the rows stay")
+    }
+
     /// `sqlite_sequence` claims no lost leaf by the shape of its rows: the orphaned leaves of a
     /// user table of the same shape (two untyped columns) stay that table's.
     @Test func sqliteSequenceClaimsNoOrphanLeafByShape() throws {
