@@ -119,7 +119,7 @@ public enum BackupRunner {
                 throw BackupAttemptError.storeChangedWhileReadInPlace
             }
         }
-        let snapshotter = try StoreSnapshotter(sourcePath: source.path, access: access, lockTimeout: options.lockTimeout)
+        let snapshotter = try StoreSnapshotter(sourcePath: source.path, access: access, lockTimeout: options.lockTimeout, cancellation: cancellation)
         let pageSize = snapshotter.pageSize
         let snapshotPath = staging.path("snapshot.sqlite")
         let output = try SafeFileOutput(destinationPath: folder + "/" + names.backup)

@@ -45,10 +45,11 @@ final class StoreSnapshotter {
         return connection
     }
 
-    /// Opens `sourcePath` and begins the read transaction, waiting up to `lockTimeout` for a writer.
+    /// Opens `sourcePath` and begins the read transaction, waiting up to `lockTimeout` for a writer
+    /// (a live store; stopped at once by `cancellation`: `BackupError.interrupted`).
     ///
-    /// - Throws: `BackupError.storeLocked`, `.sourceNotAStore`, `.sourceUnreadable`.
-    init(sourcePath: String, access: Access, lockTimeout: TimeInterval) throws {
+    /// - Throws: `BackupError.storeLocked`, `.interrupted`, `.sourceNotAStore`, `.sourceUnreadable`.
+    init(sourcePath: String, access: Access, lockTimeout: TimeInterval, cancellation: CancellationFlag? = nil) throws {
         self.sourcePath = sourcePath
         self.lockTimeout = lockTimeout
         var info = stat()
@@ -65,6 +66,7 @@ final class StoreSnapshotter {
             let opened = try openedStore?.connection
                 ?? SQLiteConnection(path: sourcePath, options: SQLiteOpenOptions(mode: .readOnly, busyTimeoutMilliseconds: milliseconds))
             connection = opened
+            if openedStore == nil, let cancellation { opened.setBusyHandler(timeout: lockTimeout, cancellation: cancellation) }
             // Pages stream through once: a small cache keeps memory flat whatever the store's size.
             try opened.execute("PRAGMA cache_size = -1024")
             try opened.execute("BEGIN")
@@ -86,6 +88,7 @@ final class StoreSnapshotter {
             // SQLITE_READONLY_ROLLBACK: a hot -journal (an app died part way through a
             // transaction) that a read-only connection cannot roll back; read at rest instead.
             if case .live = access, error.resultCode == SQLITE_READONLY | 3 << 8 { throw BackupAttemptError.hotJournal }
+            if error.isBusy, cancellation?.isCancelled == true { throw BackupError.interrupted }
             throw BackupError(sqliteError: error, source: sourcePath, lockTimeout: lockTimeout)
         }
     }

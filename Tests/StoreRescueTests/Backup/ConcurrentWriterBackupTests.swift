@@ -126,6 +126,40 @@ import Testing
         #expect(BackupFixtures.fileNames(in: temp.path("b")) == [])
     }
 
+    /// The wait for a writer's lock stops on a cancellation (SIGINT, SIGTERM) at once, where
+    /// SQLite's busy timeout slept to its end (the signal handler's 1 s watchdog then ended the
+    /// process): `BackupError.interrupted`, nothing written.
+    @Test(.enabled(if: BackupFixtures.pythonPath != nil, "needs python3"))
+    func theWaitForAWritersLockStopsOnACancellation() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("locked.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 100, journalMode: "DELETE")
+        let (locker, output) = try BackupFixtures.python("""
+            import sqlite3, sys, time
+            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            db.execute("BEGIN EXCLUSIVE")
+            print("locked", flush=True)
+            time.sleep(15)
+            """, [store])
+        try locker.run()
+        defer {
+            kill(locker.processIdentifier, SIGKILL)
+            locker.waitUntilExit()
+        }
+        #expect(String(decoding: output.fileHandleForReading.readData(ofLength: 7), as: UTF8.self) == "locked\n")
+
+        var options = BackupOptions.testing(temp.path("b"))
+        options.lockTimeout = 8
+        let flag = CancellationFlag()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { flag.cancel() }
+        let started = Date()
+        let error = #expect(throws: BackupError.self) { try BackupRunner.run(store: store, options: options, cancellation: flag) }
+        #expect(Date().timeIntervalSince(started) < 4, "stopped long before the 8 s timeout")
+        #expect(error == .interrupted)
+        #expect(error?.exitStatus == .temporaryFailure)
+        #expect(BackupFixtures.fileNames(in: temp.path("b")) == [])
+    }
+
     /// Found by CI (stop 18): a rollback-journal app holds no lock between transactions, so the
     /// store was found at rest, then read in place while the app was part way through a
     /// transaction: "database disk image is malformed" (exit 65) from a healthy store. Here the
