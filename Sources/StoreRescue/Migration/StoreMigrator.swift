@@ -81,8 +81,15 @@ public enum StoreMigrator {
             if Self.sourceChanged(store) { throw MigrationError.storeChanged(path: path) }
             try faultInjection?(.written)
             do {
+                // The file's fsync takes a while for a large store: a signal meanwhile still stops
+                // the run before it publishes.
                 try target.publishDurably(
-                    file, as: PublishedResult(path: output, description: "the migrated store"), beforeLinking: { try faultInjection?(.beforePublishing) }, afterLinking: { try faultInjection?(.published) })
+                    file, as: PublishedResult(path: output, description: "the migrated store"),
+                    beforeLinking: {
+                        try faultInjection?(.beforePublishing)
+                        if cancellation?.isCancelled == true { throw MigrationError.interrupted(path: output) }
+                    },
+                    afterLinking: { try faultInjection?(.published) })
             } catch let error as POSIXFailure {
                 throw MigrationError.writeFailed(path: output, reason: error.description)
             }

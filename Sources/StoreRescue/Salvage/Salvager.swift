@@ -100,6 +100,8 @@ public enum Salvager {
             try checkFinished(file: file, workspace: workspace.path, output: output, isCoreData: options.catalog != nil)
             try CreationTarget.synchronize(file, isFolder: false)
             try faultInjection?(.beforePublishing)
+            // The fsync takes a while for a large store: a signal meanwhile still stops the run.
+            if cancellation?.isCancelled == true { throw SalvageError.interrupted }
         } catch {
             throw failure(error, output: output)
         }
