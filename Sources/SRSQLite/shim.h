@@ -109,7 +109,8 @@ static inline void srsqlite_signal_to_pipe(int number) {
     errno = saved;
 }
 
-// Makes the pipe and installs the handler (SA_RESTART) for each of `count` signals in `numbers`.
+// Makes the pipe and installs the handler (SA_RESTART) for each of `count` signals in `numbers`
+// that is not ignored already.
 // Returns the pipe's read end, or -1 with errno set (EBUSY: already installed in this process).
 static inline int srsqlite_install_signal_pipe(const int *numbers, int count) {
     if (srsqlite_signal_pipe_write_end >= 0) {
@@ -136,6 +137,10 @@ static inline int srsqlite_install_signal_pipe(const int *numbers, int count) {
     sigset_t handled;
     sigemptyset(&handled);
     for (int i = 0; i < count; i++) {
+        // A signal the parent set to be ignored stays ignored, as Unix programs leave it
+        // (nohup's SIGHUP; SIGINT for a non-interactive shell's background job).
+        struct sigaction inherited;
+        if (sigaction(numbers[i], NULL, &inherited) == 0 && inherited.sa_handler == SIG_IGN) continue;
         if (sigaction(numbers[i], &action, NULL) != 0) return -1;
         sigaddset(&handled, numbers[i]);
     }

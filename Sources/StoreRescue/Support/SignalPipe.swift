@@ -20,6 +20,9 @@ import Darwin
 /// before `install` has its default action (for SIGINT, SIGTERM, SIGHUP: the process ends, before
 /// it has made anything).
 ///
+/// A signal already ignored when `install` runs (the parent's `SIG_IGN`, as `nohup` sets for
+/// SIGHUP) is left ignored, as Unix programs leave it.
+///
 /// The handler is installed with `SA_RESTART`: a system call it interrupts is restarted where the
 /// system allows, and the project's reads and writes loop over `EINTR` where it does not.
 public enum SignalPipe {
