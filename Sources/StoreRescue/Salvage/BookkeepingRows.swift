@@ -40,10 +40,19 @@ struct BookkeepingRows {
     private var sequenceNameBytes = 0
     /// `sqlite_sequence` rows past the bounds above.
     private(set) var sequenceRowsNotKept = 0
+    /// The largest `seq` believed from a leaf no intact tree reached (`fromOrphanLeaf`): such a
+    /// leaf is taken as `sqlite_sequence`'s because its rows name `AUTOINCREMENT` tables, and a
+    /// user table's rows could look so. A larger value would leave the table too few rowids to
+    /// insert into (2^63 − 1 refuses every insert); an intact tree's is believed as it is.
+    static let largestOrphanSequence: Int64 = 1 << 62
+    /// Orphan-leaf `sqlite_sequence` entries not believed (past `largestOrphanSequence`): name, seq.
+    private(set) var sequencesNotBelieved: [(name: String, seq: Int64)] = []
 
     /// Adds one row of `table`; values are taken only when their storage class is the expected one.
+    /// `fromOrphanLeaf`: the row is on a leaf no intact tree reached (see `largestOrphanSequence`).
     mutating func add(
-        _ table: Table, rowid: Int64, record: [RecordColumn], payload: UnsafeRawBufferPointer, encoding: DatabaseGeometry.TextEncoding
+        _ table: Table, rowid: Int64, record: [RecordColumn], payload: UnsafeRawBufferPointer, encoding: DatabaseGeometry.TextEncoding,
+        fromOrphanLeaf: Bool = false
     ) {
         func text(_ index: Int) -> String? {
             guard index < record.count, record[index].isAvailable, record[index].storageClass == .text else { return nil }
@@ -84,6 +93,10 @@ struct BookkeepingRows {
                 sequenceRowsNotKept += 1
                 return
             }
+            if fromOrphanLeaf, seq >= Self.largestOrphanSequence {
+                if sequencesNotBelieved.count < 10 { sequencesNotBelieved.append((name, seq)) }
+                return
+            }
             sequenceNameBytes += name.utf8.count
             sequences[rowid] = SequenceRow(name: name, seq: seq)
         }
@@ -104,7 +117,7 @@ struct BookkeepingRows {
             return Int64(value.rounded(.towardZero))
         case .text, .blob:
             let bytes = column.bytes(in: payload)
-            let text = column.storageClass == .text ? (encoding.string(from: bytes) ?? "") : String(decoding: bytes, as: UTF8.self)
+            let text = column.storageClass == .text ? encoding.string(from: bytes) : String(decoding: bytes, as: UTF8.self)
             return leadingInteger(text)
         }
     }

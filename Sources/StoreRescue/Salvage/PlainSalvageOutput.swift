@@ -198,6 +198,9 @@ final class PlainSalvageOutput: SalvageOutput {
     private func restoreSequences(_ bookkeeping: BookkeepingRows) throws -> [String] {
         let recovered = bookkeeping.sequenceByTable
         var notes: [String] = []
+        for (name, seq) in bookkeeping.sequencesNotBelieved {
+            notes.append("table \(name): an sqlite_sequence entry of \(seq), past 2^62, on a leaf no intact tree reached: not believed (it would leave the table too few rowids)")
+        }
         if bookkeeping.sequenceRowsNotKept > 0 {
             notes.append("sqlite_sequence: \(bookkeeping.sequenceRowsNotKept) rows past \(BookkeepingRows.maximumSequenceRows) rows or 1 MiB of names were not kept (damage: a store has one per AUTOINCREMENT table)")
         }
@@ -218,7 +221,8 @@ final class PlainSalvageOutput: SalvageOutput {
             _ = try connection.rows("DELETE FROM sqlite_sequence WHERE name = ?", [.text(name)])
             _ = try connection.rows("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", [.text(name), .integer(value)])
         }
-        let found = try sequenceEntriesInLostAndFound(for: Set(autoincrementTables.map(\.table)).subtracting(recovered.keys))
+        let (found, foundNotes) = try sequenceEntriesInLostAndFound(for: Set(autoincrementTables.map(\.table)).subtracting(recovered.keys))
+        notes += foundNotes
         var unrecovered: [String] = []
         for (name, rowid, _) in autoincrementTables {
             // By the column's name: a table may have another column named `rowid`.
@@ -248,22 +252,34 @@ final class PlainSalvageOutput: SalvageOutput {
         return notes
     }
 
-    /// `sqlite_sequence` entries for `tables` among the live rows of no known table: when its
-    /// root is an interior page that was lost, its leaves are orphans, and `sqlite_sequence`
-    /// claims none by shape (a user table's rows of the same shape would be taken). A row of two
-    /// values, a text naming one of `tables` and an integer, is read as its entry; the largest
-    /// wins. Such a row may be another table's that merely looks so: it can then only raise a
-    /// counter, which skips rowids and never hands one out twice. The rows stay where they are.
-    private func sequenceEntriesInLostAndFound(for tables: Set<String>) throws -> [String: Int64] {
-        guard !tables.isEmpty, let lost = looseTableNames["lost_and_found_2"] else { return [:] }
+    /// `sqlite_sequence` entries for `tables` among the live rows of no known table. When its
+    /// root is an interior page that was lost, its leaves are orphans: a leaf whose rows name
+    /// `AUTOINCREMENT` tables is taken as its (`SalvageRun.isSequenceLeaf`), and rows of a leaf
+    /// that is not (most of its rows name other tables: ones the damage lost) land in
+    /// `lost_and_found_2`. A row there of a text naming one of `tables` and a number is read as
+    /// its entry, as SQLite reads a `seq` (`CAST … AS INTEGER`: a real truncated, a text by its
+    /// leading integer); the largest wins. Such a row may be another table's that merely looks
+    /// so: it can only raise a counter, which skips rowids and never hands one out twice — but
+    /// not past `BookkeepingRows.largestOrphanSequence`, which would leave the table too few rowids to insert into
+    /// (a value at 2^63 − 1 refuses every insert), so a larger one is noted and not used. The
+    /// rows stay where they are. Returns the entries and the notes.
+    private func sequenceEntriesInLostAndFound(for tables: Set<String>) throws -> (entries: [String: Int64], notes: [String]) {
+        guard !tables.isEmpty, let lost = looseTableNames["lost_and_found_2"] else { return ([:], []) }
+        let seq = "CAST(c1 AS INTEGER)"
+        let rows = try connection.rows("""
+            SELECT c0, max(CASE WHEN \(seq) < ? THEN \(seq) END), max(\(seq)) FROM \(lost.quotedSQLIdentifier)
+            WHERE typeof(c0) = 'text' AND typeof(c1) IN ('integer', 'real', 'text') GROUP BY c0
+            """, [.integer(BookkeepingRows.largestOrphanSequence)])
         var entries: [String: Int64] = [:]
-        let rows = try connection.rows(
-            "SELECT c0, max(c1) FROM \(lost.quotedSQLIdentifier) WHERE typeof(c0) = 'text' AND typeof(c1) = 'integer' GROUP BY c0")
+        var notes: [String] = []
         for row in rows {
-            guard row.count == 2, let name = row[0].string, tables.contains(name), let seq = row[1].int64 else { continue }
-            entries[name] = seq
+            guard row.count == 3, let name = row[0].string, tables.contains(name) else { continue }
+            if let kept = row[1].int64 { entries[name] = kept }
+            if let highest = row[2].int64, highest >= BookkeepingRows.largestOrphanSequence, notes.count < 10 {
+                notes.append("table \(name): a row of no known table names it with \(highest), past 2^62: not taken as its sqlite_sequence entry (it would leave the table too few rowids)")
+            }
         }
-        return entries
+        return (entries, notes)
     }
 
     /// The `AUTOINCREMENT` tables are made without the keyword, so that a row SQLite writes into

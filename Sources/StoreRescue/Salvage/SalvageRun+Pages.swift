@@ -335,7 +335,12 @@ extension SalvageRun {
         // A root page no known table has: the page is another table's — one whose root is not
         // known (a table known from the layout only), never one whose root is elsewhere.
         let candidates = root != nil && preferred == nil ? Set(tables.indices.filter { tables[$0].rootPage == nil }) : nil
-        var identified = matcher.identify(shapes, preferred: preferred, among: candidates)
+        var identified: Int?
+        if preferred == nil, let sequence = sequenceLeafOwner, isSequenceLeaf(header: header, page: page, naming: sequence.tables) {
+            identified = sequence.index
+        } else {
+            identified = matcher.identify(shapes, preferred: preferred, among: candidates)
+        }
         if identified == nil, matcher.isStrict, preferred != nil || candidates != nil {
             // Core Data mode writes no lost and found, and `Z_ENT` names a record's entity: a page
             // that fits neither the table the damaged schema gives its root nor a table of unknown
@@ -353,6 +358,32 @@ extension SalvageRun {
             tallies[index].pagesRead += 1
         } else {
             tallies[index].pagesDamaged += 1
+        }
+    }
+
+    /// Whether the orphan leaf in `pageBuffer` is `sqlite_sequence`'s: most of its records are
+    /// two values, the first a text naming one of `tables` (the `AUTOINCREMENT` tables). When
+    /// `sqlite_sequence`'s interior root is lost, its leaves are orphans; by shape alone they
+    /// went to a user table of two columns (text, integer), as rows it never had, and the
+    /// counters were lost. A user table's leaf whose rows all name `AUTOINCREMENT` tables is the
+    /// one case this mistakes, and it only raises counters.
+    private func isSequenceLeaf(header: BTreePageHeader, page: UInt32, naming tables: Set<String>) -> Bool {
+        guard header.cellCount > 0 else { return false }
+        let usable = geometry.usableSize
+        let encoding = geometry.textEncoding
+        return pageBuffer.withUnsafeBytes { bytes in
+            var naming = 0
+            for cellIndex in 0..<header.cellCount {
+                guard let offset = header.cellOffset(cellIndex, in: bytes), let cell = TableCell.leaf(in: bytes, at: offset, usableSize: usable),
+                      cell.localSize == cell.payloadSize
+                else { continue }
+                let local = UnsafeRawBufferPointer(rebasing: bytes[cell.localStart..<cell.localStart + cell.localSize])
+                guard RecordDecoder.decode(local, declaredSize: cell.payloadSize, into: &columns) != .malformed, columns.count == 2,
+                      columns[0].isAvailable, columns[0].storageClass == .text
+                else { continue }
+                if tables.contains(encoding.string(from: columns[0].bytes(in: local))) { naming += 1 }
+            }
+            return naming * 2 > header.cellCount
         }
     }
 

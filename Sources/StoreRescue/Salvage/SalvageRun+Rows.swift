@@ -146,7 +146,8 @@ extension SalvageRun {
                 case .notFitting: tallies[index].rowsNotFitting += 1
                 }
             } else if case .collect(let table) = roles[index] {
-                bookkeeping.add(table, rowid: rowid, record: columns, payload: payload, encoding: geometry.textEncoding)
+                bookkeeping.add(
+                    table, rowid: rowid, record: columns, payload: payload, encoding: geometry.textEncoding, fromOrphanLeaf: provenance == .orphan)
             }
         case (.lost(let root), .tree), (.lost(let root), .orphan):
             lost.rows += 1

@@ -158,6 +158,9 @@ extension SalvageRun {
         roles = try tables.map { try output.role(for: $0) }
         tallies = Array(repeating: TableTally(), count: tables.count)
         matcher = ShapeMatcher(tables: tables, isStrict: options.catalog != nil)
+        let sequence = tables.firstIndex { $0.isSQLiteInternal && $0.name.lowercased() == TableDefinition.sequenceTableName }
+        let counted = Set(tables.filter { $0.isAutoincrement }.map(\.name))
+        sequenceLeafOwner = sequence.flatMap { counted.isEmpty ? nil : (index: $0, tables: counted) }
     }
 
     /// `Z_PRIMARYKEY`, `Z_METADATA`, `Z_MODELCACHE` as Core Data creates them.

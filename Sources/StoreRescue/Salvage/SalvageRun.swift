@@ -73,6 +73,10 @@ final class SalvageRun {
     /// Core Data mode: the page counts of the bookkeeping trees, read before the version is known.
     var bookkeepingPages: [Int: TableTally] = [:]
     var matcher = ShapeMatcher(tables: [], isStrict: false)
+    /// `sqlite_sequence`'s index in `tables` and the names of the `AUTOINCREMENT` tables, when the
+    /// schema has both: an orphan leaf whose rows name those tables is `sqlite_sequence`'s
+    /// (`isSequenceLeaf`), which claims no page by shape alone.
+    var sequenceLeafOwner: (index: Int, tables: Set<String>)?
     /// Core Data's own tables, as `create` writes them: what their rows look like.
     lazy var bookkeepingMatcher = ShapeMatcher(tables: (try? Self.bookkeepingDefinitions()) ?? [], isStrict: true)
     var lost = LostTally()

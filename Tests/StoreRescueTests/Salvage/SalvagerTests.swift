@@ -521,26 +521,45 @@ import Testing
         #expect(report.notes.contains { $0.contains("table log: AUTOINCREMENT, its sqlite_sequence entry was not recovered") })
     }
 
-    /// `sqlite_sequence` of 300 tables (long names: its root is an interior page) whose root
-    /// was lost: its leaves' rows land in `lost_and_found_2` and are read from there as the
-    /// entries of the tables they name. Before: each table got its largest recovered rowid, and
-    /// the rowids of rows deleted at its end were handed out again.
-    @Test func sequenceEntriesBelowALostInteriorRootAreFoundAmongLostRows() throws {
-        let directory = try TemporaryDirectory()
+    /// A store of 300 `AUTOINCREMENT` tables with long names (so `sqlite_sequence` spans pages
+    /// under an interior root), `seq` 5 each, rows past 1–3 deleted; `adjust` runs on it before it
+    /// is damaged. Returns the store's path and its `sqlite_sequence`.
+    private func storeOfCounters(in directory: TemporaryDirectory, extraSQL: String = "") throws -> (path: String, sequence: [String: Int64]) {
         let store = directory.path("s.sqlite")
         var sql = ""
         for index in 0..<300 {
-            let name = "table_with_a_rather_long_name_for_its_counter_\(index)"
+            let name = Self.counter(index)
             sql += "CREATE TABLE \(name) (id INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT);"
             sql += "INSERT INTO \(name) (v) VALUES ('a'), ('b'), ('c'), ('d'), ('e'); DELETE FROM \(name) WHERE id > \(index % 3 + 1);"
         }
-        try StoreFixtureBuilder.database(at: store, sql: sql)
-        let source = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readOnly))
-        let root = try #require(try source.scalar("SELECT rootpage FROM sqlite_schema WHERE name = 'sqlite_sequence'")?.int64)
-        let original = Dictionary(uniqueKeysWithValues: try source.rows("SELECT name, seq FROM sqlite_sequence").compactMap { row in
+        try StoreFixtureBuilder.database(at: store, sql: sql + extraSQL)
+        return (store, try Self.sequence(of: store))
+    }
+
+    private static func counter(_ index: Int) -> String { "table_with_a_rather_long_name_for_its_counter_\(index)" }
+
+    private static func sequence(of path: String) throws -> [String: Int64] {
+        let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readOnly))
+        return Dictionary(uniqueKeysWithValues: try connection.rows("SELECT name, seq FROM sqlite_sequence").compactMap { row in
             row[0].string.flatMap { name in row[1].int64.map { (name, $0) } }
         })
-        #expect(original.count == 300 && original.values.allSatisfy { $0 == 5 })
+    }
+
+    /// `sqlite_sequence`'s interior root lost: its leaves are orphans, taken as its own because
+    /// their rows name the `AUTOINCREMENT` tables. Before, they went to lost and found — or, with a
+    /// user table shaped (text, integer) in the store (`withLookAlike`), into that table as rows it
+    /// never had — and every counter fell to its table's largest recovered rowid, so rowids of
+    /// rows deleted at a table's end were handed out again. An entry past 2^62 on such a leaf is
+    /// not believed (a user table's look-alike row would leave the table no rowid to insert).
+    @Test(arguments: [false, true])
+    func sequenceEntriesBelowALostInteriorRootAreRestored(withLookAlike: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let huge = "UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = '\(Self.counter(5))';"
+        let lookAlike = withLookAlike ? "CREATE TABLE kv (k TEXT, v INTEGER); INSERT INTO kv VALUES ('a', 1), ('b', 2);" : ""
+        let (store, original) = try storeOfCounters(in: directory, extraSQL: huge + lookAlike)
+        #expect(original.count == 300 && original.values.filter { $0 == 5 }.count == 299)
+        let root = try #require(try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readOnly))
+            .scalar("SELECT rootpage FROM sqlite_schema WHERE name = 'sqlite_sequence'")?.int64)
         let header = try FileHandle(forReadingFrom: URL(fileURLWithPath: store))
         try header.seek(toOffset: UInt64(root - 1) * 4096)
         #expect(try header.read(upToCount: 1) == Data([0x05]), "the root is an interior table page")
@@ -549,15 +568,39 @@ import Testing
 
         let output = directory.path("out.sqlite")
         let report = try Salvager.salvage(store: store, into: output)
+        var expected = original
+        expected[Self.counter(5)] = 3  // its largest recovered rowid
+        #expect(try Self.sequence(of: output) == expected)
+        #expect(report.notes.contains { $0.contains("table \(Self.counter(5)): an sqlite_sequence entry of 9223372036854775807, past 2^62") })
         let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .readWrite))
-        let restored = Dictionary(uniqueKeysWithValues: try connection.rows("SELECT name, seq FROM sqlite_sequence").compactMap { row in
-            row[0].string.flatMap { name in row[1].int64.map { (name, $0) } }
-        })
-        #expect(restored == original)
-        #expect(report.notes.contains { $0.contains("its sqlite_sequence entry was found among rows of no known table (5; the row stays in lost and found)") })
+        if withLookAlike { #expect(try connection.scalar("SELECT count(*) FROM kv")?.int64 == 2, "no row of sqlite_sequence's in kv") }
         // The next row of a table whose rows 2–5 were deleted gets rowid 6, as in the store.
-        try connection.execute("INSERT INTO table_with_a_rather_long_name_for_its_counter_0 (v) VALUES ('next')")
-        #expect(try connection.scalar("SELECT max(id) FROM table_with_a_rather_long_name_for_its_counter_0")?.int64 == 6)
+        try connection.execute("INSERT INTO \(Self.counter(0)) (v) VALUES ('next')")
+        #expect(try connection.scalar("SELECT max(id) FROM \(Self.counter(0))")?.int64 == 6)
+    }
+
+    /// `sqlite_sequence` lost from the schema (its pages then belong to no known table): its rows
+    /// land in `lost_and_found_2` and are read from there, as SQLite reads a `seq` (a real
+    /// truncated, a text by its leading integer); one past 2^62 is not taken (noted). The rows
+    /// stay in lost and found.
+    @Test func sequenceEntriesAmongLostRowsAreReadAsSQLiteReadsThem() throws {
+        let directory = try TemporaryDirectory()
+        let (store, original) = try storeOfCounters(in: directory, extraSQL: """
+            UPDATE sqlite_sequence SET seq = 1000000.7 WHERE name = '\(Self.counter(10))';
+            UPDATE sqlite_sequence SET seq = '2000000 or so' WHERE name = '\(Self.counter(11))';
+            UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = '\(Self.counter(5))';
+            """)
+        try SalvageFixtures.editSchema(of: store, "DELETE FROM sqlite_schema WHERE name = 'sqlite_sequence';")
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        var expected = original
+        expected[Self.counter(10)] = 1_000_000
+        expected[Self.counter(11)] = 2_000_000
+        expected[Self.counter(5)] = 3  // its largest recovered rowid
+        #expect(try Self.sequence(of: output) == expected)
+        #expect(report.notes.contains { $0.contains("its sqlite_sequence entry was found among rows of no known table (5; the row stays in lost and found)") })
+        #expect(report.notes.contains { $0.contains("table \(Self.counter(5)): a row of no known table names it with 9223372036854775807, past 2^62") })
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .readOnly))
         #expect(try connection.scalar("SELECT count(*) FROM lost_and_found_2")?.int64 ?? 0 >= 300, "the rows stay")
     }
 
