@@ -66,7 +66,9 @@ final class StoreSnapshotter {
             let opened = try openedStore?.connection
                 ?? SQLiteConnection(path: sourcePath, options: SQLiteOpenOptions(mode: .readOnly, busyTimeoutMilliseconds: milliseconds))
             connection = opened
-            if openedStore == nil, let cancellation { opened.setBusyHandler(timeout: lockTimeout, cancellation: cancellation) }
+            if openedStore == nil, let cancellation {
+                opened.setBusyHandler(waitingUntil: Date().addingTimeInterval(lockTimeout), cancellation: cancellation)
+            }
             // Pages stream through once: a small cache keeps memory flat whatever the store's size.
             try opened.execute("PRAGMA cache_size = -1024")
             try opened.execute("BEGIN")

@@ -40,28 +40,27 @@ public final class SQLiteConnection {
     private var busyHandler: BusyHandlerBox?
 
     private final class BusyHandlerBox {
-        let timeout: TimeInterval
+        let deadline: Date
         let cancellation: CancellationFlag
-        var started = Date()
-        init(timeout: TimeInterval, cancellation: CancellationFlag) {
-            self.timeout = timeout
+        init(deadline: Date, cancellation: CancellationFlag) {
+            self.deadline = deadline
             self.cancellation = cancellation
         }
     }
 
-    /// Waits for other connections' locks up to `timeout` (in place of the busy timeout the
-    /// connection was opened with), giving up at once — `SQLITE_BUSY` — when `cancellation` is
-    /// set: SQLite's own busy timeout sleeps through a SIGTERM to its end, and `sqlite3_interrupt`
+    /// Waits for other connections' locks until `deadline` (in place of the busy timeout the
+    /// connection was opened with: one deadline for every wait of a step, where a busy timeout
+    /// starts again at each lock), giving up at once — `SQLITE_BUSY` — when `cancellation` is set:
+    /// SQLite's own busy timeout sleeps through a SIGTERM to its end, and `sqlite3_interrupt`
     /// does not reach it.
-    public func setBusyHandler(timeout: TimeInterval, cancellation: CancellationFlag) {
-        let box = BusyHandlerBox(timeout: timeout, cancellation: cancellation)
+    public func setBusyHandler(waitingUntil deadline: Date, cancellation: CancellationFlag) {
+        let box = BusyHandlerBox(deadline: deadline, cancellation: cancellation)
         busyHandler = box
-        sqlite3_busy_handler(handle, { context, count in
+        sqlite3_busy_handler(handle, { context, _ in
             guard let context else { return 0 }
             let box = Unmanaged<BusyHandlerBox>.fromOpaque(context).takeUnretainedValue()
-            if count == 0 { box.started = Date() }
             guard !box.cancellation.isCancelled else { return 0 }
-            let remaining = box.timeout - Date().timeIntervalSince(box.started)
+            let remaining = box.deadline.timeIntervalSinceNow
             guard remaining > 0 else { return 0 }
             usleep(UInt32(min(0.01, remaining) * 1_000_000))
             return 1

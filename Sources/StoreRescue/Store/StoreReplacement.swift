@@ -214,17 +214,19 @@ public struct StoreReplacement: Sendable {
     ///   database (the connection never checkpoints on close, so its `-wal` is left as it was).
     private func settle() throws -> SQLiteConnection {
         let milliseconds = Int32(clamping: Int((lockTimeout * 1000).rounded()))
+        // One deadline for every wait of the replacement (the first read, leaving WAL mode, the
+        // exclusive lock): "still after N s" is what was waited in all.
+        let deadline = Date().addingTimeInterval(lockTimeout)
         do {
             let connection = try SQLiteConnection(
                 path: storePath, options: SQLiteOpenOptions(mode: .readWrite, busyTimeoutMilliseconds: milliseconds))
             try connection.disableCheckpointOnClose()
-            if let cancellation { connection.setBusyHandler(timeout: lockTimeout, cancellation: cancellation) }
+            connection.setBusyHandler(waitingUntil: deadline, cancellation: cancellation ?? CancellationFlag())
             _ = try connection.scalar("SELECT count(*) FROM sqlite_schema")
             // While another connection has a WAL store open, SQLite refuses to take it out of WAL
             // mode at once (SQLITE_BUSY, or the mode left as it was), without its busy handler:
-            // asked again until `lockTimeout` has passed. An app that closes the store meanwhile
-            // no longer makes it "in use", and the error's "still after N s" is what was waited.
-            let deadline = Date().addingTimeInterval(lockTimeout)
+            // asked again until the deadline. An app that closes the store meanwhile no longer
+            // makes it "in use".
             while true {
                 let mode: String?
                 do {
