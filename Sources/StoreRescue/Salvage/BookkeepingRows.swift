@@ -30,6 +30,8 @@ struct BookkeepingRows {
     private(set) var primaryKeys: [Int64: PrimaryKeyRow] = [:]
     private(set) var modelCaches: [Int64: Data] = [:]
     private(set) var sequences: [Int64: SequenceRow] = [:]
+    /// `sqlite_sequence` rows from leaves no intact tree reached, by table name (the largest).
+    private(set) var orphanSequences: [String: Int64] = [:]
     /// More rows than a store has are damage: collection stops there (bounds memory). Blobs kept
     /// (plists, model caches) stay under the model cache's own bound all together.
     static let maximumRows = 100_000
@@ -87,9 +89,13 @@ struct BookkeepingRows {
             // the bounds are damage or hostile, and are counted, not kept (memory stays bounded).
             // `seq` as SQLite reads it for the next rowid (its integer value: text and blobs by
             // their leading digits, reals truncated, NULL 0), whatever was written there.
-            guard sequences[rowid] == nil, let name = text(0) else { return }
+            // A row from a leaf no tree reached is kept by name (the larger `seq` wins), never by
+            // rowid: a look-alike leaf swept first must not take the rowids of the real entries.
+            guard fromOrphanLeaf || sequences[rowid] == nil, let name = text(0) else { return }
             let seq = record.count > 1 && record[1].isAvailable ? Self.sqliteInteger(record[1], payload: payload, encoding: encoding) : 0
-            guard sequences.count < Self.maximumSequenceRows, sequenceNameBytes + name.utf8.count <= Self.maximumSequenceNameBytes else {
+            guard sequences.count + orphanSequences.count < Self.maximumSequenceRows,
+                  sequenceNameBytes + name.utf8.count <= Self.maximumSequenceNameBytes
+            else {
                 sequenceRowsNotKept += 1
                 return
             }
@@ -98,7 +104,11 @@ struct BookkeepingRows {
                 return
             }
             sequenceNameBytes += name.utf8.count
-            sequences[rowid] = SequenceRow(name: name, seq: seq)
+            if fromOrphanLeaf {
+                orphanSequences[name] = max(orphanSequences[name] ?? seq, seq)
+            } else {
+                sequences[rowid] = SequenceRow(name: name, seq: seq)
+            }
         }
     }
 
@@ -148,7 +158,7 @@ struct BookkeepingRows {
     /// The largest `seq` recovered per table name (a name found twice — an old copy on an orphan
     /// page — keeps the larger: SQLite never lowers it).
     var sequenceByTable: [String: Int64] {
-        Dictionary(sequences.values.map { ($0.name, $0.seq) }, uniquingKeysWith: { max($0, $1) })
+        Dictionary(sequences.values.map { ($0.name, $0.seq) } + orphanSequences.map { ($0.key, $0.value) }, uniquingKeysWith: { max($0, $1) })
     }
 
     /// The metadata row Core Data reads (`Z_VERSION` 1, else the lowest), decoded; nil when none

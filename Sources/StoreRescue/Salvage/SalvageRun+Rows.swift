@@ -148,6 +148,13 @@ extension SalvageRun {
             } else if case .collect(let table) = roles[index] {
                 bookkeeping.add(
                     table, rowid: rowid, record: columns, payload: payload, encoding: geometry.textEncoding, fromOrphanLeaf: provenance == .orphan)
+                // An orphan leaf taken as `sqlite_sequence`'s by the names its rows hold
+                // (`isSequenceLeaf`): its rows are kept in lost and found too, so that a user
+                // table's leaf that looks so loses nothing.
+                if table == .sequence, provenance == .orphan, let route = try output?.lostRoute(columnCount: columns.count) {
+                    lost.rows += 1
+                    _ = try write(route, rowid: rowid, payload: payload, context: .init(pageNumber: page, rootPage: nil))
+                }
             }
         case (.lost(let root), .tree), (.lost(let root), .orphan):
             lost.rows += 1

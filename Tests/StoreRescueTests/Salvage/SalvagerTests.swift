@@ -579,6 +579,61 @@ import Testing
         #expect(try connection.scalar("SELECT max(id) FROM \(Self.counter(0))")?.int64 == 6)
     }
 
+    /// A user table shaped like `sqlite_sequence` — a change log of (table name, rowid) rows
+    /// naming `AUTOINCREMENT` tables — whose interior root is lost keeps every row: a leaf that
+    /// names a table twice is not `sqlite_sequence`'s (it has one row per table). A review found
+    /// that the first version of the claim took all 2,000 rows as counters and wrote none (the
+    /// counters rose to 1999 and 2000).
+    @Test func aChangeLogShapedLikeSqliteSequenceLosesNoRow() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        try StoreFixtureBuilder.database(at: store, sql: """
+            CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT);
+            CREATE TABLE notes (id INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT);
+            CREATE TABLE changelog (tbl TEXT, rid INTEGER);
+            WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 50)
+            INSERT INTO events (v) SELECT 'e' || i FROM k;
+            WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 50)
+            INSERT INTO notes (v) SELECT 'n' || i FROM k;
+            WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 2000)
+            INSERT INTO changelog SELECT CASE i % 2 WHEN 1 THEN 'events' ELSE 'notes' END, i FROM k;
+            """)
+        let root = try #require(try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readOnly))
+            .scalar("SELECT rootpage FROM sqlite_schema WHERE name = 'changelog'")?.int64)
+        let original = try SalvageFixtures.rows(of: store)
+        try SalvageFixtures.zeroPage(Int(root), of: store, pageSize: 4096)
+        let output = directory.path("out.sqlite")
+        _ = try Salvager.salvage(store: store, into: output)
+        let recovered = try SalvageFixtures.rows(of: output)
+        #expect(recovered["changelog"]?.count == 2000)
+        let sameRows = recovered["changelog"] == original["changelog"]
+        #expect(sameRows)
+        #expect(try Self.sequence(of: output) == ["events": 50, "notes": 50])
+    }
+
+    /// A user table with one row per `AUTOINCREMENT` table (a name and a number, as
+    /// `sqlite_sequence` has), whose interior root is lost: its leaves look like
+    /// `sqlite_sequence`'s and are taken as such, so their rows are also kept in lost and found —
+    /// none is lost — and their numbers can only raise the counters (7 here, over the store's 5).
+    @Test func aLookAlikeWithOneRowPerTableIsKeptInLostAndFound() throws {
+        let directory = try TemporaryDirectory()
+        let (store, original) = try storeOfCounters(in: directory, extraSQL: """
+            CREATE TABLE stats (tbl TEXT, n INTEGER);
+            INSERT INTO stats SELECT name, 7 FROM sqlite_sequence;
+            """)
+        let root = try #require(try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readOnly))
+            .scalar("SELECT rootpage FROM sqlite_schema WHERE name = 'stats'")?.int64)
+        try SalvageFixtures.zeroPage(Int(root), of: store, pageSize: 4096)
+        let output = directory.path("out.sqlite")
+        _ = try Salvager.salvage(store: store, into: output)
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .readOnly))
+        let kept = try connection.scalar("SELECT count(DISTINCT c0) FROM lost_and_found_2 WHERE c1 = 7")?.int64
+        #expect(kept == 300, "every row of stats is kept")
+        let restored = try Self.sequence(of: output)
+        #expect(restored.keys.sorted() == original.keys.sorted())
+        #expect(restored.allSatisfy { $0.value >= original[$0.key] ?? .max }, "no counter fell")
+    }
+
     /// `sqlite_sequence` lost from the schema (its pages then belong to no known table): its rows
     /// land in `lost_and_found_2` and are read from there, as SQLite reads a `seq` (a real
     /// truncated, a text by its leading integer); one past 2^62 is not taken (noted). The rows
