@@ -32,6 +32,8 @@ struct BookkeepingRows {
     private(set) var sequences: [Int64: SequenceRow] = [:]
     /// `sqlite_sequence` rows from leaves no intact tree reached, by table name (the largest).
     private(set) var orphanSequences: [String: Int64] = [:]
+    /// The `AUTOINCREMENT` tables of the schema: the only names an orphan leaf's row is kept for.
+    var autoincrementTables: Set<String> = []
     /// More rows than a store has are damage: collection stops there (bounds memory). Blobs kept
     /// (plists, model caches) stay under the model cache's own bound all together.
     static let maximumRows = 100_000
@@ -92,20 +94,29 @@ struct BookkeepingRows {
             // A row from a leaf no tree reached is kept by name (the larger `seq` wins), never by
             // rowid: a look-alike leaf swept first must not take the rowids of the real entries.
             guard fromOrphanLeaf || sequences[rowid] == nil, let name = text(0) else { return }
+            // From an orphan leaf, only an entry for an `AUTOINCREMENT` table of the schema: a
+            // look-alike row naming anything else is no counter (and spends no bound).
+            if fromOrphanLeaf, !autoincrementTables.contains(name) { return }
             let seq = record.count > 1 && record[1].isAvailable ? Self.sqliteInteger(record[1], payload: payload, encoding: encoding) : 0
+            if fromOrphanLeaf, seq >= Self.largestOrphanSequence {
+                if sequencesNotBelieved.count < 10 { sequencesNotBelieved.append((name, seq)) }
+                return
+            }
+            // A name already kept costs nothing more: look-alike rows naming the same tables again
+            // must not use up the bounds before the real entries are read.
+            if fromOrphanLeaf, let kept = orphanSequences[name] {
+                orphanSequences[name] = max(kept, seq)
+                return
+            }
             guard sequences.count + orphanSequences.count < Self.maximumSequenceRows,
                   sequenceNameBytes + name.utf8.count <= Self.maximumSequenceNameBytes
             else {
                 sequenceRowsNotKept += 1
                 return
             }
-            if fromOrphanLeaf, seq >= Self.largestOrphanSequence {
-                if sequencesNotBelieved.count < 10 { sequencesNotBelieved.append((name, seq)) }
-                return
-            }
             sequenceNameBytes += name.utf8.count
             if fromOrphanLeaf {
-                orphanSequences[name] = max(orphanSequences[name] ?? seq, seq)
+                orphanSequences[name] = seq
             } else {
                 sequences[rowid] = SequenceRow(name: name, seq: seq)
             }

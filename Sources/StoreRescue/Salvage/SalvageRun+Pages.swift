@@ -361,33 +361,34 @@ extension SalvageRun {
         }
     }
 
-    /// Whether the orphan leaf in `pageBuffer` is `sqlite_sequence`'s: every record read is two
-    /// values, the first a text naming one of `tables` (the `AUTOINCREMENT` tables), no name
-    /// twice (the table has one row per table), and they are most of its cells. When
-    /// `sqlite_sequence`'s interior root is lost, its leaves are orphans; by shape alone they went
-    /// to a user table of two columns (text, integer), as rows it never had, and the counters
-    /// were lost. A user table's leaf could still look so (one row per `AUTOINCREMENT` table): its
-    /// rows are then kept in lost and found (`deliver`), and its values can only raise counters.
+    /// Whether the orphan leaf in `pageBuffer` is `sqlite_sequence`'s: records of two values whose
+    /// first is a text naming one of `tables` (the `AUTOINCREMENT` tables), each name counted
+    /// once, are most of its cells. A record that does not fit (a damaged name, a table the
+    /// schema lost, a second row for a name `INSERT OR REPLACE` left) does not refuse the leaf;
+    /// a change log of (table name, rowid) rows names a few tables many times and is never taken.
+    /// When `sqlite_sequence`'s interior root is lost, its leaves are orphans; by shape alone
+    /// they went to a user table of two columns (text, integer), as rows it never had, and the
+    /// counters were lost. A user table's leaf that looks so (one row per `AUTOINCREMENT` table)
+    /// loses nothing: the rows of a leaf taken here are kept in lost and found too (`deliver`),
+    /// and its values can only raise counters.
     private func isSequenceLeaf(header: BTreePageHeader, page: UInt32, naming tables: Set<String>) -> Bool {
         guard header.cellCount > 0 else { return false }
         let usable = geometry.usableSize
         let encoding = geometry.textEncoding
         return pageBuffer.withUnsafeBytes { bytes in
             var names: Set<String> = []
-            var read = 0
             for cellIndex in 0..<header.cellCount {
                 guard let offset = header.cellOffset(cellIndex, in: bytes), let cell = TableCell.leaf(in: bytes, at: offset, usableSize: usable),
                       cell.localSize == cell.payloadSize
                 else { continue }
                 let local = UnsafeRawBufferPointer(rebasing: bytes[cell.localStart..<cell.localStart + cell.localSize])
-                guard RecordDecoder.decode(local, declaredSize: cell.payloadSize, into: &columns) != .malformed else { continue }
-                read += 1
-                guard columns.count == 2, columns[0].isAvailable, columns[0].storageClass == .text,
-                      case let name = encoding.string(from: columns[0].bytes(in: local)),
-                      tables.contains(name), names.insert(name).inserted
-                else { return false }
+                guard RecordDecoder.decode(local, declaredSize: cell.payloadSize, into: &columns) != .malformed, columns.count == 2,
+                      columns[0].isAvailable, columns[0].storageClass == .text
+                else { continue }
+                let name = encoding.string(from: columns[0].bytes(in: local))
+                if tables.contains(name) { names.insert(name) }
             }
-            return read * 2 > header.cellCount
+            return names.count * 2 > header.cellCount
         }
     }
 

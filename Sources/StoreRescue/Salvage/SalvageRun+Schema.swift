@@ -161,6 +161,7 @@ extension SalvageRun {
         let sequence = tables.firstIndex { $0.isSQLiteInternal && $0.name.lowercased() == TableDefinition.sequenceTableName }
         let counted = Set(tables.filter { $0.isAutoincrement }.map(\.name))
         sequenceLeafOwner = sequence.flatMap { counted.isEmpty ? nil : (index: $0, tables: counted) }
+        bookkeeping.autoincrementTables = counted
     }
 
     /// `Z_PRIMARYKEY`, `Z_METADATA`, `Z_MODELCACHE` as Core Data creates them.

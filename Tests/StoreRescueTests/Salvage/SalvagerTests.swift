@@ -524,9 +524,11 @@ import Testing
     /// A store of 300 `AUTOINCREMENT` tables with long names (so `sqlite_sequence` spans pages
     /// under an interior root), `seq` 5 each, rows past 1–3 deleted; `adjust` runs on it before it
     /// is damaged. Returns the store's path and its `sqlite_sequence`.
-    private func storeOfCounters(in directory: TemporaryDirectory, extraSQL: String = "") throws -> (path: String, sequence: [String: Int64]) {
+    private func storeOfCounters(
+        in directory: TemporaryDirectory, firstSQL: String = "", extraSQL: String = ""
+    ) throws -> (path: String, sequence: [String: Int64]) {
         let store = directory.path("s.sqlite")
-        var sql = ""
+        var sql = firstSQL
         for index in 0..<300 {
             let name = Self.counter(index)
             sql += "CREATE TABLE \(name) (id INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT);"
@@ -632,6 +634,47 @@ import Testing
         let restored = try Self.sequence(of: output)
         #expect(restored.keys.sorted() == original.keys.sorted())
         #expect(restored.allSatisfy { $0.value >= original[$0.key] ?? .max }, "no counter fell")
+    }
+
+    /// A `sqlite_sequence` leaf with a row that fits no table (an entry for a table the schema
+    /// does not have) is still `sqlite_sequence`'s, beside a user table shaped (text, integer):
+    /// a review found that one such row refused the whole leaf, which then went to `settings`
+    /// by shape (72 rows it never had) and 72 counters fell. And look-alike rows naming the same
+    /// tables again and again (a change log swept before the real entries) spend no bound: a
+    /// review's 5,000 such rows used up the 1 MiB of names and all 400 counters fell.
+    @Test func sequenceLeavesSurviveAStrayRowAndLookAlikesBeforeThem() throws {
+        let directory = try TemporaryDirectory()
+        let names = (0..<300).map { "('\(Self.counter($0))')" }.joined(separator: ", ")
+        let (store, original) = try storeOfCounters(
+            in: directory,
+            firstSQL: """
+                CREATE TABLE changelog (tbl TEXT, rid INTEGER);
+                CREATE TABLE counted (name TEXT);
+                INSERT INTO counted VALUES \(names);
+                WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i < 24999)
+                INSERT INTO changelog SELECT (SELECT name FROM counted WHERE rowid = i % 300 + 1), i % 4 FROM k;
+                """,
+            extraSQL: """
+                CREATE TABLE settings (key TEXT, value INTEGER);
+                INSERT INTO settings VALUES ('a', 1), ('b', 2);
+                INSERT INTO sqlite_sequence VALUES ('legacy_table_gone', 1000);
+                """)
+        let source = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readOnly))
+        let roots = try ["sqlite_sequence", "changelog"].map { name in
+            try #require(try source.scalar("SELECT rootpage FROM sqlite_schema WHERE name = ?", [.text(name)])?.int64)
+        }
+        #expect(roots[1] < roots[0], "the change log's pages come first")
+        for root in roots { try SalvageFixtures.zeroPage(Int(root), of: store, pageSize: 4096) }
+        let output = directory.path("out.sqlite")
+        _ = try Salvager.salvage(store: store, into: output)
+        var expected = original
+        expected["legacy_table_gone"] = nil
+        #expect(try Self.sequence(of: output) == expected)
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .readOnly))
+        #expect(try connection.scalar("SELECT count(*) FROM settings")?.int64 == 2)
+        let changelog = try connection.scalar("SELECT count(*) FROM changelog")?.int64 ?? 0
+        let lost = try connection.scalar("SELECT count(*) FROM lost_and_found_2 WHERE c1 BETWEEN 0 AND 3")?.int64 ?? 0
+        #expect(changelog + lost >= 25_000, "every change log row is kept (\(changelog) in its table, \(lost) in lost and found)")
     }
 
     /// `sqlite_sequence` lost from the schema (its pages then belong to no known table): its rows
