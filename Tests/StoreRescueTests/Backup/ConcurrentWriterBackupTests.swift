@@ -97,8 +97,9 @@ import Testing
         #expect(try #require(snapshots.last).count > (try #require(snapshots.first)).count)
     }
 
-    @Test(.enabled(if: BackupFixtures.pythonPath != nil, "needs python3"))
-    func storeLockedByAWriterTimesOut() throws {
+    /// Runs `body` with a rollback-mode store of 100 rows that a python writer holds with
+    /// `BEGIN EXCLUSIVE` (for up to 15 s; killed when `body` returns), and the folder it is in.
+    private func withStoreLockedByAWriter(_ body: (_ temp: TemporaryDirectory, _ store: String) throws -> Void) throws {
         let temp = try TemporaryDirectory()
         let store = temp.path("locked.sqlite")
         try BackupFixtures.makeStore(at: store, rows: 100, journalMode: "DELETE")
@@ -115,15 +116,21 @@ import Testing
             locker.waitUntilExit()
         }
         #expect(String(decoding: output.fileHandleForReading.readData(ofLength: 7), as: UTF8.self) == "locked\n")
+        try body(temp, store)
+    }
 
-        var options = BackupOptions.testing(temp.path("b"))
-        options.lockTimeout = 0.5
-        let started = Date()
-        let error = #expect(throws: BackupError.self) { try BackupRunner.run(store: store, options: options) }
-        #expect(Date().timeIntervalSince(started) >= 0.4)
-        #expect(error?.description == "the store \(store) stayed locked by another process for 0.5 s; no backup was taken")
-        #expect(error?.exitStatus == .temporaryFailure)
-        #expect(BackupFixtures.fileNames(in: temp.path("b")) == [])
+    @Test(.enabled(if: BackupFixtures.pythonPath != nil, "needs python3"))
+    func storeLockedByAWriterTimesOut() throws {
+        try withStoreLockedByAWriter { temp, store in
+            var options = BackupOptions.testing(temp.path("b"))
+            options.lockTimeout = 0.5
+            let started = Date()
+            let error = #expect(throws: BackupError.self) { try BackupRunner.run(store: store, options: options) }
+            #expect(Date().timeIntervalSince(started) >= 0.4)
+            #expect(error?.description == "the store \(store) stayed locked by another process for 0.5 s; no backup was taken")
+            #expect(error?.exitStatus == .temporaryFailure)
+            #expect(BackupFixtures.fileNames(in: temp.path("b")) == [])
+        }
     }
 
     /// The wait for a writer's lock stops on a cancellation (SIGINT, SIGTERM) at once, where
@@ -131,33 +138,18 @@ import Testing
     /// process): `BackupError.interrupted`, nothing written.
     @Test(.enabled(if: BackupFixtures.pythonPath != nil, "needs python3"))
     func theWaitForAWritersLockStopsOnACancellation() throws {
-        let temp = try TemporaryDirectory()
-        let store = temp.path("locked.sqlite")
-        try BackupFixtures.makeStore(at: store, rows: 100, journalMode: "DELETE")
-        let (locker, output) = try BackupFixtures.python("""
-            import sqlite3, sys, time
-            db = sqlite3.connect(sys.argv[1], isolation_level=None)
-            db.execute("BEGIN EXCLUSIVE")
-            print("locked", flush=True)
-            time.sleep(15)
-            """, [store])
-        try locker.run()
-        defer {
-            kill(locker.processIdentifier, SIGKILL)
-            locker.waitUntilExit()
+        try withStoreLockedByAWriter { temp, store in
+            var options = BackupOptions.testing(temp.path("b"))
+            options.lockTimeout = 8
+            let flag = CancellationFlag()
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { flag.cancel() }
+            let started = Date()
+            let error = #expect(throws: BackupError.self) { try BackupRunner.run(store: store, options: options, cancellation: flag) }
+            #expect(Date().timeIntervalSince(started) < 4, "stopped long before the 8 s timeout")
+            #expect(error == .interrupted)
+            #expect(error?.exitStatus == .temporaryFailure)
+            #expect(BackupFixtures.fileNames(in: temp.path("b")) == [])
         }
-        #expect(String(decoding: output.fileHandleForReading.readData(ofLength: 7), as: UTF8.self) == "locked\n")
-
-        var options = BackupOptions.testing(temp.path("b"))
-        options.lockTimeout = 8
-        let flag = CancellationFlag()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { flag.cancel() }
-        let started = Date()
-        let error = #expect(throws: BackupError.self) { try BackupRunner.run(store: store, options: options, cancellation: flag) }
-        #expect(Date().timeIntervalSince(started) < 4, "stopped long before the 8 s timeout")
-        #expect(error == .interrupted)
-        #expect(error?.exitStatus == .temporaryFailure)
-        #expect(BackupFixtures.fileNames(in: temp.path("b")) == [])
     }
 
     /// Found by CI (stop 18): a rollback-journal app holds no lock between transactions, so the
