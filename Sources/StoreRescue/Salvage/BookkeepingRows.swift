@@ -33,7 +33,16 @@ struct BookkeepingRows {
     /// `sqlite_sequence` rows from leaves no intact tree reached, by table name (the largest).
     private(set) var orphanSequences: [String: Int64] = [:]
     /// The `AUTOINCREMENT` tables of the schema: the only names an orphan leaf's row is kept for.
-    var autoincrementTables: Set<String> = []
+    /// The bounds on `sqlite_sequence` rows grow to hold one entry for each (a real store with
+    /// more than 10,000 of them, or longer names, had the entries past the bounds dropped).
+    var autoincrementTables: Set<String> = [] {
+        didSet {
+            sequenceRowLimit = max(Self.maximumSequenceRows, autoincrementTables.count)
+            sequenceNameByteLimit = max(Self.maximumSequenceNameBytes, autoincrementTables.reduce(0) { $0 + $1.utf8.count })
+        }
+    }
+    private var sequenceRowLimit = Self.maximumSequenceRows
+    private var sequenceNameByteLimit = Self.maximumSequenceNameBytes
     /// More rows than a store has are damage: collection stops there (bounds memory). Blobs kept
     /// (plists, model caches) stay under the model cache's own bound all together.
     static let maximumRows = 100_000
@@ -108,9 +117,7 @@ struct BookkeepingRows {
                 orphanSequences[name] = max(kept, seq)
                 return
             }
-            guard sequences.count + orphanSequences.count < Self.maximumSequenceRows,
-                  sequenceNameBytes + name.utf8.count <= Self.maximumSequenceNameBytes
-            else {
+            guard sequences.count + orphanSequences.count < sequenceRowLimit, sequenceNameBytes + name.utf8.count <= sequenceNameByteLimit else {
                 sequenceRowsNotKept += 1
                 return
             }

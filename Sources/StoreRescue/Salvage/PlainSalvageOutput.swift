@@ -202,7 +202,7 @@ final class PlainSalvageOutput: SalvageOutput {
             notes.append("table \(name): an sqlite_sequence entry of \(seq), past 2^62, on a leaf no intact tree reached: not believed (it would leave the table too few rowids)")
         }
         if bookkeeping.sequenceRowsNotKept > 0 {
-            notes.append("sqlite_sequence: \(bookkeeping.sequenceRowsNotKept) rows past \(BookkeepingRows.maximumSequenceRows) rows or 1 MiB of names were not kept (damage: a store has one per AUTOINCREMENT table)")
+            notes.append("sqlite_sequence: \(bookkeeping.sequenceRowsNotKept) rows past one per AUTOINCREMENT table (at least \(BookkeepingRows.maximumSequenceRows) rows and 1 MiB of names) were not kept (damage: a store has one per AUTOINCREMENT table)")
         }
         try addAutoincrementKeyword()
         // SQLite made `sqlite_sequence` with the first AUTOINCREMENT table.
