@@ -2,6 +2,7 @@
 #define SRSQLITE_SHIM_H
 
 #include <sqlite3.h>
+#include <string.h>
 
 // glibc's mallopt(M_ARENA_MAX, n): malloc.h is not in Swift's Glibc module. Here because this is
 // the package's one C header; the memory it bounds is mostly SQLite's page caches. A no-op elsewhere.
@@ -78,6 +79,27 @@ static inline void srsqlite_convert_fast(sqlite3_context *context, int count, sq
 static inline int srsqlite_register_convert(sqlite3 *db, const char *name, srsqlite_function slow) {
     return sqlite3_create_function_v2(db, name, 5, SQLITE_UTF8 | SQLITE_DIRECTONLY | SQLITE_DETERMINISTIC,
                                       (void *)slow, srsqlite_convert_fast, 0, 0, 0);
+}
+
+// Collations a statement names and the connection lacks (an Android app's LOCALIZED or UNICODE,
+// an app's own) are made on demand, comparing bytes as BINARY does: a recovered CREATE TABLE that
+// names one is then understood by SQLite's parser instead of refused ("no such collation
+// sequence"), which had sent every row of such a table to lost and found. Only for connections
+// that parse statements; the order a collation gives never matters there.
+static inline int srsqlite_binary_compare(void *unused, int length1, const void *bytes1, int length2, const void *bytes2) {
+    (void)unused;
+    int shorter = length1 < length2 ? length1 : length2;
+    int order = shorter > 0 ? memcmp(bytes1, bytes2, (size_t)shorter) : 0;
+    return order != 0 ? order : (length1 > length2) - (length1 < length2);
+}
+
+static inline void srsqlite_make_missing_collation(void *unused, sqlite3 *db, int encoding, const char *name) {
+    (void)unused;
+    sqlite3_create_collation_v2(db, name, encoding, 0, srsqlite_binary_compare, 0);
+}
+
+static inline int srsqlite_accept_any_collation(sqlite3 *db) {
+    return sqlite3_collation_needed(db, 0, srsqlite_make_missing_collation);
 }
 
 // Signals delivered through a pipe. Swift cannot write a signal handler that is safe to run at

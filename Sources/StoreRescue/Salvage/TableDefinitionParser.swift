@@ -17,6 +17,9 @@ final class TableDefinitionParser {
         connection = try SQLiteConnection(path: ":memory:", options: SQLiteOpenOptions(mode: .memory))
         sqlite3_limit(connection.handle, SQLITE_LIMIT_SQL_LENGTH, Self.maximumStatementBytes)
         sqlite3_limit(connection.handle, SQLITE_LIMIT_LENGTH, Self.maximumStatementBytes)
+        // A column `COLLATE LOCALIZED` (Android) or an app's own collation: made on demand, so
+        // the statement is understood rather than refused (its rows went to lost and found).
+        srsqlite_accept_any_collation(connection.handle)
     }
 
     /// Compiles the recovered statement with every query refused: `CREATE TABLE … AS SELECT`

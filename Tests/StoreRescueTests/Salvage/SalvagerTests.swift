@@ -1,4 +1,5 @@
 import Foundation
+import SRSQLite
 import Testing
 @testable import StoreRescue
 
@@ -675,6 +676,32 @@ import Testing
         let changelog = try connection.scalar("SELECT count(*) FROM changelog")?.int64 ?? 0
         let lost = try connection.scalar("SELECT count(*) FROM lost_and_found_2 WHERE c1 BETWEEN 0 AND 3")?.int64 ?? 0
         #expect(changelog + lost >= 25_000, "every change log row is kept (\(changelog) in its table, \(lost) in lost and found)")
+    }
+
+    /// A table whose columns name a collation the salvage does not have (`COLLATE LOCALIZED`, as
+    /// Android apps declare them, or an app's own) is understood and written as a table: before,
+    /// SQLite's parser refused its statement ("no such collation sequence") and every row went
+    /// to lost and found, its `AUTOINCREMENT` counter with it — from an undamaged store too.
+    @Test func aTableWithACollationOfTheAppsOwnKeepsItsRows() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        let creator = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .create))
+        srsqlite_accept_any_collation(creator.handle)
+        try creator.execute("""
+            CREATE TABLE contacts (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT COLLATE LOCALIZED, phone TEXT COLLATE PHONEBOOK);
+            CREATE INDEX contacts_by_name ON contacts (name COLLATE UNICODE);
+            WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 500)
+            INSERT INTO contacts (name, phone) SELECT 'name ' || i, '+41 ' || i FROM k;
+            DELETE FROM contacts WHERE id > 480;
+            """)
+        let original = try SalvageFixtures.rows(of: creator)
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        #expect(report.tables.first { $0.name == "contacts" }?.rows.recovered == 480)
+        let recovered = try SalvageFixtures.rows(of: output)
+        let sameRows = recovered["contacts"] == original["contacts"]
+        #expect(sameRows)
+        #expect(try Self.sequence(of: output) == ["contacts": 500])
     }
 
     /// `sqlite_sequence` lost from the schema (its pages then belong to no known table): its rows
