@@ -253,16 +253,16 @@ final class PlainSalvageOutput: SalvageOutput {
     }
 
     /// `sqlite_sequence` entries for `tables` among the live rows of no known table. When its
-    /// root is an interior page that was lost, its leaves are orphans: a leaf whose rows name
-    /// `AUTOINCREMENT` tables is taken as its (`SalvageRun.isSequenceLeaf`), and rows of a leaf
-    /// that is not (most of its rows name other tables: ones the damage lost) land in
+    /// root is an interior page that was lost, its leaves are orphans: a leaf mostly naming
+    /// distinct `AUTOINCREMENT` tables is taken as its (`SalvageRun.isSequenceLeaf`), and the rows
+    /// of one that is not (its tables lost from the schema, or `sqlite_sequence` itself) land in
     /// `lost_and_found_2`. A row there of a text naming one of `tables` and a number is read as
     /// its entry, as SQLite reads a `seq` (`CAST … AS INTEGER`: a real truncated, a text by its
     /// leading integer); the largest wins. Such a row may be another table's that merely looks
     /// so: it can only raise a counter, which skips rowids and never hands one out twice — but
-    /// not past `BookkeepingRows.largestOrphanSequence`, which would leave the table too few rowids to insert into
-    /// (a value at 2^63 − 1 refuses every insert), so a larger one is noted and not used. The
-    /// rows stay where they are. Returns the entries and the notes.
+    /// not past `BookkeepingRows.largestOrphanSequence`, which would leave the table too few
+    /// rowids to insert into (at 2^63 − 1 every insert fails), so a larger one is noted and not
+    /// used. The rows stay where they are. Returns the entries and the notes.
     private func sequenceEntriesInLostAndFound(for tables: Set<String>) throws -> (entries: [String: Int64], notes: [String]) {
         guard !tables.isEmpty, let lost = looseTableNames["lost_and_found_2"] else { return ([:], []) }
         let seq = "CAST(c1 AS INTEGER)"

@@ -7,8 +7,9 @@ import Glibc
 import Darwin
 #endif
 
-/// SIGINT, SIGTERM and SIGHUP, for every command: the first sets `cancellation`, which long jobs
-/// poll to stop at their next step and remove their partial files (exit 75). A command that does
+/// SIGINT, SIGTERM and SIGHUP, for every command (one the parent set to be ignored stays ignored:
+/// `SignalPipe`): the first sets `cancellation`, which long jobs poll to stop at their next step
+/// and remove their partial files (exit 75). A command that does
 /// not stop within `grace` — blocked in a read or inside SQLite — and any second signal end the
 /// process from here, through `InterruptionLedger.terminate`: running publish sections are let
 /// finish (at most `sectionTimeout`); a command whose final result is in place, or that has
