@@ -82,6 +82,21 @@ extension SalvageRun {
             }
             tables.append(definition)
         }
+        assumeSequenceTable()
+    }
+
+    /// `sqlite_sequence` when the schema has `AUTOINCREMENT` tables but lost its row: SQLite made
+    /// it with the first such table and never drops it, so its pages are somewhere in the file.
+    /// Known, its orphan leaves are taken by the names their rows hold (`isSequenceLeaf`);
+    /// unknown, they went by shape into a user table shaped (text, integer), as rows it never
+    /// had, and every counter fell to its table's largest recovered rowid.
+    private func assumeSequenceTable() {
+        let autoincrement = tables.filter(\.isAutoincrement).count
+        guard autoincrement > 0, !tables.contains(where: { $0.name.lowercased() == TableDefinition.sequenceTableName }) else { return }
+        tables.append(.sequenceTable(rootPage: nil))
+        notes.append(
+            "sqlite_sequence: its schema row is lost; assumed, as its \(autoincrement) AUTOINCREMENT table\(autoincrement == 1 ? "" : "s") imply, "
+                + "and its leaves known by the table names their rows hold")
     }
 
     /// The Core Data output for the version the store was, after reading its bookkeeping tables.

@@ -36,8 +36,9 @@ struct TableDefinition: Sendable, Equatable {
     static let sequenceTableName = "sqlite_sequence"
 
     /// `sqlite_sequence` as SQLite creates it (`CREATE TABLE sqlite_sequence(name,seq)`), at
-    /// `rootPage`. Its statement is not parsed: SQLite refuses to create a table of that name.
-    static func sequenceTable(rootPage: UInt32) -> TableDefinition {
+    /// `rootPage` (nil: its schema row is lost). Its statement is not parsed: SQLite refuses to
+    /// create a table of that name.
+    static func sequenceTable(rootPage: UInt32?) -> TableDefinition {
         TableDefinition(
             name: sequenceTableName,
             columns: [Column(name: "name", declaredType: "", defaultValue: .null), Column(name: "seq", declaredType: "", defaultValue: .null)],

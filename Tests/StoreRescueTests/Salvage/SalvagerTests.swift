@@ -582,6 +582,29 @@ import Testing
         #expect(try connection.scalar("SELECT max(id) FROM \(Self.counter(0))")?.int64 == 6)
     }
 
+    /// `sqlite_sequence`'s own schema row lost (its pages intact, reached by no tree): the
+    /// `AUTOINCREMENT` tables imply it, so it is assumed and its leaves are known by the names
+    /// their rows hold. Before, they went by shape into the user table shaped (text, integer),
+    /// 300 rows `kv` never had, and every counter fell to its table's largest recovered rowid.
+    @Test func sequenceEntriesWhoseSchemaRowIsLostAreRestored() throws {
+        let directory = try TemporaryDirectory()
+        let (store, original) = try storeOfCounters(
+            in: directory, extraSQL: "CREATE TABLE kv (k TEXT, v INTEGER); INSERT INTO kv VALUES ('a', 1), ('b', 2);")
+        #expect(original.count == 300)
+        try SalvageFixtures.editSchema(of: store, "DELETE FROM sqlite_schema WHERE name = 'sqlite_sequence';")
+        let orphaned = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readOnly))
+        #expect(try orphaned.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_sequence'")?.int64 == 0)
+
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        #expect(try Self.sequence(of: output) == original)
+        #expect(report.notes.contains { $0.hasPrefix("sqlite_sequence: its schema row is lost; assumed, as its 300 AUTOINCREMENT tables imply") })
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .readWrite))
+        #expect(try connection.scalar("SELECT count(*) FROM kv")?.int64 == 2, "no row of sqlite_sequence's in kv")
+        try connection.execute("INSERT INTO \(Self.counter(0)) (v) VALUES ('next')")
+        #expect(try connection.scalar("SELECT max(id) FROM \(Self.counter(0))")?.int64 == 6)
+    }
+
     /// A user table shaped like `sqlite_sequence` — a change log of (table name, rowid) rows
     /// naming `AUTOINCREMENT` tables — whose interior root is lost keeps every row: a leaf that
     /// names a table twice is not `sqlite_sequence`'s (it has one row per table). A review found
@@ -704,20 +727,32 @@ import Testing
         #expect(try Self.sequence(of: output) == ["contacts": 500])
     }
 
-    /// `sqlite_sequence` lost from the schema (its pages then belong to no known table): its rows
-    /// land in `lost_and_found_2` and are read from there, as SQLite reads a `seq` (a real
-    /// truncated, a text by its leading integer); one past 2^62 is not taken (noted). The rows
-    /// stay in lost and found.
+    /// `sqlite_sequence` lost from the schema, and its leaves not known by the names their rows
+    /// hold (two of every three name tables the schema no longer has), so they belong to no known
+    /// table: its rows land in `lost_and_found_2` and are read from there, as SQLite reads a `seq`
+    /// (a real truncated, a text by its leading integer); one past 2^62 is not taken (noted). The
+    /// rows stay in lost and found.
     @Test func sequenceEntriesAmongLostRowsAreReadAsSQLiteReadsThem() throws {
         let directory = try TemporaryDirectory()
-        let (store, original) = try storeOfCounters(in: directory, extraSQL: """
+        let (store, everyEntry) = try storeOfCounters(in: directory, extraSQL: """
             UPDATE sqlite_sequence SET seq = 1000000.7 WHERE name = '\(Self.counter(10))';
             UPDATE sqlite_sequence SET seq = '2000000 or so' WHERE name = '\(Self.counter(11))';
             UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = '\(Self.counter(5))';
+            CREATE TABLE saved AS SELECT rowid AS r, name, seq FROM sqlite_sequence;
+            DELETE FROM sqlite_sequence;
+            INSERT INTO sqlite_sequence SELECT name, seq FROM (
+                SELECT name, seq, r * 3 AS o FROM saved
+                UNION ALL SELECT 'gone_a_' || r, 1, r * 3 + 1 FROM saved
+                UNION ALL SELECT 'gone_b_' || r, 1, r * 3 + 2 FROM saved) ORDER BY o;
+            DROP TABLE saved;
             """)
+        let original = everyEntry.filter { !$0.key.hasPrefix("gone_") }
+        #expect(original.count == 298 && everyEntry.count == 898, "the real and the text entry are not read as integers here")
         try SalvageFixtures.editSchema(of: store, "DELETE FROM sqlite_schema WHERE name = 'sqlite_sequence';")
         let output = directory.path("out.sqlite")
         let report = try Salvager.salvage(store: store, into: output)
+        #expect(report.notes.contains { $0.hasPrefix("sqlite_sequence: its schema row is lost") })
+        #expect(report.tables.first { $0.name == "sqlite_sequence" }?.rows.recovered == 0, "assumed, but no leaf of it taken")
         var expected = original
         expected[Self.counter(10)] = 1_000_000
         expected[Self.counter(11)] = 2_000_000
@@ -726,7 +761,7 @@ import Testing
         #expect(report.notes.contains { $0.contains("its sqlite_sequence entry was found among rows of no known table (5; the row stays in lost and found)") })
         #expect(report.notes.contains { $0.contains("table \(Self.counter(5)): a row of no known table names it with 9223372036854775807, past 2^62") })
         let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .readOnly))
-        #expect(try connection.scalar("SELECT count(*) FROM lost_and_found_2")?.int64 ?? 0 >= 300, "the rows stay")
+        #expect(try connection.scalar("SELECT count(*) FROM lost_and_found_2")?.int64 ?? 0 >= 900, "the rows stay")
     }
 
     /// `sqlite_sequence` claims no lost leaf by the shape of its rows: the orphaned leaves of a
