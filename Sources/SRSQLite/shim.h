@@ -102,6 +102,23 @@ static inline int srsqlite_accept_any_collation(sqlite3 *db) {
     return sqlite3_collation_needed(db, 0, srsqlite_make_missing_collation);
 }
 
+// A function an app registers on its own connections (named in a CHECK constraint or a generated
+// column): SQLite resolves functions when it creates a table, so a recovered CREATE TABLE naming
+// one was refused ("no such function") and every row of the table went to lost and found. For
+// connections that parse statements only, such a name is made a placeholder taking any number
+// of arguments and returning NULL: deterministic and innocuous (as generated columns and
+// trusted_schema=OFF require), and never called there, since no row is ever written.
+static inline void srsqlite_placeholder_function(sqlite3_context *context, int count, sqlite3_value **values) {
+    (void)count;
+    (void)values;
+    sqlite3_result_null(context);
+}
+
+static inline int srsqlite_create_placeholder_function(sqlite3 *db, const char *name) {
+    return sqlite3_create_function_v2(db, name, -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, 0,
+                                      srsqlite_placeholder_function, 0, 0, 0);
+}
+
 // Signals delivered through a pipe. Swift cannot write a signal handler that is safe to run at
 // any instant (its runtime may allocate or take locks), and a Dispatch signal source is made
 // ready on another thread some milliseconds after it is created: a signal in between was lost

@@ -8,7 +8,8 @@ import SRSQLite
 ///
 /// The text is hostile: only a single `CREATE TABLE` is run (no `AS SELECT` — an authorizer
 /// refuses every query), statements are limited to 1 MB, nothing else is ever executed, and
-/// defaults are taken only when they are literals (never evaluated).
+/// defaults are taken only when they are literals (never evaluated). Functions and collations an
+/// app made for its own connections are placeholders here (never called: no row is written).
 final class TableDefinitionParser {
     private let connection: SQLiteConnection
     private static let maximumStatementBytes: Int32 = 1 << 20
@@ -22,16 +23,36 @@ final class TableDefinitionParser {
         srsqlite_accept_any_collation(connection.handle)
     }
 
+    /// Placeholders made for functions the recovered statements name (`madeFunctions`), at most
+    /// this many: each costs one more compile of a statement of up to 1 MB.
+    static let maximumPlaceholderFunctions = 256
+    private var madeFunctions = 0
+
     /// Compiles the recovered statement with every query refused: `CREATE TABLE … AS SELECT`
     /// would run a query (possibly an endless recursive one). Authorization happens when a
     /// statement is compiled, so the authorizer is removed again before anything else runs.
+    /// A function SQLite does not know (an app's own, in a `CHECK` or a generated column) is
+    /// made a placeholder returning NULL and the statement compiled again: the table's columns
+    /// are what is read here, and a `CREATE TABLE` runs no expression.
     private func prepareRefusingReads(_ sql: String) -> SQLiteStatement? {
         sqlite3_set_authorizer(connection.handle, { _, action, _, _, _, _ in
             // CREATE TABLE itself reads sqlite_schema (SQLITE_READ) but never runs a SELECT.
             action == SQLITE_SELECT || action == SQLITE_RECURSIVE ? SQLITE_DENY : SQLITE_OK
         }, nil)
         defer { sqlite3_set_authorizer(connection.handle, nil, nil) }
-        return try? connection.prepare(sql)
+        while true {
+            do {
+                return try connection.prepare(sql)
+            } catch let error as SQLiteError {
+                let prefix = "no such function: "
+                guard error.message.hasPrefix(prefix), madeFunctions < Self.maximumPlaceholderFunctions,
+                      srsqlite_create_placeholder_function(connection.handle, String(error.message.dropFirst(prefix.count))) == SQLITE_OK
+                else { return nil }
+                madeFunctions += 1
+            } catch {
+                return nil
+            }
+        }
     }
 
     /// The definition of table `name` whose `sqlite_schema.sql` is `sql`; nil when the text is not

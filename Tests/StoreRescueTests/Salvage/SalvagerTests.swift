@@ -727,6 +727,37 @@ import Testing
         #expect(try Self.sequence(of: output) == ["contacts": 500])
     }
 
+    /// A table whose `CHECK` constraint and generated columns call functions of the app's own
+    /// (registered on its connections, unknown here) is understood and written as a table, its
+    /// stored generated column as a column of values: before, SQLite's parser refused the
+    /// statement ("no such function") and every row went to lost and found, its `AUTOINCREMENT`
+    /// counter with it — from an undamaged store too.
+    @Test func aTableCallingFunctionsOfTheAppsOwnKeepsItsRows() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        try StoreFixtureBuilder.database(at: store, sql: """
+            CREATE TABLE readings (
+                id INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT CHECK (lower(v) <> ''), n INTEGER,
+                d AS (hex(n)) STORED, e AS (hex(n) || 'x'));
+            WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 500)
+            INSERT INTO readings (v, n) SELECT 'r' || i, i FROM k;
+            DELETE FROM readings WHERE id > 480;
+            """)
+        let select = "SELECT id, v, n, d FROM readings ORDER BY id"
+        let original = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readOnly)).rows(select)
+        #expect(original.count == 480)
+        try SalvageFixtures.editSchema(of: store, """
+            UPDATE sqlite_schema SET sql = replace(replace(sql, 'lower(', 'app_fold('), 'hex(', 'app_key(') WHERE name = 'readings';
+            """)
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        #expect(report.tables.first { $0.name == "readings" }?.rows.recovered == 480)
+        #expect(!report.notes.contains { $0.contains("cannot be read") })
+        let recovered = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .readOnly)).rows(select)
+        #expect(recovered == original)
+        #expect(try Self.sequence(of: output) == ["readings": 500])
+    }
+
     /// `sqlite_sequence` lost from the schema, and its leaves not known by the names their rows
     /// hold (two of every three name tables the schema no longer has), so they belong to no known
     /// table: its rows land in `lost_and_found_2` and are read from there, as SQLite reads a `seq`

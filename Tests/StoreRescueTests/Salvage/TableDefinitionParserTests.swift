@@ -83,6 +83,30 @@ import Testing
         }
     }
 
+    /// Functions of the app's own (registered on its connections, unknown here) in a `CHECK`, a
+    /// generated column or a default do not refuse the statement: they are placeholders, made
+    /// for as many names as the bound allows (each costs one more compile). `AS SELECT` calling
+    /// one is still refused, and so is a built-in function called with the wrong arguments.
+    @Test func functionsOfTheAppsOwnAreUnderstoodUpToABound() throws {
+        let definition = try #require(parser.parse(name: "r", sql: """
+            CREATE TABLE r (id INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT CHECK (app_fold(v) <> ''), n DEFAULT (app_now()),
+                d AS (app_key(n, v)) STORED, e AS ("app key"(n)))
+            """, rootPage: 2))
+        #expect(definition.columns.map(\.name) == ["id", "v", "n", "d"])
+        #expect(definition.isAutoincrement)
+        #expect(parser.parse(name: "x", sql: "CREATE TABLE x AS SELECT app_fold(1) AS a", rootPage: 2) == nil)
+        #expect(parser.parse(name: "y", sql: "CREATE TABLE y (a CHECK (length(a, a, a)))", rootPage: 2) == nil)
+
+        let bound = TableDefinitionParser.maximumPlaceholderFunctions
+        let calls = (0...bound).map { "f\($0)(a)" }.joined(separator: " + ")
+        let fresh = try TableDefinitionParser()
+        #expect(fresh.parse(name: "z", sql: "CREATE TABLE z (a CHECK (\(calls)))", rootPage: 2) == nil, "one past the bound")
+        // SQLite names the last call first: f1 … f256 were made, f0 was one too many.
+        #expect(fresh.parse(name: "w", sql: "CREATE TABLE w (a CHECK (f1(a) + f\(bound)(a)))", rootPage: 2)?.columns.count == 1,
+                "the placeholders made stay")
+        #expect(fresh.parse(name: "v", sql: "CREATE TABLE v (a CHECK (f0(a)))", rootPage: 2) == nil, "the bound is spent")
+    }
+
     /// The parser's scratch database holds nothing between statements: the same name twice works.
     @Test func parsesTheSameNameAgain() {
         #expect(parser.parse(name: "t", sql: "CREATE TABLE t (a)", rootPage: 2)?.columns.count == 1)
