@@ -122,4 +122,35 @@ struct CatalogLearnerTests {
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains(TemporaryItems.marker) }
         #expect(leftovers.isEmpty, "temporary files left behind: \(leftovers)")
     }
+
+    /// Another writer that holds the catalog's lock and replaces it: this write waits for it,
+    /// then finds the change and writes nothing. A review's two concurrent `catalog learn`s both
+    /// reported success in 6 of 15 runs while one version was lost: both passed the check before
+    /// either renamed.
+    @Test func aWriterReplacingTheCatalogMeanwhileIsWaitedForAndNotOverwritten() throws {
+        let directory = try TemporaryDirectory()
+        let store = try directory.copySample("lineages/SyncMetadata/SyncMetadata_V3.sqlite")
+        let path = directory.path("catalog.json")
+        _ = try CatalogLearner.learn(store: store, catalog: path, name: "V3", app: "Sync")
+        var file = try CatalogFile.read(path: path)
+        file.appendInlineVersion(try StoreModelReader.readVersion(fromStore: store, name: "V4"))
+        let other = #"{"app": "Sync", "versions": [], "note": "the other writer's"}"#
+        let locked = DispatchSemaphore(value: 0)
+        let replacement = directory.path("other.json")
+        let writer = Thread {
+            let descriptor = open(path, O_RDONLY)
+            flock(descriptor, LOCK_EX)
+            locked.signal()
+            usleep(300_000)
+            try? Data(other.utf8).write(to: URL(fileURLWithPath: replacement))
+            rename(replacement, path)
+            close(descriptor)
+        }
+        writer.start()
+        locked.wait()
+        let error = #expect(throws: CatalogFileError.self) { try file.write() }
+        #expect(error?.exitStatus == .temporaryFailure)
+        usleep(100_000)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == other)
+    }
 }
