@@ -50,6 +50,12 @@ struct CreationTarget {
         for suffix in StoreReplacement.sidecarSuffixes where lstat(path + suffix, &info) == 0 {
             throw StoreCreationError.sidecarExists(path: path, sidecar: path + suffix)
         }
+        // `X-wal` beside an existing `X`: the first open of X would delete the new store (or, as
+        // `-shm`, overwrite it), after this command reported success.
+        for suffix in StoreReplacement.sidecarSuffixes where path.hasSuffix(suffix) && path.count > suffix.count {
+            let store = String(path.dropLast(suffix.count))
+            if !store.hasSuffix("/"), lstat(store, &info) == 0 { throw StoreCreationError.targetIsSidecar(path: path, store: store) }
+        }
     }
 
     /// Puts the finished file at `path` without ever replacing anything: a hard link, which

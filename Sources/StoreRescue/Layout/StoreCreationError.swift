@@ -7,6 +7,9 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
     /// A `-wal`, `-shm` or `-journal` of the target path exists: it belongs to a store that was
     /// (or is) there, and could hold its committed data.
     case sidecarExists(path: String, sidecar: String)
+    /// The target path is the `-wal`, `-shm` or `-journal` of `store`, which exists: SQLite would
+    /// take the new file for that store's sidecar (delete it, overwrite it, or apply it).
+    case targetIsSidecar(path: String, store: String)
     /// The target path is a symbolic link (possibly dangling): refused, never followed.
     case targetIsSymlink(path: String)
     /// The folder that should hold the store is missing, not a folder, or not writable.
@@ -29,6 +32,8 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
             return "\(path) already exists; refusing to overwrite it"
         case .sidecarExists(let path, let sidecar):
             return "\(sidecar) exists; refusing to create \(path) next to another store's sidecar"
+        case .targetIsSidecar(let path, let store):
+            return "\(path) would be a sidecar of \(store), which exists; refusing to create a store there (SQLite deletes or overwrites such a file when it opens \(store))"
         case .targetIsSymlink(let path):
             return "\(path) is a symbolic link; refusing to create a store through it"
         case .folderUnusable(let path, let folder, let reason):
@@ -45,7 +50,9 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
     public var recoverySuggestion: String? {
         switch self {
         case .targetExists:
-            return "choose another path; create never replaces a file (there is no --force): move the existing one away first if it is no longer needed"
+            return "choose another path; a new store never replaces a file (there is no --force): move the existing one away first if it is no longer needed"
+        case .targetIsSidecar:
+            return "choose a name that does not end in -wal, -shm or -journal after another store's name"
         case .sidecarExists:
             return "a -wal or -journal can hold a store's committed data: move it away together with the store it belongs to, or choose another path"
         case .targetIsSymlink:
@@ -63,7 +70,7 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
 
     public var exitStatus: ExitStatus {
         switch self {
-        case .targetExists, .sidecarExists, .targetIsSymlink, .folderUnusable, .nameTooLong: return .cannotCreateOutput
+        case .targetExists, .sidecarExists, .targetIsSidecar, .targetIsSymlink, .folderUnusable, .nameTooLong: return .cannotCreateOutput
         case .writeFailed: return .ioError
         case .verificationFailed: return .internalError
         }

@@ -7,6 +7,8 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
     case outputIsInput(output: String, store: String)
     /// Something exists at the output path, or a `-wal`/`-shm`/`-journal` of it.
     case outputExists(path: String, existing: String)
+    /// The output path is a sidecar name of another store that exists (`X-wal` beside `X`).
+    case outputIsSidecar(path: String, store: String)
     /// A symbolic link is at the output path: never followed nor replaced.
     case outputIsSymlink(path: String)
     /// The output's folder is missing, not a folder, or not writable.
@@ -32,6 +34,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .outputIsInput(let output, let store): return "\(output) is \(store) or one of its sidecars; refusing to write over the damaged store"
         case .outputExists(let path, let existing):
             return existing == path ? "\(path) already exists; refusing to overwrite it" : "\(existing) exists; refusing to create \(path) next to another store's sidecar"
+        case .outputIsSidecar(let path, let store): return StoreCreationError.targetIsSidecar(path: path, store: store).description
         case .outputIsSymlink(let path): return "\(path) is a symbolic link; refusing to create a store through it"
         case .outputFolderUnusable(let path, let folder, let reason): return "cannot create \(path): folder \(folder) \(reason)"
         case .outputNameTooLong(let path, let bytes, let limit):
@@ -51,6 +54,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .nothingToSalvage: return "check that this is the store file (or a copy of it); a file with no SQLite page in it holds no rows to recover"
         case .outputIsInput: return "write the salvaged store to a new path, e.g. in another folder"
         case .outputExists: return "choose a new path; salvage never replaces a file: move the existing one away first if it is no longer needed"
+        case .outputIsSidecar(let path, let store): return StoreCreationError.targetIsSidecar(path: path, store: store).recoverySuggestion
         case .outputIsSymlink: return "pass the real path of a file that does not exist yet"
         case .outputFolderUnusable: return "create the folder first, or choose a folder you can write to"
         case .outputNameTooLong(let path, let bytes, let limit):
@@ -69,7 +73,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
     public var exitStatus: ExitStatus {
         switch self {
         case .nothingToSalvage, .versionUndetermined, .ambiguousVersion: return .notAStore
-        case .outputIsInput, .outputExists, .outputIsSymlink, .outputFolderUnusable, .outputNameTooLong: return .cannotCreateOutput
+        case .outputIsInput, .outputExists, .outputIsSidecar, .outputIsSymlink, .outputFolderUnusable, .outputNameTooLong: return .cannotCreateOutput
         case .writeFailed: return .ioError
         case .unknownVersion: return .usage
         case .verificationFailed: return .internalError
@@ -82,6 +86,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         switch error {
         case .targetExists(let path): self = .outputExists(path: path, existing: path)
         case .sidecarExists(let path, let sidecar): self = .outputExists(path: path, existing: sidecar)
+        case .targetIsSidecar(let path, let store): self = .outputIsSidecar(path: path, store: store)
         case .targetIsSymlink(let path): self = .outputIsSymlink(path: path)
         case .folderUnusable(let path, let folder, let reason): self = .outputFolderUnusable(path: path, folder: folder, reason: reason)
         case .nameTooLong(let path, let bytes, let limit): self = .outputNameTooLong(path: path, bytes: bytes, limit: limit)

@@ -102,6 +102,12 @@ struct MigrateCommandTests {
         let sidecar = try CommandRunner.run(["migrate", store, "--catalog", catalog, "--out", dir.path("taken.sqlite")])
         #expect(sidecar.status == 73 && sidecar.stderr.contains("taken.sqlite-wal"))
         #expect(try CommandRunner.run(["migrate", store, "--catalog", catalog, "--out", dir.path("nope/o.sqlite")]).status == 73)
+        // The store's own -wal (or -journal) as the output: its next open would delete it.
+        for suffix in ["-wal", "-journal"] {
+            let ownSidecar = try CommandRunner.run(["migrate", store, "--catalog", catalog, "--out", store + suffix])
+            #expect(ownSidecar.status == 73 && ownSidecar.stderr.contains("would be a sidecar of \(store), which exists"), "\(ownSidecar.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: store + suffix))
+        }
         // A symbolic link as the store is refused unless trusted.
         let link = dir.path("link.sqlite")
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: store)

@@ -47,6 +47,24 @@ import Testing
         #expect(try StoreFixtureBuilder.snapshot(of: directory.url.path) == before)
     }
 
+    /// A target named as the sidecar of a store that exists (`X-wal` beside `X`): SQLite would
+    /// delete it (or, as `-shm`, overwrite it) the first time anything opened X. A review had
+    /// `create` and `migrate` write there with exit 0.
+    @Test(arguments: ["-wal", "-shm", "-journal"])
+    func aTargetThatWouldBeAnotherStoresSidecarIsRefused(suffix: String) throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try StoreFixtureBuilder.database(at: store, sql: "CREATE TABLE t (a)")
+        let before = try StoreFixtureBuilder.snapshot(of: directory.url.path)
+        let error = Self.refusal(at: store + suffix)
+        #expect(error == .targetIsSidecar(path: store + suffix, store: store))
+        #expect(error?.description == "\(store + suffix) would be a sidecar of \(store), which exists; refusing to create a store there (SQLite deletes or overwrites such a file when it opens \(store))")
+        #expect(error?.exitStatus == .cannotCreateOutput)
+        #expect(try StoreFixtureBuilder.snapshot(of: directory.url.path) == before)
+        // With no store of that name, the name is only a name.
+        #expect(Self.refusal(at: directory.path("other.sqlite") + suffix) == nil)
+    }
+
     @Test func symlinkAtTheTargetIsRefused() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("store.sqlite")
