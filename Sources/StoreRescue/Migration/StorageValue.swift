@@ -53,7 +53,11 @@ enum StorageValue {
             if type == .decimal, case .integer = value { return value }
             return .real(number)
         case .float:
-            guard let number = real(value), Double(Float(number)) == number || number.isNaN else { return nil }
+            guard let number = real(value) else { return nil }
+            // A model's default is read as Core Data reads it, into a Float: `0.1` is valid and
+            // stored as Float(0.1) is (a review's valid model was refused, "not a Float").
+            if fromDefaultString, number.isFinite, Float(number).isFinite { return .real(Double(Float(number))) }
+            guard Double(Float(number)) == number || number.isNaN else { return nil }
             return .real(number)
         case .string, .uri:
             switch value {

@@ -182,7 +182,7 @@ final class UpgradeRun {
         }
         if case .cannotSave(let refusals) = decision {
             report.refusals = refusals
-            if options.onFailure == .keep || isAdoptOnly {
+            if options.onFailure == .keep || isAdoptOnly || refuseForTheCatalog(refusals) {
                 report.status = .refused
                 return
             }
@@ -252,7 +252,7 @@ final class UpgradeRun {
         if case .cannotSave(let refusals) = decision {
             report.refusals = refusals
             _ = try? verification.wait()
-            if options.onFailure == .keep || isAdoptOnly {
+            if options.onFailure == .keep || isAdoptOnly || refuseForTheCatalog(refusals) {
                 report.status = .refused
                 return
             }
@@ -465,6 +465,20 @@ final class UpgradeRun {
         } catch {
             return "quick_check failed: \(error)"
         }
+    }
+
+    /// Whether `refusals` name a fault of the catalog (a custom stage naming what the models
+    /// lack or an expression SQLite rejects, a model's default that is not of its attribute's
+    /// type, a stage plan that does not hold): then the catalog must change, not the store, and
+    /// the clean fallback would set a store that can be saved aside for an almost empty one (a
+    /// review's healthy store was, for a Float default). Noted when it overrides
+    /// `--on-failure clean`.
+    private func refuseForTheCatalog(_ refusals: [MigrationRefusal]) -> Bool {
+        guard refusals.contains(where: { $0.code == .invalidCustomStage || $0.code == .plan }) else { return false }
+        if options.onFailure == .clean {
+            report.notes.append("not falling back to a clean store: the catalog must change, not the store (\(refusals.count == 1 ? "the refusal" : "a refusal") above names the catalog's fault)")
+        }
+        return true
     }
 
     private func readDetail(_ reading: Result<Reading, any Error>, _ decision: Decision) -> String {
@@ -698,7 +712,13 @@ final class UpgradeRun {
     static func failureRefusal(_ error: any Error, store: String) -> MigrationRefusal {
         let facing = StoreMigrator.operatorFacing(error, store: store)
         let code: MigrationRefusal.Code
-        if let error = error as? MigrationError, case .constraintViolated = error { code = .uniquenessViolated } else if error is MigrationError { code = .invalidCustomStage } else { code = .storeDamaged }
+        switch error as? MigrationError {
+        case .constraintViolated?: code = .uniquenessViolated
+        case .valueDoesNotConvert?: code = .typeChangeNotInferable
+        // Not the catalog's fault (`refuseForTheCatalog`): the store's.
+        case .notACoreDataStore?, nil: code = .storeDamaged
+        case _?: code = .invalidCustomStage
+        }
         return MigrationRefusal(
             code: code, hop: "", entity: nil, property: nil, rowCount: nil, message: facing.description,
             remedy: facing.recoverySuggestion ?? "")

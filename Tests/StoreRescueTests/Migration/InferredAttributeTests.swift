@@ -56,6 +56,24 @@ import Testing
         #expect(try values(fixture, report, "label") == [.text("none"), .text("none")])
     }
 
+    /// A Float default with no exact Float form (`0.1`, `16777217`) is what Core Data reads it
+    /// as, a Float: valid, and stored as that Float. A review's valid model was refused ("not a
+    /// Float"), and `upgrade --on-failure clean` then set the store aside for an empty one.
+    @Test func aFloatDefaultIsReadAsAFloat() throws {
+        let (fixture, report) = try migrate(
+            [M.attribute("title")], [["title": .text("a")]],
+            to: [
+                M.attribute("title"),
+                M.attribute("rating", .float, optional: false, default: "0.1"),
+                M.attribute("large", .float, default: "16777217"),
+            ])
+        #expect(report.status == .migrated, "\(report.refusals.map(\.message))")
+        #expect(try values(fixture, report, "rating") == [.real(Double(Float(0.1)))])
+        #expect(try values(fixture, report, "large") == [.real(16_777_216)], "the Float 16777217 reads as")
+        let tooLarge = AttributeDescription(name: "huge", type: .float, isOptional: false, defaultValue: "1e39")
+        #expect(throws: StorageValue.Failure.self) { try StorageValue.defaultValue(of: tooLarge) }
+    }
+
     @Test func removedAttributesAreCountedAsDiscarded() throws {
         let (_, report) = try migrate(
             [M.attribute("title"), M.attribute("old")], [["title": .text("a"), "old": .text("x")], ["title": .text("b")]],

@@ -162,6 +162,36 @@ struct StoreUpgraderTests {
         #expect(incident.restoreCommand == "storerescue restore \(backup.path) --to \(store) --force --as-backed-up")
     }
 
+    /// A fault of the catalog (here a model default that is not of its attribute's type) is
+    /// refused whatever `--on-failure` says, with nothing changed: the catalog must change, not
+    /// the store. A review's healthy store was quarantined for an almost empty clean one.
+    @Test(arguments: [false, true])
+    func aFaultOfTheCatalogNeverFallsBackToACleanStore(dryRun: Bool) throws {
+        let fixture = try UpgradeFixture()
+        let store = try fixture.catsStore(cats: 3, owners: 2, catalog: try fixture.catsCatalog(map: false))
+        let path = fixture.directory.path("bad-default.json")
+        let json = """
+            {"formatVersion": 1, "app": "Cats", "versions": [
+              {"name": "V1", "entities": [
+                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}]},
+                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]},
+              {"name": "V2", "entities": [
+                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}, {"name": "age", "type": "Int16", "default": "70000"}]},
+                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]}],
+             "stages": [{"kind": "lightweight", "from": "V1", "to": "V2"}]}
+            """
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
+        let before = try fixture.appFiles()
+        let report = StoreUpgrader.upgrade(store: store, catalog: try Catalog.load(path: path), options: fixture.options(.clean, dryRun: dryRun))
+        #expect(report.status == .refused && report.exitStatus == .refused, "\(report.status)")
+        #expect(report.refusals.map(\.code) == [.invalidCustomStage])
+        #expect(report.refusals.first?.message.contains("the default value \"70000\" of Cat.age in V2 is not a") == true, "\(report.refusals)")
+        #expect(report.notes.contains { $0.hasPrefix("not falling back to a clean store: the catalog must change, not the store") })
+        #expect(report.fallback == nil && report.backup == nil)
+        #expect(try fixture.appFiles() == before)
+        #expect(!FileManager.default.fileExists(atPath: fixture.backups))
+    }
+
     @Test func aDamagedStoreFallsBackWithItsReadableRowsSalvaged() throws {
         let fixture = try UpgradeFixture()
         let catalog = try fixture.catsCatalog(map: true)
