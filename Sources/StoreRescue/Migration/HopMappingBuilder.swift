@@ -53,6 +53,7 @@ enum HopMappingBuilder {
                     remedy: "give \(split) its own renaming identifier, or move the objects in a custom stage (create)")
             }
             checkHierarchyMerges(entities)
+            validateMaps()
             validateDataSteps()
             let removed = correspondence.removedSourceEntities.map { entity in
                 RemovedEntity(
@@ -331,6 +332,28 @@ enum HopMappingBuilder {
         }
 
         /// `willMigrate` names entities and attributes of `from`, `didMigrate` of `to`.
+        /// A `map` for an entity the destination does not have (a misspelt name), or one with no
+        /// objects from the source (a new entity: `create` makes those), would set nothing: it
+        /// was ignored, expressions unchecked, and the attributes it meant stayed NULL.
+        mutating func validateMaps() {
+            for entityMap in hop.custom.map {
+                guard destination.entity(named: entityMap.entity) != nil else {
+                    let names = destination.entities.map(\.name).sorted()
+                    refuse(
+                        .invalidCustomStage, entity: entityMap.entity,
+                        "\(entityMap.jsonPath): \(hop.to) has no entity \(entityMap.entity)",
+                        remedy: "name an entity of \(hop.to) (names are case-sensitive): \(names.prefix(20).joined(separator: ", "))\(names.count > 20 ? ", …" : "")")
+                    continue
+                }
+                if correspondence.sourceEntity(of: entityMap.entity) == nil {
+                    refuse(
+                        .invalidCustomStage, entity: entityMap.entity,
+                        "\(entityMap.jsonPath): \(entityMap.entity) is new in \(hop.to): it has no objects from \(hop.from) to map",
+                        remedy: "make its objects with a create step (\"create\": [{\"entity\": \"\(entityMap.entity)\", \"forEach\": …, \"set\": {…}}])")
+                }
+            }
+        }
+
         mutating func validateDataSteps() {
             for (steps, model, version) in [(hop.custom.willMigrate, source, hop.from), (hop.custom.didMigrate, destination, hop.to)] {
                 for step in steps {

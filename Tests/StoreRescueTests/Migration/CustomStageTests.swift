@@ -152,6 +152,25 @@ import Testing
         #expect(messages.contains { $0.contains("stages[0].create[0].link: Note has no relationship missing in V2") })
     }
 
+    /// A `map` for an entity the destination lacks (a misspelt name) or for a new entity (no
+    /// objects to map) is refused naming its JSON path: a review's `"post"` for `"Post"` was
+    /// ignored, its attribute left NULL, and an invalid expression beside it never checked.
+    @Test func aMapForAnEntityWithNoObjectsToMapIsRefused() throws {
+        let (fixture, path) = try fixture(CustomStageDefinition(map: [
+            Self.summary,
+            .init(entity: "post", assignments: [.init(property: "summary", expression: "no_such_name + ;", jsonPath: "stages[0].map.post.summary")],
+                  jsonPath: "stages[0].map.post"),
+            .init(entity: "Note", assignments: [.init(property: "text", expression: "'x'", jsonPath: "stages[0].map.Note.text")],
+                  jsonPath: "stages[0].map.Note"),
+        ]))
+        let report = fixture.migrate(path)
+        #expect(report.status == .refused)
+        let messages = report.refusals.filter { $0.code == .invalidCustomStage }.map(\.message)
+        #expect(messages.contains("stages[0].map.post: V2 has no entity post"), "\(messages)")
+        #expect(messages.contains("stages[0].map.Note: Note is new in V2: it has no objects from V1 to map"), "\(messages)")
+        #expect(messages.count == 2, "\(messages)")
+    }
+
     @Test func swiftHandlersRunOnTheStoreAtTheirVersion() throws {
         let (fixture, path) = try fixture(CustomStageDefinition(map: [Self.summary]))
         let handlers = CustomStageHandlers(
