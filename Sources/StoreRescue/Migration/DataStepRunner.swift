@@ -62,8 +62,16 @@ struct DataStepRunner {
     // MARK: - Update
 
     func update(_ entity: String, assignments: [CustomStageDefinition.Assignment], condition: String?, jsonPath: String) throws -> Int64 {
+        try connection.execute(try updateStatement(entity, assignments: assignments, condition: condition, jsonPath: jsonPath))
+        return connection.changes
+    }
+
+    /// The `UPDATE` an update step runs.
+    private func updateStatement(
+        _ entity: String, assignments: [CustomStageDefinition.Assignment], condition: String?, jsonPath: String
+    ) throws -> String {
         let (table, numbers, scope) = try target(entity, jsonPath: jsonPath)
-        guard let description = model.entity(named: entity) else { return 0 }
+        guard let description = model.entity(named: entity) else { throw Failure(jsonPath: jsonPath, reason: "\(version.name) has no entity \(entity)") }
         var sets: [String] = []
         for assignment in assignments {
             guard case .attribute(let attribute)? = model.allProperties(of: description).last(where: { $0.name == assignment.property }),
@@ -75,8 +83,38 @@ struct DataStepRunner {
                 ? converted : MigrationFunctions.requiring(converted, entity: entity, attribute: attribute.name, pk: "Z_PK")))
         }
         let filter = try condition.map { " AND (" + (try translate($0, scope: scope, jsonPath: jsonPath + ".where")) + ")" } ?? ""
-        try connection.execute("UPDATE \(SQLLiteral.table(table, in: schema)) SET \(sets.joined(separator: ", ")) WHERE Z_ENT IN (\(numbers))\(filter)")
-        return connection.changes
+        return "UPDATE \(SQLLiteral.table(table, in: schema)) SET \(sets.joined(separator: ", ")) WHERE Z_ENT IN (\(numbers))\(filter)"
+    }
+
+    // MARK: - Checking before anything runs
+
+    /// The first step whose names or expressions fail, found without running anything: each
+    /// step's statement (an update's `UPDATE`, a delete's selection) is compiled against
+    /// `connection`, which holds `layout`'s tables (empty: a scratch database is enough). A
+    /// review's `"where": "nosuch=1"` and `"set": {"name": "count(*)"}` passed the dry run and
+    /// failed the real run, after `upgrade`'s backup.
+    func check(_ steps: [CustomStageDefinition.DataStep]) -> Failure? {
+        for step in steps {
+            do {
+                let sql: String
+                switch step.action {
+                case .update(let assignments):
+                    sql = try updateStatement(step.entity, assignments: assignments, condition: step.condition, jsonPath: step.jsonPath)
+                case .delete:
+                    let (table, numbers, scope) = try target(step.entity, jsonPath: step.jsonPath)
+                    let filter = try step.condition.map { " AND (" + (try translate($0, scope: scope, jsonPath: step.jsonPath + ".where")) + ")" } ?? ""
+                    sql = "SELECT Z_PK FROM \(SQLLiteral.table(table, in: schema)) WHERE Z_ENT IN (\(numbers))\(filter)"
+                }
+                _ = try connection.prepare(sql)
+            } catch let failure as Failure {
+                return failure
+            } catch let error as SQLiteError {
+                return Failure(jsonPath: step.jsonPath, reason: "SQLite rejects the step: \(error.message)")
+            } catch {
+                return Failure(jsonPath: step.jsonPath, reason: "\(error)")
+            }
+        }
+        return nil
     }
 
     // MARK: - Delete

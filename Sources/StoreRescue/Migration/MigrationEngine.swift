@@ -172,10 +172,30 @@ enum MigrationEngine {
             refuse(.invalidCustomStage, failure, remedy: "correct the expression: SQLite's expression syntax, names of the model")
             return assessment
         }
+        if let failure = try checkDataSteps(states: states, mappings: context.mappings) {
+            refuse(.invalidCustomStage, "\(failure.jsonPath): \(failure.reason)",
+                   remedy: "correct the step: SQLite's expression syntax, names of the entity at the step's version")
+            return assessment
+        }
         let analysis = try MigrationAnalyzer(connection: store.connection, states: states, mappings: context.mappings).analyse(depth: depth)
         assessment.analysis = analysis
         assessment.refusals += analysis.refusals
         return assessment
+    }
+
+    /// The first `willMigrate` (at a hop's `from`) or `didMigrate` (at its `to`) step that would
+    /// fail, each compiled against a scratch database holding that version's empty tables.
+    private static func checkDataSteps(states: [VirtualVersion], mappings: [HopMapping]) throws -> DataStepRunner.Failure? {
+        for (index, mapping) in mappings.enumerated() where index + 1 < states.count {
+            for (steps, state) in [(mapping.hop.custom.willMigrate, states[index]), (mapping.hop.custom.didMigrate, states[index + 1])] where !steps.isEmpty {
+                let scratch = try SQLiteConnection(path: ":memory:", options: SQLiteOpenOptions(mode: .memory))
+                try MigrationFunctions.register(on: scratch)
+                for statement in state.layout.createStatements() { try scratch.execute(statement) }
+                let runner = DataStepRunner(connection: scratch, version: state.version, layout: state.layout, schema: "main")
+                if let failure = runner.check(steps) { return failure }
+            }
+        }
+        return nil
     }
 
     // MARK: - Writing

@@ -171,6 +171,36 @@ import Testing
         #expect(messages.count == 2, "\(messages)")
     }
 
+    /// `willMigrate` and `didMigrate` steps are checked before anything runs, as `map` is: an
+    /// unknown name, a subquery, an aggregate. A review's steps passed the dry run and failed
+    /// only when run (under `upgrade`, after its backup).
+    @Test func dataStepsAreCheckedBeforeAnythingRuns() throws {
+        let cases: [(CustomStageDefinition, String)] = [
+            (CustomStageDefinition(
+                willMigrate: [.init(entity: "Post", action: .delete, condition: "nosuch = 1", jsonPath: "stages[0].willMigrate[0]")],
+                map: [Self.summary]),
+             "stages[0].willMigrate[0].where: \"nosuch\" is not a property here"),
+            (CustomStageDefinition(
+                map: [Self.summary],
+                didMigrate: [.init(entity: "Post", action: .update([.init(property: "title", expression: "count(*)", jsonPath: "stages[0].didMigrate[0].set.title")]),
+                                   jsonPath: "stages[0].didMigrate[0]")]),
+             "stages[0].didMigrate[0]: SQLite rejects the step: misuse of aggregate"),
+            (CustomStageDefinition(
+                map: [Self.summary],
+                didMigrate: [.init(entity: "Post", action: .delete, condition: "(select 1)", jsonPath: "stages[0].didMigrate[0]")]),
+             "stages[0].didMigrate[0].where: "),
+        ]
+        for (custom, expected) in cases {
+            let (fixture, path) = try fixture(custom)
+            let report = fixture.migrate(path)
+            #expect(report.status == .refused, "\(expected)")
+            let refusal = report.refusals.first
+            #expect(refusal?.code == .invalidCustomStage)
+            #expect(refusal?.message.hasPrefix(expected) == true, "\(refusal?.message ?? "no refusal")")
+            #expect(report.result == nil, "nothing written")
+        }
+    }
+
     @Test func swiftHandlersRunOnTheStoreAtTheirVersion() throws {
         let (fixture, path) = try fixture(CustomStageDefinition(map: [Self.summary]))
         let handlers = CustomStageHandlers(
