@@ -12,6 +12,9 @@ struct DiagnosisBuilder {
     var metadata: StoreMetadata? { work.readout.metadata }
 
     func build() -> Diagnosis {
+        if outcome != .notCoreData, outcome != .unknown {
+            if let diagnosis = unusableMetadata() ?? compatibleWithTheLatest() { return diagnosis }
+        }
         switch outcome {
         case .notCoreData, .unknown:
             return diagnosis(.cannotPredict, nil, "No known version of \(catalog.name) is close to this store: no prediction.",
@@ -31,6 +34,42 @@ struct DiagnosisBuilder {
         case .exact:
             return exact()
         }
+    }
+
+    /// A store whose metadata holds no usable `NSStoreModelVersionHashes` (no metadata, a NULL
+    /// or unreadable plist, hashes missing, empty or not a dictionary): the match then rests on
+    /// the model cache or the schema, but the app compares the metadata's hashes, so what it
+    /// does cannot be told (`inspect` reports the metadata as lost). A review had `match` say
+    /// "migrates … recognises the store by its entity hashes" of such a store.
+    private func unusableMetadata() -> Diagnosis? {
+        if let hashes = metadata?.versionHashes, !hashes.isEmpty { return nil }
+        let what = metadata == nil ? "the store has no readable metadata (Z_METADATA's plist)" : "its metadata has no usable NSStoreModelVersionHashes (missing, empty, or not a dictionary of data)"
+        var reasons = notes + [what, "the app decides by those hashes: whether it migrates (from its models, or the store's model cache) or fails cannot be told from outside"]
+        if let version, outcome == .exact || outcome == .drifted {
+            reasons.append("the store's \(work.evidenceSource) point to \(version): adopt it as \(version) (metadata written as Core Data writes it) to make it certain")
+        }
+        return diagnosis(.cannotPredict, nil, "The store's metadata has no version hashes: what the app does with it cannot be predicted.",
+                         reasons: reasons, adoptAs: outcome == .exact || outcome == .drifted ? version : nil)
+    }
+
+    /// A store whose hashes equal the latest version's, matched as another version (versions
+    /// differing only in what hashes leave out: an index, a default, an identifier): the app
+    /// finds it compatible and opens it without migrating (`migration-semantics.md` §1). A review
+    /// had `match` predict a migration, or a refusal as "newer than every version", of such a store.
+    private func compatibleWithTheLatest() -> Diagnosis? {
+        // Versions the store fits equally keep their own diagnosis: with stages declared,
+        // duplicate checksums stop the staged migration manager before any store is looked at.
+        guard outcome != .ambiguous, let stored = metadata?.versionHashes, let latest = catalog.latest, version != latest.name,
+              stored == latest.versionHashes,
+              catalog.stages.isEmpty || !catalog.duplicateChecksums.contains(where: { $0.contains(latest.name) })
+        else { return nil }
+        var reasons = notes + [
+            "its entity hashes equal \(latest.name)'s: Core Data compares only those (identifiers, indexes and defaults do not count), finds it compatible and opens it without migrating",
+            "matched as \(version ?? "no single version"); \(latest.name) differs from it only in what the hashes leave out",
+        ]
+        let drift = candidates.first { $0.version == latest.name }?.differences.filter { $0.impact != .identity } ?? []
+        reasons += drift.prefix(20).map { "as \(latest.name) it differs: \($0.detail) (Core Data leaves that as it is; storerescue migrate would make it \(latest.name)'s)" }
+        return diagnosis(.opensAsIs, nil, "The latest version (\(latest.name)) opens it as is: its hashes are \(latest.name)'s.", reasons: reasons)
     }
 
     /// The plan from `version` and everything that stops it (nil when it cannot be worked out).

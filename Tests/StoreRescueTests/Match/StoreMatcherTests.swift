@@ -162,6 +162,48 @@ struct StoreMatcherTests {
         #expect(result.diagnosis.summary.contains("V2, V2-twin") || result.diagnosis.summary.contains("V2-twin, V2"))
     }
 
+    /// A store whose hashes equal the latest version's, matched as an earlier one (the latest
+    /// adds only a fetch index, which hashes leave out): the app finds it compatible and opens
+    /// it as is. A review had `match` predict a migration; with the index in the store and the
+    /// earlier version current, a refusal as "newer than every version".
+    @Test func aStoreWithTheLatestVersionsHashesOpensAsIs() throws {
+        let fixture = try MatchFixture()
+        var indexed = fixture.storeModel
+        let attribute = try #require(indexed.entities[0].properties.compactMap { property -> String? in
+            if case .attribute(let attribute) = property { return attribute.name }
+            return nil
+        }.first)
+        indexed.entities[0].fetchIndexes.append(FetchIndexDescription(name: "byFirst", elements: [.init(propertyName: attribute)]))
+        let catalog = fixture.catalog(current: "V2i", extra: [CatalogVersion(name: "V2i", model: indexed, origin: "inline")])
+        let result = StoreMatcher.match(storePath: fixture.path, catalog: catalog)
+        #expect(result.outcome == .exact && result.version == "V2", "\(result.outcome) \(result.version ?? "")")
+        #expect(result.diagnosis.prediction == .opensAsIs, "\(result.diagnosis.summary)")
+        #expect(result.diagnosis.summary == "The latest version (V2i) opens it as is: its hashes are V2i's.")
+        #expect(result.diagnosis.reasons.contains { $0.contains("byFirst") || $0.contains("index") }, "\(result.diagnosis.reasons)")
+        #expect(result.diagnosis.stages.isEmpty)
+    }
+
+    /// A store whose metadata lost its hashes (NULL plist, empty or non-dictionary hashes) is
+    /// matched by its model cache, but the app decides by the metadata: no prediction, and
+    /// adopting it as the version it is is the fix. A review had `match` say "migrates … the
+    /// app recognises the store by its entity hashes" while `inspect` reported them lost.
+    @Test(arguments: ["empty", "string", "null"])
+    func aStoreWhoseMetadataLostItsHashesIsNotPredicted(damage: String) throws {
+        let fixture = try MatchFixture()
+        switch damage {
+        case "null": try fixture.edit("UPDATE Z_METADATA SET Z_PLIST = NULL")
+        default:
+            try fixture.editMetadata { plist in
+                plist["NSStoreModelVersionHashes"] = damage == "empty" ? .dictionary([:]) : .string("hashes")
+            }
+        }
+        let result = StoreMatcher.match(storePath: fixture.path, catalog: fixture.catalog())
+        #expect(result.version == "V2", "matched by the model cache")
+        #expect(result.diagnosis.prediction == .cannotPredict, "\(result.diagnosis.summary)")
+        #expect(result.diagnosis.adoptAs == "V2")
+        #expect(result.diagnosis.summary == "The store's metadata has no version hashes: what the app does with it cannot be predicted.")
+    }
+
     @Test func aStoreAheadOfTheCurrentVersionIsNewer() throws {
         let fixture = try MatchFixture()
         let result = StoreMatcher.match(storePath: fixture.path, catalog: fixture.catalog(current: "V1"))
