@@ -26,6 +26,15 @@ enum MigrationEngine {
 
         // 1. Which version the store is.
         if let requested = options.sourceVersion {
+            // A version the hashes contradict would be read through the wrong model: columns
+            // it lacks dropped and recomputed, uncounted (a review's ages all became 0).
+            // `--from` says which of the versions the hashes fit equally, or names a version
+            // where none fits.
+            if options.sourceVersionOption == "--from", let found = match.candidates.first(where: \.hashesMatch)?.version,
+               match.candidates.first(where: { $0.version == requested })?.hashesMatch == false
+            {
+                throw MigrationError.notThatVersion(path: path, requested: requested, found: found)
+            }
             preparation.sourceVersion = requested
             preparation.sourceChoice = .requested
             if match.version != requested || match.outcome != .exact {

@@ -3,6 +3,8 @@
 public enum MigrationError: OperatorFacingError, Equatable {
     /// `--from` or `--to` names a version the catalog does not have.
     case unknownVersion(name: String, role: String, known: [String])
+    /// `--from` names a version the store's hashes contradict: they are exactly `found`'s.
+    case notThatVersion(path: String, requested: String, found: String)
     /// The store is not a Core Data store (or could not be read as one).
     case notACoreDataStore(path: String, reason: String)
     /// A value computed or converted on the way does not fit its attribute (named, with the
@@ -30,6 +32,8 @@ public enum MigrationError: OperatorFacingError, Equatable {
         switch self {
         case .unknownVersion(let name, let role, let known):
             return "the catalog has no version \"\(name)\" (\(role)); it has \(known.map { "\"\($0)\"" }.joined(separator: ", "))"
+        case .notThatVersion(let path, let requested, let found):
+            return "\(path) is not \(requested) (--from): its hashes are exactly \(found)'s; nothing was written"
         case .notACoreDataStore(let path, let reason): return "\(path) is not a Core Data store: \(reason)"
         case .valueDoesNotConvert(let path, let detail): return "migrating \(path) stopped: \(detail)"
         case .constraintViolated(let path, let version, let detail):
@@ -50,6 +54,8 @@ public enum MigrationError: OperatorFacingError, Equatable {
     public var recoverySuggestion: String? {
         switch self {
         case .unknownVersion: return "pass a version the catalog lists (storerescue catalog show CATALOG)"
+        case .notThatVersion(_, _, let found):
+            return "leave out --from: the store is \(found); --from names the version of a store whose hashes do not tell it (ambiguous, or none)"
         case .notACoreDataStore: return "check the path: `storerescue inspect STORE` says what the file is"
         case .valueDoesNotConvert: return "correct the custom stage's expression, or add a willMigrate step that fixes the value first"
         case .constraintViolated: return "add a willMigrate step that removes the duplicates before the constraint applies"
@@ -68,7 +74,7 @@ public enum MigrationError: OperatorFacingError, Equatable {
         switch self {
         case .unknownVersion: return .usage
         case .notACoreDataStore: return .notAStore
-        case .valueDoesNotConvert, .constraintViolated, .customStepFailed, .customStepsLeftRequiredValuesMissing: return .refused
+        case .notThatVersion, .valueDoesNotConvert, .constraintViolated, .customStepFailed, .customStepsLeftRequiredValuesMissing: return .refused
         case .writeFailed, .readFailed: return .ioError
         case .verificationFailed: return .internalError
         case .storeChanged, .interrupted: return .temporaryFailure
@@ -84,6 +90,7 @@ extension MigrationError {
         func rename(_ file: String) -> String { file == folder || file.hasPrefix(folder + "/") ? path : file }
         switch self {
         case .unknownVersion: return self
+        case .notThatVersion(let file, let requested, let found): return .notThatVersion(path: rename(file), requested: requested, found: found)
         case .notACoreDataStore(let file, let reason): return .notACoreDataStore(path: rename(file), reason: reason)
         case .valueDoesNotConvert(let file, let detail): return .valueDoesNotConvert(path: rename(file), detail: detail)
         case .constraintViolated(let file, let version, let detail): return .constraintViolated(path: rename(file), version: version, detail: detail)

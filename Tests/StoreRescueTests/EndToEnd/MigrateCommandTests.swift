@@ -97,6 +97,12 @@ struct MigrateCommandTests {
         let unknown = try CommandRunner.run(["migrate", store, "--catalog", catalog, "--out", dir.path("o.sqlite"), "--to", "V9"])
         #expect(unknown.status == 64 && unknown.stderr.contains("the catalog has no version \"V9\" (--to)"))
         #expect(try CommandRunner.run(["migrate", store, "--catalog", catalog]).status == 64, "--out or --dry-run is required")
+        // --from a version the store's hashes contradict (they are exactly V1's): refused, where
+        // a review's run read the store through the wrong model and lost a column's values.
+        let contradicted = try CommandRunner.run(["migrate", store, "--catalog", catalog, "--from", "V2", "--out", dir.path("o.sqlite")])
+        #expect(contradicted.status == 3, "\(contradicted.stdout) \(contradicted.stderr)")
+        #expect((contradicted.stdout + contradicted.stderr).contains("is not V2 (--from): its hashes are exactly V1's"))
+        #expect(!FileManager.default.fileExists(atPath: dir.path("o.sqlite")))
         // A sidecar of the output is in the way; a folder that does not exist.
         #expect(FileManager.default.createFile(atPath: dir.path("taken.sqlite-wal"), contents: Data()))
         let sidecar = try CommandRunner.run(["migrate", store, "--catalog", catalog, "--out", dir.path("taken.sqlite")])
