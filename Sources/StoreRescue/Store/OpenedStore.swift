@@ -271,6 +271,11 @@ enum PrivateCopier {
         let input: ReadableFile
         do { input = try ReadableFile(path: source, followsSymlinks: false) } catch {
             if case .missing = error, isSidecar { throw SidecarVanished() }
+            // The store's own file (its -wal, say) unreadable is the input's fault, not the
+            // copy's: exit 66 and "run as a user that can read it", not 74 and "free space".
+            if case .unreadable = error {
+                throw StoreAccessError.rejected(path: reportedPath, kind: .unreadable, reason: "\(source) \(error.description)")
+            }
             throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot open \(source): \(error.description)", folder: folder)
         }
         let output = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)

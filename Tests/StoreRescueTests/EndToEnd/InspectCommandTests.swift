@@ -22,6 +22,25 @@ struct InspectCommandTests {
         #expect(!result.stderr.contains("Fatal error"))
     }
 
+    /// A `-wal` the user cannot read: the input is unreadable (66, "run as a user that can read
+    /// the file"), not a failed private copy (74, "free space in $TMPDIR"), as a review found.
+    /// Run as `nobody` through setpriv, since root reads any file.
+    @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv"))
+    func anUnreadableWALIsAnUnreadableInput() throws {
+        let dir = try TemporaryDirectory()
+        let store = try dir.copySample("lineages/SyncMetadata/SyncMetadata_V3.sqlite")
+        #expect(FileManager.default.fileExists(atPath: store + "-wal"))
+        for path in [dir.url.path, store, store + "-wal"] { chmod(path, path == dir.url.path ? 0o777 : 0o644) }
+        chmod(store + "-wal", 0)
+        let result = try CommandRunner.run(
+            program: "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", CommandRunner.executable.path, "inspect", "--json", store])
+        #expect(result.status == 66, "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("\"kind\" : \"unreadable\"") || result.stdout.contains("\"kind\": \"unreadable\""), "\(result.stdout)")
+        #expect(result.stdout.contains("run as a user that can read the file"))
+        #expect(result.stdout.contains("\(store)-wal cannot be read: Permission denied"))
+        chmod(store + "-wal", 0o644)
+    }
+
     @Test func notAStoreExits65AndStillPrintsJSON() throws {
         let dir = try TemporaryDirectory()
         #expect(FileManager.default.createFile(atPath: dir.path("notes.txt"), contents: Data("hello\n".utf8)))
