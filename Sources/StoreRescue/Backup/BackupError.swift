@@ -28,6 +28,9 @@ public enum BackupError: OperatorFacingError, Equatable {
     case backupNotARegularFile(path: String, kind: String)
     /// `restore` refused to replace existing files without `--force`.
     case restoreTargetExists(path: String, existing: [String])
+    /// A store appeared at the restore's target while the backup was being restored (an app
+    /// started, another restore): not replaced, since nothing backed it up.
+    case restoreTargetAppeared(path: String)
     /// `restore` refused a target that is a symbolic link or not a regular file.
     case restoreTargetNotARegularFile(path: String, kind: String)
     /// The backup failed verification during `restore`; nothing was replaced.
@@ -75,6 +78,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "the backup \(path) is \(kind), not a regular file; it was not read"
         case .restoreTargetExists(let path, let existing):
             return "refusing to overwrite \(path): \(existing.joined(separator: ", ")) already exist(s)"
+        case .restoreTargetAppeared(let path):
+            return "a store appeared at \(path) while the backup was being restored; it was left as it is (nothing backed it up) and nothing was restored"
         case .restoreTargetNotARegularFile(let path, let kind):
             return "refusing to restore to \(path): it is \(kind)"
         case .restoreVerificationFailed(let backup, let problems):
@@ -110,6 +115,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "pass the backup's .gz file itself (a backup is a regular file written by `storerescue backup`)"
         case .restoreTargetExists:
             return "restore to a new path, or add --force to replace it (the replaced store is backed up first)"
+        case .restoreTargetAppeared:
+            return "find out what created it (an app started, another restore); run the restore again, with --force to replace it after backing it up"
         case .restoreTargetNotARegularFile:
             return "restore to a plain file path; remove the link or folder first if it is not wanted"
         case .restoreVerificationFailed(_, let problems) where problems.allSatisfy({ $0.hasPrefix("the restored snapshot fails PRAGMA") }):
@@ -131,7 +138,7 @@ public enum BackupError: OperatorFacingError, Equatable {
         case .storeLocked, .interrupted, .storeKeptChanging: return .temporaryFailure
         case .snapshotFailed: return .ioError
         case .snapshotInconsistent: return .internalError
-        case .destinationUnusable, .restoreTargetExists, .restoreTargetNotARegularFile: return .cannotCreateOutput
+        case .destinationUnusable, .restoreTargetExists, .restoreTargetAppeared, .restoreTargetNotARegularFile: return .cannotCreateOutput
         case .restoreVerificationFailed: return .checkFailed
         }
     }

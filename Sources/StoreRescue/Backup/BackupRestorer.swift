@@ -167,6 +167,9 @@ public enum BackupRestorer {
                 with: temporaryPath, knownDamage: damage,
                 ifDamaged: rawCopy.map { .moveSidecarsAside(into: $0) } ?? .refuse,
                 whileLocked: { store in
+                    // A store that was not there when the restore began (an app started, another
+                    // restore) was backed up by nothing: never replaced (a review's was, exit 0).
+                    if !targetExists { throw BackupError.restoreTargetAppeared(path: target) }
                     // A damaged store's main file: its bytes as they are under the lock.
                     if let rawCopy { try store.preserve(at: rawCopy + "/" + name) }
                 },

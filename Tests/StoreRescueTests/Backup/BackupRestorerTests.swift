@@ -26,6 +26,34 @@ import Testing
         #expect(BackupFixtures.fileNames(in: temp.url.path).allSatisfy { !$0.contains(TemporaryItems.marker) })
     }
 
+    /// A store that appears at the target while the backup is decompressed (an app started,
+    /// another restore) is never replaced, with or without `--force`: nothing backed it up. A
+    /// review's restore replaced it with exit 0 and no copy anywhere.
+    @Test(arguments: [false, true])
+    func aStoreThatAppearsWhileRestoringIsNotReplaced(force: Bool) throws {
+        let temp = try TemporaryDirectory()
+        let backup = try BackupVerifierTests.makeBackup(temp)
+        let target = temp.path("new.sqlite")
+        var created = false
+        let error = #expect(throws: BackupError.self) {
+            try BackupRestorer.restore(
+                backup: backup.backupPath,
+                options: RestoreOptions(targetPath: target, force: force, replacedStoreBackupDirectory: temp.path("safety")),
+                progress: { step in
+                    guard step.phase == .verify, !created else { return }
+                    created = true
+                    try? BackupFixtures.makeStore(at: target, rows: 3, uuid: "THE-APPS")
+                },
+                cancellation: nil)
+        }
+        #expect(created)
+        #expect(error == .restoreTargetAppeared(path: target))
+        #expect(error?.exitStatus == .cannotCreateOutput)
+        let uuid = try SQLiteConnection(path: target, options: SQLiteOpenOptions(mode: .readOnly)).scalar("SELECT Z_UUID FROM Z_METADATA")?.string
+        #expect(uuid == "THE-APPS", "the store that appeared is as it was")
+        #expect(BackupFixtures.fileNames(in: temp.url.path).allSatisfy { !$0.contains(TemporaryItems.marker) })
+    }
+
     @Test(arguments: ["-wal", "-shm", "-journal"])
     func refusesWhenOnlyASidecarExists(suffix: String) throws {
         let temp = try TemporaryDirectory()
