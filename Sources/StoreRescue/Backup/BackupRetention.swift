@@ -40,9 +40,18 @@ public enum BackupRetention {
 
     /// The entries to remove so that `keep` remain (plus the protected `pre-upgrade` one).
     ///
-    /// - Parameter entries: newest first, as `backups(in:of:)` returns them.
-    public static func entriesToPrune(_ entries: [BackupCatalogEntry], keep: Int) -> [BackupCatalogEntry] {
+    /// - Parameters:
+    ///   - entries: newest first, as `backups(in:of:)` returns them.
+    ///   - justWritten: the `.gz` path of the backup the caller has just written: always kept,
+    ///     and counted as the newest, whatever the manifests' dates say. A manifest dated later
+    ///     (a clock stepped back, a restored machine) made a review's `backup --keep 1` delete
+    ///     the backup it had just written and exit 0.
+    public static func entriesToPrune(_ entries: [BackupCatalogEntry], keep: Int, justWritten: String? = nil) -> [BackupCatalogEntry] {
         precondition(keep >= 1, "keep must be at least 1")
+        var entries = entries
+        if let justWritten, let index = entries.firstIndex(where: { $0.backupPath == justWritten }) {
+            entries.insert(entries.remove(at: index), at: 0)
+        }
         let newestPreUpgrade = entries.first { $0.manifest.reason == preUpgradeReason }
         return entries.enumerated().compactMap { offset, entry in
             if offset < keep || entry == newestPreUpgrade { return nil }
@@ -50,15 +59,16 @@ public enum BackupRetention {
         }
     }
 
-    /// Removes the backups of `sourcePath` in `folder` beyond the newest `keep`.
+    /// Removes the backups of `sourcePath` in `folder` beyond the newest `keep` (`justWritten`
+    /// first, as in `entriesToPrune`).
     ///
     /// - Returns: the `.gz` paths removed.
     /// - Throws: `BackupError.destinationUnusable` when a file cannot be removed (after trying all).
     @discardableResult
-    public static func prune(folder: String, sourcePath: String, keep: Int) throws -> [String] {
+    public static func prune(folder: String, sourcePath: String, keep: Int, justWritten: String? = nil) throws -> [String] {
         var removed: [String] = []
         var failures: [String] = []
-        for entry in entriesToPrune(backups(in: folder, of: sourcePath), keep: keep) {
+        for entry in entriesToPrune(backups(in: folder, of: sourcePath), keep: keep, justWritten: justWritten) {
             // The .gz first: a crash in between leaves a manifest that the next prune removes.
             if unlink(entry.backupPath) != 0 && errno != ENOENT {
                 failures.append("\(entry.backupPath): \(SafeFileOutput.describe(errno))")

@@ -217,7 +217,7 @@ public enum BackupRunner {
         var pruned: [String] = []
         if let keep = options.keep {
             do {
-                pruned = try BackupRetention.prune(folder: folder, sourcePath: source.path, keep: keep)
+                pruned = try BackupRetention.prune(folder: folder, sourcePath: source.path, keep: keep, justWritten: output.destinationPath)
             } catch BackupError.destinationUnusable(let path, let reason) {
                 throw BackupError.destinationUnusable(
                     path: path, reason: "the backup \(output.destinationPath) was written, but \(reason)")

@@ -29,6 +29,21 @@ import Testing
         #expect(BackupFixtures.fileNames(in: folder).count == 6)
     }
 
+    /// A backup dated later than the one just written (a clock stepped back, a restored
+    /// machine) never makes `--keep` delete the backup just written: it counts as the newest. A
+    /// review's `backup --keep 1` deleted it, listed it as pruned and exited 0.
+    @Test func theBackupJustWrittenIsNeverPruned() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 20)
+        let folder = temp.path("b")
+        let future = try BackupRunner.run(store: store, options: .testing(folder, at: Self.day(30)))
+        let now = try BackupRunner.run(store: store, options: .testing(folder, keep: 1, at: Self.day(2)))
+        #expect(now.prunedBackups == [future.backupPath])
+        #expect(FileManager.default.fileExists(atPath: now.backupPath) && FileManager.default.fileExists(atPath: now.manifestPath))
+        #expect(!FileManager.default.fileExists(atPath: future.backupPath))
+    }
+
     @Test func neverTouchesOtherStoresOrForeignFiles() throws {
         let temp = try TemporaryDirectory()
         let folder = temp.path("b")
