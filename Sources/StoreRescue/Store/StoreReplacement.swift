@@ -276,7 +276,15 @@ public struct StoreReplacement: Sendable {
         }
     }
 
+    /// Renames `newFile` over the store, having given it the replaced store's permission bits
+    /// and (run as root) its owner and group: the app's user must still be able to open its
+    /// store (a review's `restore` as root left it root's, and the app could not open it).
     func putInPlace(_ newFile: String) throws {
+        var replaced = stat()
+        if stat(storePath, &replaced) == 0 {
+            chmod(newFile, replaced.st_mode & 0o7777)
+            if geteuid() == 0 { chown(newFile, replaced.st_uid, replaced.st_gid) }
+        }
         guard rename(newFile, storePath) == 0 else {
             throw StoreReplacementError.renameFailed(path: storePath, code: errno)
         }

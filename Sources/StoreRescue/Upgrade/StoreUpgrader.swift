@@ -309,7 +309,6 @@ final class UpgradeRun {
         // 6. Publish.
         let publishStarted = Date()
         progress?(UpgradeProgress(phase: .publish, fraction: nil))
-        try copyOwnership(to: written.path)
         let result: PublishedResult
         if case .adopt = decision {
             result = PublishedResult(path: storePath, description: "the adopted store (stamped as \(written.version))", exitStatus: .adoptedOnly)
@@ -665,14 +664,6 @@ final class UpgradeRun {
                 try faultInjection?(.beforeSwap)
             })
         }
-    }
-
-    /// Gives `file` the store's permission bits (and, when run as root, its owner).
-    private func copyOwnership(to file: String) throws {
-        var info = stat()
-        guard stat(storePath, &info) == 0 else { return }
-        chmod(file, info.st_mode & 0o7777)
-        if geteuid() == 0 { chown(file, info.st_uid, info.st_gid) }
     }
 
     // MARK: - Fallback

@@ -38,6 +38,34 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: fresh))
     }
 
+    /// The new file takes the replaced store's permission bits and, run as root, its owner and
+    /// group, for every command that replaces a store (restore, upgrade, the clean fallback): a
+    /// review's `restore` as root left the app's store root's, and the app could not open it.
+    @Test(arguments: [false, true])
+    func theReplacementKeepsTheStoresModeAndOwner(damaged: Bool) throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("s.sqlite")
+        try walStoreAtRest(at: store, rows: 5)
+        if damaged {
+            for suffix in ["-wal", "-shm"] { unlink(store + suffix) }
+            try Data(repeating: 0xAB, count: 100).write(to: URL(fileURLWithPath: store))
+        }
+        chmod(store, 0o640)
+        let owner: uid_t = geteuid() == 0 ? 65534 : geteuid()
+        let group: gid_t = geteuid() == 0 ? 65534 : getegid()
+        if geteuid() == 0 { chown(store, owner, group) }
+        let fresh = dir.path("fresh.sqlite")
+        try newStore(at: fresh, marker: 7)
+        chmod(fresh, 0o600)
+        try FileManager.default.createDirectory(atPath: dir.path("aside"), withIntermediateDirectories: false)
+        _ = try StoreReplacement(storePath: store, lockTimeout: 1).replace(with: fresh, ifDamaged: .moveSidecarsAside(into: dir.path("aside")))
+        var info = stat()
+        #expect(stat(store, &info) == 0)
+        #expect(info.st_mode & 0o7777 == 0o640)
+        #expect(info.st_uid == owner && info.st_gid == group)
+        #expect(try values(store) == [7])
+    }
+
     @Test func aStoreInUseIsRefusedAndLeftAsItWas() throws {
         let dir = try TemporaryDirectory()
         let store = dir.path("s.sqlite")
