@@ -114,6 +114,7 @@ public enum BackupRestorer {
         let outcome = try BackupVerifier.decompress(paths: paths, manifest: manifest, into: output,
                                                     progress: progress, cancellation: cancellation)
         problems += outcome.problems
+        if outcome.isComplete { problems += BackupVerifier.snapshotProblems(path: output.temporaryPath, manifest: manifest) }
         var damagedSnapshotCheck: String?
         if outcome.isComplete && problems.isEmpty {
             progress?(BackupProgress(phase: .verify, completedBytes: manifest.snapshotSize, totalBytes: manifest.snapshotSize))

@@ -44,6 +44,7 @@ public enum BackupVerifier {
         problems += outcome.problems
         var integrity: String?
         if outcome.isComplete {
+            problems += snapshotProblems(path: output.temporaryPath, manifest: manifest)
             integrity = integrityCheck(path: output.temporaryPath)
             if integrity != "ok" {
                 problems.append("the decompressed snapshot of \(paths.backup) fails PRAGMA integrity_check: \(integrity ?? "")")
@@ -75,6 +76,7 @@ public enum BackupVerifier {
         let outcome = try decompress(paths: paths, manifest: manifest, into: nil, progress: nil, cancellation: cancellation)
         problems += outcome.problems
         var integrity: String?
+        problems += outcome.isComplete ? snapshotProblems(path: snapshot.path, manifest: manifest) : []
         if outcome.isComplete && problems.isEmpty {
             integrity = integrityCheck(path: snapshot.path, isQuick: !fullIntegrityCheck)
             if integrity != "ok" {
@@ -170,7 +172,34 @@ public enum BackupVerifier {
         if product.overflow || product.partialValue != manifest.snapshotSize {
             problems.append("the manifest \(paths.manifest) is inconsistent: page size \(manifest.pageSize) × page count \(manifest.pageCount) ≠ snapshot size \(manifest.snapshotSize)")
         }
+        // A store has at least one page, of a size SQLite allows: an empty "snapshot" passed
+        // integrity_check (an empty file is an empty database) and a review's hand-made backup
+        // replaced a store with a 0-byte file.
+        if manifest.pageCount < 1 {
+            problems.append("the manifest \(paths.manifest) records \(manifest.pageCount) pages: a store has at least one")
+        }
+        if !(512...65536).contains(manifest.pageSize) || manifest.pageSize & (manifest.pageSize - 1) != 0 {
+            problems.append("the manifest \(paths.manifest) records a page size of \(manifest.pageSize): SQLite's are powers of two from 512 to 65536")
+        }
+        if manifest.formatVersion < 1 {
+            problems.append("the manifest \(paths.manifest) has format version \(manifest.formatVersion): versions start at 1")
+        }
         return problems
+    }
+
+    /// What the decompressed snapshot's own header contradicts in the manifest: no SQLite header
+    /// at all, or another page size.
+    static func snapshotProblems(path: String, manifest: BackupManifest?) -> [String] {
+        guard let manifest else { return [] }
+        guard let file = try? ReadableFile(path: path, followsSymlinks: false) else { return ["the decompressed snapshot cannot be read back"] }
+        var header = [UInt8](repeating: 0, count: 100)
+        let count = (try? header.withUnsafeMutableBytes { try file.read(into: $0) }) ?? 0
+        guard count == 100, Array(header[0..<16]) == Array("SQLite format 3\u{0}".utf8) else {
+            return ["the decompressed snapshot has no SQLite header (\(count < 100 ? "\(count) bytes" : "other bytes")): it is not a store"]
+        }
+        let raw = Int(header[16]) << 8 | Int(header[17])
+        let pageSize = raw == 1 ? 65536 : raw
+        return pageSize == manifest.pageSize ? [] : ["the snapshot's header says page size \(pageSize), the manifest \(manifest.pageSize)"]
     }
 
     /// `PRAGMA integrity_check` (or `quick_check`, which skips comparing indexes with their

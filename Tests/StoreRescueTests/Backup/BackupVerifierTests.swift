@@ -82,7 +82,52 @@ import Testing
         edited.pageCount = Int.max
         try edited.encoded().write(to: URL(fileURLWithPath: backup.manifestPath))
         let problems = try BackupVerifier.verify(backup: backup.backupPath).problems
-        #expect(problems == ["the manifest \(backup.manifestPath) is inconsistent: page size \(Int.max) × page count \(Int.max) ≠ snapshot size \(edited.snapshotSize)"])
+        #expect(problems == [
+            "the manifest \(backup.manifestPath) is inconsistent: page size \(Int.max) × page count \(Int.max) ≠ snapshot size \(edited.snapshotSize)",
+            "the manifest \(backup.manifestPath) records a page size of \(Int.max): SQLite's are powers of two from 512 to 65536",
+            "the snapshot's header says page size 4096, the manifest \(Int.max)",
+        ])
+    }
+
+    /// A hand-made backup of an empty "snapshot" (gzip of nothing, a manifest of 0 pages with
+    /// matching sums) fails verification and is never restored: an empty file passes
+    /// integrity_check, and a review's restore --force replaced a store with 0 bytes. A manifest
+    /// whose page size the snapshot's header contradicts fails too.
+    @Test func anEmptyOrContradictedSnapshotIsRefused() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try Self.makeBackup(temp, rows: 50)
+        let emptyGzip = Data([31, 139, 8, 0, 0, 0, 0, 0, 2, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+        try emptyGzip.write(to: URL(fileURLWithPath: backup.backupPath))
+        var edited = backup.manifest
+        edited.pageCount = 0
+        edited.snapshotSize = 0
+        edited.snapshotSHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        edited.backupSize = Int64(emptyGzip.count)
+        edited.backupSHA256 = "f61f27bd17de546264aa58f40f3aafaac7021e0ef69c17f6b1b4cd7664a037ec"
+        try edited.encoded().write(to: URL(fileURLWithPath: backup.manifestPath))
+        let problems = try BackupVerifier.verify(backup: backup.backupPath).problems
+        #expect(problems == [
+            "the manifest \(backup.manifestPath) records 0 pages: a store has at least one",
+            "the decompressed snapshot has no SQLite header (0 bytes): it is not a store",
+        ], "\(problems)")
+
+        let target = temp.path("live.sqlite")
+        try BackupFixtures.makeStore(at: target, rows: 5, uuid: "LIVE")
+        let before = try FileDigest.of(path: target)
+        #expect(throws: BackupError.self) {
+            try BackupRestorer.restore(backup: backup.backupPath, options: RestoreOptions(targetPath: target, force: true))
+        }
+        #expect(try FileDigest.of(path: target) == before)
+
+        // The real snapshot, with a manifest that says half its page size and twice its pages.
+        let otherFolder = try TemporaryDirectory()
+        let other = try Self.makeBackup(otherFolder, rows: 50)
+        var halved = other.manifest
+        halved.pageSize /= 2
+        halved.pageCount *= 2
+        try halved.encoded().write(to: URL(fileURLWithPath: other.manifestPath))
+        let contradicted = try BackupVerifier.verify(backup: other.backupPath).problems
+        #expect(contradicted == ["the snapshot's header says page size \(other.manifest.pageSize), the manifest \(halved.pageSize)"])
     }
 
     @Test func decompressionStopsAtTheManifestSize() throws {
