@@ -82,6 +82,8 @@ public enum BackupRunner {
 
     /// One attempt: a store at rest is read without touching any of its files; a live one through
     /// SQLite's online backup, sharing its locks.
+    private struct NameTakenMeanwhile: Error {}
+
     private static func runOnce(source: SourceFile, isLive: Bool, options: BackupOptions,
                                 storeDescription: StoreDescriptionReader,
                                 progress: ((BackupProgress) -> Void)?,
@@ -89,7 +91,7 @@ public enum BackupRunner {
         let started = Date()
         let createdAt = options.clock()
         let folder = try prepareDestination(options.destinationDirectory)
-        let names = try BackupNaming.freeName(storeFileName: source.fileName, date: createdAt, in: folder)
+        var names = try BackupNaming.freeName(storeFileName: source.fileName, date: createdAt, in: folder)
 
         let staging: PrivateTemporaryDirectory
         do {
@@ -185,33 +187,53 @@ public enum BackupRunner {
         progress?(BackupProgress(phase: .compress, completedBytes: totalBytes, totalBytes: totalBytes))
 
         // 3. Manifest, then publish both (the .gz first: a manifest never names a missing file).
-        let manifest = BackupManifest(
-            formatVersion: BackupManifest.currentFormatVersion, toolName: ToolVersion.name, toolVersion: ToolVersion.current,
-            sqliteVersion: SQLiteConnection.libraryVersion, zlibVersion: zlibLibraryVersion,
-            createdAt: BackupManifest.timestampFormatter().string(from: createdAt), reason: options.reason,
-            sourcePath: source.path, sourceSize: source.size, sourceWALSize: source.walSize,
-            pageSize: pageSize, pageCount: pageCount, snapshotSize: digest.size, snapshotSHA256: digest.sha256,
-            backupFileName: names.backup, backupSize: summary.compressedSize, backupSHA256: summary.sha256,
-            compressionLevel: options.compressionLevel, storeUUID: description.uuid, frameworkVersion: description.frameworkVersion)
-        let manifestPath = folder + "/" + names.manifest
-        let manifestOutput = try SafeFileOutput(destinationPath: manifestPath)
-        try manifestOutput.write(Array(try manifest.encoded()))
-        if cancellation?.isCancelled == true {
-            output.discard()
-            throw BackupError.interrupted
-        }
-        // An interruption waits for both: never a .gz without its manifest.
-        let result = options.isFinalResult
-            ? PublishedResult(path: output.destinationPath, description: "the backup (with its manifest \(manifestPath))") : nil
-        try TemporaryItems.uninterruptible(publishing: result) {
-            try output.publish()
-            do {
-                try manifestOutput.publish()
-            } catch {
-                unlink(output.destinationPath)
-                SafeFileOutput.syncFolder(folder)
-                throw error
+        // A name another backup of the same store published meanwhile (the same second) moves
+        // on to the next `-n`: a review's concurrent backups failed with 73 instead.
+        var manifest: BackupManifest
+        var manifestPath: String
+        var attempt = 0
+        while true {
+            manifest = BackupManifest(
+                formatVersion: BackupManifest.currentFormatVersion, toolName: ToolVersion.name, toolVersion: ToolVersion.current,
+                sqliteVersion: SQLiteConnection.libraryVersion, zlibVersion: zlibLibraryVersion,
+                createdAt: BackupManifest.timestampFormatter().string(from: createdAt), reason: options.reason,
+                sourcePath: source.path, sourceSize: source.size, sourceWALSize: source.walSize,
+                pageSize: pageSize, pageCount: pageCount, snapshotSize: digest.size, snapshotSHA256: digest.sha256,
+                backupFileName: names.backup, backupSize: summary.compressedSize, backupSHA256: summary.sha256,
+                compressionLevel: options.compressionLevel, storeUUID: description.uuid, frameworkVersion: description.frameworkVersion)
+            manifestPath = folder + "/" + names.manifest
+            let manifestOutput = try SafeFileOutput(destinationPath: manifestPath)
+            try manifestOutput.write(Array(try manifest.encoded()))
+            if cancellation?.isCancelled == true {
+                output.discard()
+                throw BackupError.interrupted
             }
+            // An interruption waits for both: never a .gz without its manifest.
+            let backupPath = folder + "/" + names.backup
+            let result = options.isFinalResult
+                ? PublishedResult(path: backupPath, description: "the backup (with its manifest \(manifestPath))") : nil
+            do {
+                try TemporaryItems.uninterruptible(publishing: result) {
+                    // Thrown, not returned: an interruption meanwhile must not count it published.
+                    guard try output.publishIfFree(at: backupPath) else { throw NameTakenMeanwhile() }
+                    do {
+                        try manifestOutput.publish()
+                    } catch {
+                        unlink(output.destinationPath)
+                        SafeFileOutput.syncFolder(folder)
+                        throw error
+                    }
+                }
+                break
+            } catch is NameTakenMeanwhile {
+                manifestOutput.discard()
+            }
+            attempt += 1
+            guard attempt < 100 else {
+                output.discard()
+                throw SafeFileOutputError.destinationExists(path: backupPath)
+            }
+            names = try BackupNaming.freeName(storeFileName: source.fileName, date: createdAt, in: folder)
         }
 
         var pruned: [String] = []

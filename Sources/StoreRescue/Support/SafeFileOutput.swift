@@ -27,7 +27,7 @@ import Darwin
 ///   killing the process and leaving its temporary files behind.
 public final class SafeFileOutput {
     /// The path the file is published to.
-    public let destinationPath: String
+    public private(set) var destinationPath: String
     /// The hidden temporary file written until `publish()`.
     public let temporaryPath: String
     /// Bytes written at the end of the file so far (positioned writes do not move it).
@@ -181,6 +181,47 @@ public final class SafeFileOutput {
                 isPublished = true
                 ledger.unregister(registration)
             }
+        } catch {
+            discard()
+            throw error
+        }
+    }
+
+    /// Publishes at `path` (in the same folder) unless something is there: false then, and the
+    /// file stays this output's (try another name). Never replaces anything. For names chosen
+    /// free a moment before that another process may publish first (two backups of one store
+    /// in the same second: the second takes `-1`).
+    ///
+    /// - Throws: `SafeFileOutputError` for anything else; the temporary file is removed then.
+    public func publishIfFree(at path: String) throws -> Bool {
+        precondition(!isPublished && !isDiscarded, "SafeFileOutput published twice or after discard()")
+        precondition(Self.folder(of: path) == Self.folder(of: destinationPath), "publishIfFree(at:) stays in the same folder")
+        destinationPath = path
+        do {
+            if descriptor >= 0 { try flushAndClose() }
+            var isFree = true
+            try ledger.uninterruptible(publishing: nil) {
+                switch FileMover.linkOrRename(temporaryPath, destinationPath) {
+                case 0:
+                    var left = stat(), published = stat()
+                    if lstat(temporaryPath, &left) == 0, lstat(destinationPath, &published) == 0,
+                       left.st_dev == published.st_dev, left.st_ino == published.st_ino {
+                        unlink(temporaryPath)
+                    }
+                    isPublished = true
+                    ledger.unregister(registration)
+                case EEXIST:
+                    var status = stat()
+                    if lstat(destinationPath, &status) == 0, (status.st_mode & S_IFMT) == S_IFLNK {
+                        throw SafeFileOutputError.destinationIsSymbolicLink(path: destinationPath)
+                    }
+                    isFree = false
+                case let code:
+                    throw SafeFileOutputError.cannotPublish(path: destinationPath, reason: Self.describe(code))
+                }
+            }
+            if isPublished { Self.syncFolder(Self.folder(of: destinationPath)) }
+            return isFree
         } catch {
             discard()
             throw error

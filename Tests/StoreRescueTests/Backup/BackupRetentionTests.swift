@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import StoreRescue
 
@@ -98,6 +99,28 @@ import Testing
         }
         let listed = BackupRetention.backups(in: folder, of: try SourceFile(path: store).path)
         #expect(listed.map(\.backupPath) == paths.reversed())
+    }
+
+    /// Backups of one store taken at once, in the same second, all succeed under distinct
+    /// names: a name another published first moves on to the next `-n`. A review's concurrent
+    /// runs failed with 73 ("already exists") in 14 of 20.
+    @Test func concurrentBackupsInTheSameSecondEachTakeTheirOwnName() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 2_000)
+        let folder = temp.path("b")
+        let results = Mutex<[Result<String, any Error>]>([])
+        DispatchQueue.concurrentPerform(iterations: 6) { _ in
+            let outcome = Result { try BackupRunner.run(store: store, options: .testing(folder, at: Self.day(1))).backupPath }
+            results.withLock { $0.append(outcome) }
+        }
+        let all = results.withLock { $0 }
+        let paths = all.compactMap { try? $0.get() }
+        #expect(paths.count == 6, "\(all.compactMap { if case .failure(let error) = $0 { return "\(error)" } else { return nil } })")
+        #expect(Set(paths).count == 6)
+        let listed = BackupRetention.backups(in: folder, of: try SourceFile(path: store).path)
+        #expect(listed.count == 6)
+        for entry in listed { #expect(try BackupVerifier.verify(backup: entry.backupPath).isGood) }
     }
 
     @Test(.enabled(if: geteuid() == 0, "needs root for chattr +i (an undeletable file)"))
