@@ -1,4 +1,5 @@
 import Foundation
+import SRSQLite
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -195,6 +196,7 @@ public struct StoreReplacement: Sendable {
             throw error.isBusy ? inUse() : StoreReplacementError.cannotSettle(path: storePath, reason: error.message)
         }
         defer { try? connection.execute("ROLLBACK") }
+        try removeSpentJournal()
         let strays = presentSidecars()
         guard strays.isEmpty else { throw StoreReplacementError.sidecarsRemain(path: storePath, sidecars: strays) }
         try faultInjection?(.locked)
@@ -205,6 +207,24 @@ public struct StoreReplacement: Sendable {
         }
         try putInPlace(newFile)
         try faultInjection?(.renamed)
+    }
+
+    /// A `-journal` that TRUNCATE or PERSIST journal mode leaves after every transaction (empty,
+    /// or its header zeroed) holds nothing: under the exclusive lock it cannot be another
+    /// connection's, and SQLite rolled back any hot one when the store was read. It is removed,
+    /// where it made every `restore --force` of such a store refuse, "still has -journal beside
+    /// it" (review). A journal that still starts with SQLite's magic is left, and refused.
+    private func removeSpentJournal() throws {
+        let journal = storePath + "-journal"
+        var info = stat()
+        guard lstat(journal, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return }
+        if info.st_size > 0 {
+            guard let file = try? ReadableFile(path: journal, followsSymlinks: false) else { return }
+            var header = [UInt8](repeating: 0xFF, count: 8)
+            let count = (try? header.withUnsafeMutableBytes { try file.read(into: $0) }) ?? 0
+            guard count == 8, header.allSatisfy({ $0 == 0 }) else { return }
+        }
+        unlink(journal)
     }
 
     /// Opens the store read-write and switches it to rollback-journal mode, which checkpoints and
@@ -241,6 +261,11 @@ public struct StoreReplacement: Sendable {
         } catch let error as SQLiteError {
             if error.isBusy { throw inUse() }
             if error.isCorruption { throw DamageFound(reason: "\(error.message) (SQLite code \(error.resultCode))") }
+            // A full disk is not a damaged store: exit 74 and "free space", where a review's
+            // healthy store got 65 and advice to quarantine it.
+            if [SQLITE_FULL, SQLITE_IOERR].contains(error.primaryResultCode) {
+                throw StoreReplacementError.noRoomToSettle(path: storePath, reason: "\(error.message) (SQLite code \(error.resultCode))")
+            }
             throw StoreReplacementError.cannotSettle(path: storePath, reason: "\(error.message) (SQLite code \(error.resultCode))")
         }
     }

@@ -14,6 +14,9 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
     case interrupted(path: String)
     /// The store could not be opened or checkpointed (damaged, unreadable). Exit 65.
     case cannotSettle(path: String, reason: String)
+    /// Folding the store's `-wal` into its main file failed for want of room (disk full, the
+    /// file-size limit, an I/O error writing): the store is healthy and unchanged.
+    case noRoomToSettle(path: String, reason: String)
     /// Sidecars are still beside the store after settling (or beside a missing store). Exit 73.
     case sidecarsRemain(path: String, sidecars: [String])
     /// The store path is not a regular file. Exit 73.
@@ -32,6 +35,8 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
             return "\(path) is open in another process (still after \(waited) s); it was not replaced"
         case .interrupted(let path): return "interrupted while waiting for another process to close \(path); it was not replaced"
         case .cannotSettle(let path, let reason): return "\(path) cannot be checkpointed before it is replaced: \(reason); it was not replaced"
+        case .noRoomToSettle(let path, let reason):
+            return "\(path) cannot be checkpointed before it is replaced (its -wal folded into its main file): \(reason); it was not replaced, and is as it was"
         case .sidecarsRemain(let path, let sidecars):
             return "\(path) still has \(sidecars.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) beside it; it was not replaced"
         case .notARegularFile(let path): return "\(path) is not a regular file; it was not replaced"
@@ -47,6 +52,7 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
         case .inUse: return "close the app that uses the store (or wait for it to finish) and run the command again, or give a longer --timeout"
         case .interrupted: return "run the command again when it can finish"
         case .cannotSettle: return "check the store with `storerescue inspect --deep`; a damaged store is saved with `storerescue upgrade STORE --catalog CATALOG --on-failure clean`"
+        case .noRoomToSettle: return "free disk space where the store is (folding its -wal in needs room for the pages it holds) or raise the file-size limit (ulimit -f), then run the command again"
         case .sidecarsRemain: return "look at the leftover files (they may belong to another process) and move them away, then run the command again"
         case .notARegularFile: return "pass the store's real main file"
         case .newFileUnusable: return "report a bug with the command line"
@@ -59,6 +65,7 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
         switch self {
         case .inUse, .interrupted: return .temporaryFailure
         case .cannotSettle: return .notAStore
+        case .noRoomToSettle: return .ioError
         case .sidecarsRemain, .notARegularFile, .renameFailed: return .cannotCreateOutput
         case .cannotRead: return .ioError
         case .newFileUnusable: return .internalError

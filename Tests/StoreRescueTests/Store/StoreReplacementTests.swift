@@ -66,6 +66,70 @@ import Testing
         #expect(try values(store) == [7])
     }
 
+    /// A store in TRUNCATE or PERSIST journal mode keeps a spent `-journal` (empty, or its
+    /// header zeroed) after every transaction: it is removed under the lock and the store
+    /// replaced. A review's `restore --force` of such stores always refused ("still has
+    /// -journal beside it"). One that still starts with SQLite's magic SQLite itself rolls back.
+    @Test(arguments: ["TRUNCATE", "PERSIST", "magic"])
+    func aSpentJournalIsRemovedAndTheStoreReplaced(mode: String) throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("s.sqlite")
+        do {
+            let writer = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .create))
+            _ = try writer.scalar("PRAGMA journal_mode = \(mode == "magic" ? "PERSIST" : mode)")
+            try writer.execute("CREATE TABLE t (v); INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)")
+        }
+        #expect(FileManager.default.fileExists(atPath: store + "-journal"))
+        if mode == "magic" {
+            try Data([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7] + [UInt8](repeating: 0, count: 512)).write(to: URL(fileURLWithPath: store + "-journal"))
+        }
+        let fresh = dir.path("fresh.sqlite")
+        try newStore(at: fresh, marker: 9)
+        let result = try StoreReplacement(storePath: store, lockTimeout: 1).replace(with: fresh)
+        #expect(try values(store) == [9])
+        #expect(!FileManager.default.fileExists(atPath: store + "-journal"))
+        // A journal with SQLite's magic is hot to SQLite, which rolls it back when the store
+        // is read (settling); the spent ones it leaves are removed under the lock.
+        #expect(result.settledSidecars == [store + "-journal"])
+    }
+
+    /// A disk too full to fold the store's `-wal` into its main file: exit 74 and "free disk
+    /// space", the store as it was. A review's healthy store got 65 and the advice to
+    /// quarantine it as damaged.
+    @Test(.enabled(if: FullDisk.isAvailable, "needs root to mount a small tmpfs"))
+    func aFullDiskWhileSettlingIsAnIOErrorNotADamagedStore() throws {
+        let disk = try FullDisk(at: NSTemporaryDirectory() + "storerescue-settle-full-\(getpid())")
+        defer { disk.unmount() }
+        let store = disk.path + "/s.sqlite"
+        let fresh = disk.path + "/fresh.sqlite"
+        try newStore(at: fresh, marker: 1)
+        do {
+            let writer = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .create))
+            _ = try writer.scalar("PRAGMA page_size = 1024")
+            _ = try writer.scalar("PRAGMA journal_mode = WAL")
+            try writer.disableCheckpointOnClose()
+            try writer.execute("PRAGMA wal_autocheckpoint = 0; CREATE TABLE t (v); INSERT INTO t VALUES (zeroblob(6000))")
+        }
+        // Fill what is left.
+        let filler = open(disk.path + "/filler", O_WRONLY | O_CREAT, 0o600)
+        let block = [UInt8](repeating: 1, count: 1024)
+        while block.withUnsafeBytes({ write(filler, $0.baseAddress, 1024) }) == 1024 {}
+        close(filler)
+        let error = #expect(throws: StoreReplacementError.self) { try StoreReplacement(storePath: store, lockTimeout: 1).replace(with: fresh) }
+        guard case .noRoomToSettle? = error else {
+            Issue.record("expected noRoomToSettle, got \(String(describing: error))")
+            return
+        }
+        #expect(error?.exitStatus == .ioError)
+        #expect(error?.recoverySuggestion?.hasPrefix("free disk space") == true)
+        // The checkpoint may have copied some pages before the disk filled; the -wal still holds
+        // them all, so the store reads as it did.
+        #expect(FileManager.default.fileExists(atPath: store + "-wal"))
+        try FileManager.default.removeItem(atPath: disk.path + "/filler")
+        let reader = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readOnly))
+        #expect(try reader.scalar("SELECT length(v) FROM t")?.int64 == 6000)
+    }
+
     @Test func aStoreInUseIsRefusedAndLeftAsItWas() throws {
         let dir = try TemporaryDirectory()
         let store = dir.path("s.sqlite")
