@@ -61,6 +61,19 @@ enum SchemaComparison {
         for (key, index) in expected.sorted(by: { $0.key < $1.key }) {
             let impact: Difference.Impact = index.isUnique ? .blocking : .benign
             guard let found = stored[key] else {
+                // Uniqueness may be enforced another way: a UNIQUE column constraint's automatic
+                // index (how framework 851 wrote a single-property constraint: knowledgeC 10.13,
+                // LAYOUT.md), or a unique index of another name on the same columns. Then only the
+                // form differs; a review saw Apple's own store get a blocking difference.
+                let columns = index.columns.map { $0.uppercased() }
+                if index.isUnique, let enforcing = schema.indexes.first(where: { other in
+                    other.isUnique && other.table.uppercased() == index.table.uppercased() && other.columns.map { $0.uppercased() } == columns
+                }) {
+                    result.append(Difference(
+                        kind: .indexMissing, impact: .benign, entity: nil, table: index.table, column: nil,
+                        detail: "index \(index.name) on \(index.table)(\(index.columns.joined(separator: ", "))) is missing, but \(enforcing.name) enforces the same uniqueness (an older form)"))
+                    continue
+                }
                 let effect = index.isUnique ? "uniqueness is not enforced" : "only performance suffers"
                 result.append(Difference(
                     kind: .indexMissing, impact: impact, entity: nil, table: index.table, column: nil,
