@@ -142,9 +142,19 @@ struct StoreReading {
     private mutating func noteSidecars() {
         let files = store.probe.files
         if let wal = files.sidecar("-wal"), wal.holdsData {
-            findings.append(Finding(
-                .warning, .uncheckpointedWAL,
-                "the -wal holds \(wal.size) bytes of transactions not yet in the main file; they were read through a private copy. Copy, move and back up the store together with its -wal"))
+            // What SQLite would apply, not the file's size: a -wal can be longer than its valid
+            // frames (a sparse or reused file), or hold frames a checkpoint already copied.
+            let used = PrivateCopier.usedLength(ofWAL: wal.path) ?? wal.size
+            let frames = used > Int64(WriteAheadLog.headerSize) ? "\(used) bytes of committed frames SQLite applies when it opens the store (a checkpoint may already have copied some into the main file)" : nil
+            if let frames {
+                findings.append(Finding(
+                    .warning, .uncheckpointedWAL,
+                    "the -wal holds \(frames)\(used < wal.size ? "; the other \(wal.size - used) of its \(wal.size) bytes are no transaction SQLite would apply" : ""); read through a private copy. Copy, move and back up the store together with its -wal"))
+            } else {
+                findings.append(Finding(
+                    .info, .orphanSidecar,
+                    "the -wal (\(wal.size) bytes) holds no committed frame SQLite would apply: nothing in it is missing from the main file"))
+            }
         }
         if let journal = files.sidecar("-journal"), journal.holdsData {
             findings.append(Finding(

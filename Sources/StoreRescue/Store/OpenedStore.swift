@@ -267,7 +267,25 @@ enum PrivateCopier {
         return url.lastPathComponent.contains(TemporaryItems.marker) ? url.deletingLastPathComponent().path : url.path
     }
 
+    /// How much of the `-wal` at `path` SQLite would use: its header and the frames up to its
+    /// last valid commit (`WriteAheadLog`: a frame whose salts or checksum fail ends the log for
+    /// SQLite too). 0 when the header is not a valid WAL header (SQLite ignores such a file);
+    /// nil when the file cannot be read (the copy then reports it). A review's sparse 1 GB
+    /// `-wal` behind a 53 KB store was copied whole into `$TMPDIR`.
+    static func usedLength(ofWAL path: String) -> Int64? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        guard let log = WriteAheadLog.read(descriptor: descriptor, size: Int64(info.st_size)) else { return 0 }
+        return Int64(WriteAheadLog.headerSize) + Int64(log.committedFrames) * Int64(WriteAheadLog.frameHeaderSize + log.pageSize)
+    }
+
     private static func copyFile(from source: String, to target: String, isSidecar: Bool, reportedPath: String, folder: String?) throws {
+        // Only what SQLite would read of a -wal: the rest (frames of an unfinished or older
+        // transaction, or nothing at all in a sparse file) changes nothing for a reader.
+        let limit = source.hasSuffix("-wal") ? usedLength(ofWAL: source) : nil
         let input: ReadableFile
         do { input = try ReadableFile(path: source, followsSymlinks: false) } catch {
             if case .missing = error, isSidecar { throw SidecarVanished() }
@@ -287,12 +305,16 @@ enum PrivateCopier {
         let bufferSize = 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
         defer { buffer.deallocate() }
+        var copied: Int64 = 0
         while true {
             let n: Int
-            do { n = try input.read(into: buffer) } catch {
+            let room = limit.map { Int(min(Int64(bufferSize), max(0, $0 - copied))) } ?? bufferSize
+            if room == 0 { return }
+            do { n = try input.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<room])) } catch {
                 throw StoreAccessError.privateCopyFailed(path: reportedPath, reason: "cannot read \(source): \(error.description)", folder: folder)
             }
             if n == 0 { return }
+            copied += Int64(n)
             var written = 0
             while written < n {
                 let w = write(output, buffer.baseAddress! + written, n - written)

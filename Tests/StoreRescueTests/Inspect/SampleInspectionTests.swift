@@ -51,6 +51,32 @@ struct SampleInspectionTests {
         #expect(report.findings.contains { $0.code == "uncheckpointed-wal" })
     }
 
+    /// A `-wal` longer than what SQLite would apply (here the sample's, grown sparse to 256 MiB;
+    /// or all zeros) is copied only as far as its last valid commit, and the finding says what
+    /// the frames are, not the file's size: a review's sparse 1 GB `-wal` was copied whole into
+    /// `$TMPDIR` and reported as 1 GB "of transactions not yet in the main file".
+    @Test func onlyTheWALsCommittedFramesAreCopiedAndReported() throws {
+        let dir = try TemporaryDirectory()
+        let path = try dir.copySample("stores/swiftdata_ResourcesManager_wal/default.store")
+        let used = try #require(PrivateCopier.usedLength(ofWAL: path + "-wal"))
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int64)
+        #expect(used > 32 && used <= size)
+        #expect(truncate(path + "-wal", 256 << 20) == 0)
+        let report = StoreInspector.inspect(path: path, options: InspectOptions(countsRows: true))
+        #expect(report.entities.first { $0.name == "Item" }?.rowCount == 7, "the same content as before")
+        let finding = try #require(report.findings.first { $0.code == "uncheckpointed-wal" })
+        #expect(finding.message.hasPrefix("the -wal holds \(used) bytes of committed frames"), "\(finding.message)")
+        #expect(finding.message.contains("the other \((256 << 20) - used) of its \(256 << 20) bytes are no transaction SQLite would apply"))
+
+        // A -wal of zeros holds nothing SQLite would apply.
+        let zeros = try dir.copySample("stores/swiftdata_ResourcesManager_wal/default.store", as: "zeros.store")
+        try Data(repeating: 0, count: 4096).write(to: URL(fileURLWithPath: zeros + "-wal"))
+        #expect(PrivateCopier.usedLength(ofWAL: zeros + "-wal") == 0)
+        let plain = StoreInspector.inspect(path: zeros)
+        #expect(!plain.findings.contains { $0.code == "uncheckpointed-wal" })
+        #expect(plain.findings.contains { $0.message.contains("holds no committed frame SQLite would apply") })
+    }
+
     @Test func storeWithoutSidecarsIsReadInPlace() throws {
         let dir = try TemporaryDirectory()
         let path = try dir.copySample("stores/swiftdata_CartKitSwiftData_v1.sqlite")
