@@ -244,8 +244,17 @@ struct CleanFallback {
                         var migration = MigrationOptions(targetVersion: target.name, sourceVersion: source.name, followsSymlinks: false,
                                                          fullIntegrityCheck: options.fullIntegrityCheck)
                         migration.handlers = options.handlers
+                        // A folder of its own: the failed migration's versions on the way
+                        // (version-0-V1.sqlite, …) are still in the workspace, and writing over
+                        // them failed, so a review's clean store carried 0 of 4 rows.
+                        let carrying = workspace.path("carrying-\(UUID().uuidString.prefix(8))")
+                        do {
+                            try FileManager.default.createDirectory(atPath: carrying, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+                        } catch {
+                            throw MigrationError.writeFailed(path: carrying, reason: StoreCreator.reason(error))
+                        }
                         _ = try MigrationEngine.write(
-                            preparation, store: store, readout: readout, catalog: catalog, to: file, workspace: workspace.path,
+                            preparation, store: store, readout: readout, catalog: catalog, to: file, workspace: carrying,
                             options: migration,
                             progress: { [progress] step in progress?(UpgradeProgress(phase: .fallback, fraction: step.fraction)) },
                             cancellation: cancellation,

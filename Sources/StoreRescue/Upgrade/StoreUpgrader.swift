@@ -270,6 +270,17 @@ final class UpgradeRun {
         let written: WrittenStore
         do {
             written = try write(decision, second)
+        } catch let error where Self.isCatalogFailure(error) {
+            // The catalog's own steps or expressions failed on this store's data (a step SQLite
+            // stops, a map value that does not fit): the catalog must change, not the store, so
+            // no fallback whatever --on-failure says (a review's healthy store was quarantined).
+            // Ends as a failure of the run (exit 3), as custom steps that leave required values
+            // missing do (UPGRADE.md).
+            _ = try? verification.wait()
+            if options.onFailure == .clean {
+                report.notes.append("not falling back to a clean store: the catalog's custom stage failed on this store's data; the catalog must change, not the store")
+            }
+            throw error
         } catch let error where Self.isDataFailure(error) && options.onFailure == .clean && !isAdoptOnly {
             _ = try? verification.wait()
             report.refusals = [Self.failureRefusal(error, store: storePath)]
@@ -700,12 +711,23 @@ final class UpgradeRun {
         return false
     }
 
+    /// Failures of the catalog's custom code met while writing: a step SQLite stops, a value a
+    /// custom expression computes that does not fit its attribute (the analysis checks every
+    /// inferred conversion before anything is written, so one met while writing is a custom
+    /// stage's).
+    static func isCatalogFailure(_ error: any Error) -> Bool {
+        switch error as? MigrationError {
+        case .customStepFailed?, .valueDoesNotConvert?: return true
+        default: return false
+        }
+    }
+
     static func failureRefusal(_ error: any Error, store: String) -> MigrationRefusal {
         let facing = StoreMigrator.operatorFacing(error, store: store)
         let code: MigrationRefusal.Code
         switch error as? MigrationError {
         case .constraintViolated?: code = .uniquenessViolated
-        case .valueDoesNotConvert?: code = .typeChangeNotInferable
+        case .valueDoesNotConvert?: code = .invalidCustomStage
         // Not the catalog's fault (`refuseForTheCatalog`): the store's.
         case .notACoreDataStore?, nil: code = .storeDamaged
         case _?: code = .invalidCustomStage

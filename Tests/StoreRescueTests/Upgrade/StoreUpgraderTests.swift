@@ -192,6 +192,38 @@ struct StoreUpgraderTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.backups))
     }
 
+    /// The catalog's custom stage failing on the store's data while writing (a map value that
+    /// does not fit, a step SQLite stops) is the catalog's fault too: the run fails (exit 3)
+    /// with nothing changed, even with `--on-failure clean`. A review's healthy store was
+    /// quarantined, and its clean store carried none of its rows.
+    @Test(arguments: ["map", "step"])
+    func aCustomStageFailingOnTheDataNeverFallsBackToACleanStore(kind: String) throws {
+        let fixture = try UpgradeFixture()
+        let store = try fixture.catsStore(cats: 3, owners: 2, catalog: try fixture.catsCatalog(map: false))
+        let path = fixture.directory.path("failing.json")
+        let stage = kind == "map"
+            ? #"{"kind": "custom", "from": "V1", "to": "V2", "map": {"Cat": {"age": "name"}}}"#
+            : #"{"kind": "custom", "from": "V1", "to": "V2", "map": {"Cat": {"age": "0"}}, "willMigrate": [{"update": "Cat", "set": {"name": "json_extract(name, '$.a')"}}]}"#
+        let json = """
+            {"formatVersion": 1, "app": "Cats", "versions": [
+              {"name": "V1", "entities": [
+                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}]},
+                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]},
+              {"name": "V2", "entities": [
+                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}, {"name": "age", "type": "Int16"}]},
+                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]}],
+             "stages": [\(stage)]}
+            """
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
+        let before = try fixture.appFiles()
+        let report = StoreUpgrader.upgrade(store: store, catalog: try Catalog.load(path: path), options: fixture.options(.clean))
+        #expect(report.status == .failed && report.exitStatus == .refused, "\(report.status) \(report.error?.message ?? "")")
+        #expect(report.fallback == nil)
+        #expect(report.notes.contains { $0.hasPrefix("not falling back to a clean store: the catalog's custom stage failed") })
+        #expect(try fixture.appFiles() == before)
+        #expect(!FileManager.default.fileExists(atPath: fixture.backups + "/quarantine"))
+    }
+
     @Test func aDamagedStoreFallsBackWithItsReadableRowsSalvaged() throws {
         let fixture = try UpgradeFixture()
         let catalog = try fixture.catsCatalog(map: true)
