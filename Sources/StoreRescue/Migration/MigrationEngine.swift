@@ -49,6 +49,15 @@ enum MigrationEngine {
                 preparation.sourceVersion = match.diagnosis.adoptAs
                 preparation.sourceChoice = .adopted
                 preparation.notes.append("the store carries no hashes that name its version; its tables fit \(match.diagnosis.adoptAs ?? "") with only benign differences, so it is taken as \(match.diagnosis.adoptAs ?? "")")
+            case .newer where match.candidates.contains(where: { $0.hashesMatch && $0.version == (options.targetVersion ?? catalog.latest?.name) }):
+                // Matched as a version after the target only by what hashes leave out (an
+                // index): its hashes are the target's, so Core Data opens it as the target, as
+                // `match` predicts. A review's upgrade refused it as newer and, with
+                // --on-failure clean, left an empty store in its place.
+                let target = options.targetVersion ?? catalog.latest?.name ?? ""
+                preparation.sourceVersion = target
+                preparation.sourceChoice = .matched
+                preparation.notes.append("the store fits \(match.version ?? "a later version") best, but its hashes are also \(target)'s: Core Data opens it as \(target), and so it is taken")
             case .newer:
                 refuse(.storeNewer, "the store is newer than every version the catalog knows (nearest: \(match.version ?? "none")): \(match.diagnosis.reasons.first ?? "")",
                        remedy: "never downgrade a store; add the newer version to the catalog (storerescue catalog learn) if it is the app's")

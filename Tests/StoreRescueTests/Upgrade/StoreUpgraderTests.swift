@@ -224,6 +224,31 @@ struct StoreUpgraderTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.backups + "/quarantine"))
     }
 
+    /// A store matched as a version after the current one only by an index (hashes leave
+    /// indexes out) has the current version's hashes: Core Data opens it as is, as `match`
+    /// says, so upgrade takes it as that version. A review's upgrade refused it as "newer than
+    /// every version" and, with --on-failure clean, left an empty store in its place.
+    @Test func aStoreNewerOnlyByAnIndexIsTakenAsTheCurrentVersion() throws {
+        let fixture = try UpgradeFixture()
+        let path = fixture.directory.path("idx.json")
+        let json = """
+            {"formatVersion": 1, "app": "Idx", "current": "V1", "versions": [
+              {"name": "V1", "entities": [{"name": "Item", "attributes": [{"name": "title", "type": "String"}]}]},
+              {"name": "V2", "entities": [{"name": "Item", "attributes": [{"name": "title", "type": "String", "indexed": true}]}]}]}
+            """
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
+        let catalog = try Catalog.load(path: path)
+        let store = fixture.appFolder + "/Idx.sqlite"
+        try StoreCreator.create(model: try #require(catalog.version(named: "V2")).model, versionIdentifiers: nil, at: store)
+        try StoreFixtureBuilder.run(store, "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZTITLE) VALUES (1, 1, 1, 'a'), (2, 1, 1, 'b')")
+        #expect(StoreMatcher.match(storePath: store, catalog: catalog).diagnosis.prediction == .opensAsIs)
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
+        #expect([.alreadyCurrent, .adoptedOnly].contains(report.status), "\(report.status) \(report.refusals.map(\.message))")
+        #expect(report.fallback == nil)
+        #expect(report.notes.contains { $0.contains("its hashes are also V1's: Core Data opens it as V1") })
+        #expect(try UpgradeFixture.count("ZITEM", in: store) == 2)
+    }
+
     @Test func aDamagedStoreFallsBackWithItsReadableRowsSalvaged() throws {
         let fixture = try UpgradeFixture()
         let catalog = try fixture.catsCatalog(map: true)
