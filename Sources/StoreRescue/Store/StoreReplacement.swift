@@ -304,15 +304,40 @@ public struct StoreReplacement: Sendable {
     /// Renames `newFile` over the store, having given it the replaced store's permission bits
     /// and (run as root) its owner and group: the app's user must still be able to open its
     /// store (a review's `restore` as root left it root's, and the app could not open it).
+    ///
+    /// The store's folder may be writable by others (the app's user): the new file is opened
+    /// without following a link and must be this process's own (its owner, one link), and
+    /// permissions and owner are set on that descriptor, never through the name. A review's
+    /// process, holding the store open to stretch the wait, swapped the temporary file for a
+    /// link to a root file, which `chown` by name then gave to it. The name is checked to
+    /// still be that file just before the rename, and the store's path just after.
     func putInPlace(_ newFile: String) throws {
+        let descriptor = open(newFile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            throw StoreReplacementError.newFileUnusable(path: newFile, reason: "cannot be opened as a file (\(String(cString: strerror(errno)))): something replaced it meanwhile")
+        }
+        defer { close(descriptor) }
+        var opened = stat()
+        guard fstat(descriptor, &opened) == 0, opened.st_mode & S_IFMT == S_IFREG, opened.st_uid == geteuid(), opened.st_nlink == 1 else {
+            throw StoreReplacementError.newFileUnusable(path: newFile, reason: "is no longer the file this process wrote: something replaced it meanwhile")
+        }
         var replaced = stat()
-        if stat(storePath, &replaced) == 0 {
-            chmod(newFile, replaced.st_mode & 0o7777)
-            if geteuid() == 0 { chown(newFile, replaced.st_uid, replaced.st_gid) }
+        if lstat(storePath, &replaced) == 0, replaced.st_mode & S_IFMT == S_IFREG {
+            // Permission bits only: never set-user-ID or set-group-ID.
+            fchmod(descriptor, replaced.st_mode & 0o1777)
+            if geteuid() == 0 { fchown(descriptor, replaced.st_uid, replaced.st_gid) }
+        }
+        var named = stat()
+        guard lstat(newFile, &named) == 0, named.st_dev == opened.st_dev, named.st_ino == opened.st_ino else {
+            throw StoreReplacementError.newFileUnusable(path: newFile, reason: "is no longer the file this process wrote: something replaced it meanwhile")
         }
         guard rename(newFile, storePath) == 0 else {
             throw StoreReplacementError.renameFailed(path: storePath, code: errno)
         }
         SafeFileOutput.syncFolder(SafeFileOutput.folder(of: storePath))
+        var placed = stat()
+        guard lstat(storePath, &placed) == 0, placed.st_dev == opened.st_dev, placed.st_ino == opened.st_ino else {
+            throw StoreReplacementError.newFileUnusable(path: storePath, reason: "is not the file this process put there: something replaced it in the same instant")
+        }
     }
 }

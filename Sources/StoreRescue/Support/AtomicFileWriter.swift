@@ -1,4 +1,5 @@
 import Foundation
+import SRSQLite
 
 /// What identifies one state of a file: enough to notice that another process replaced or
 /// changed it between a read and a write.
@@ -48,7 +49,7 @@ enum AtomicFileWriter {
         do {
             let output = try SafeFileOutput(destinationPath: path, permissions: permissions)
             // The umask may have narrowed the mode; a replaced file keeps exactly its own.
-            _ = chmod(output.temporaryPath, permissions)
+            output.setPermissions(permissions)
             try data.withUnsafeBytes { try output.write($0) }
             // The check and the rename under the replaced file's lock: without it two writers
             // could both pass the check, both report success, and the last rename win (a review

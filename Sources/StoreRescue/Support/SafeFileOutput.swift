@@ -87,6 +87,13 @@ public final class SafeFileOutput {
         discard()
     }
 
+    /// Sets the temporary file's permission bits through its descriptor, never through its
+    /// name: the folder may be writable by others, who could put a link there.
+    public func setPermissions(_ permissions: mode_t) {
+        precondition(!isPublished && !isDiscarded, "SafeFileOutput used after publish() or discard()")
+        fchmod(descriptor, permissions & 0o1777)
+    }
+
     /// Appends `buffer` to the file.
     ///
     /// - Throws: `SafeFileOutputError.writeFailed` (disk full, file-size limit, I/O error).

@@ -130,6 +130,37 @@ import Testing
         #expect(try reader.scalar("SELECT length(v) FROM t")?.int64 == 6000)
     }
 
+    /// The new file swapped for a link to another file while the replacement waits (the
+    /// store's folder is the app user's to write in): nothing is changed through the link and
+    /// nothing replaces the store. A review's swap made a root restore hand a root file to
+    /// the app's user (chmod and chown by name).
+    @Test func aNewFileSwappedForALinkMeanwhileIsRefusedAndNothingIsChangedThroughIt() throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("s.sqlite")
+        try walStoreAtRest(at: store, rows: 5)
+        chmod(store, 0o666)
+        let victim = dir.path("victim")
+        try Data("secret".utf8).write(to: URL(fileURLWithPath: victim))
+        chmod(victim, 0o600)
+        let fresh = dir.path("fresh.sqlite")
+        try newStore(at: fresh, marker: 3)
+        let error = #expect(throws: StoreReplacementError.self) {
+            try StoreReplacement(storePath: store, lockTimeout: 1).replace(with: fresh, faultInjection: { step in
+                guard step == .locked else { return }
+                unlink(fresh)
+                symlink(victim, fresh)
+            })
+        }
+        guard case .newFileUnusable? = error else {
+            Issue.record("expected newFileUnusable, got \(String(describing: error))")
+            return
+        }
+        var info = stat()
+        #expect(lstat(victim, &info) == 0 && info.st_mode & 0o7777 == 0o600, "the victim's mode is as it was")
+        #expect(lstat(store, &info) == 0 && info.st_mode & S_IFMT == S_IFREG, "the store is still a file, not the link")
+        #expect(try values(store).count == 5)
+    }
+
     @Test func aStoreInUseIsRefusedAndLeftAsItWas() throws {
         let dir = try TemporaryDirectory()
         let store = dir.path("s.sqlite")
