@@ -43,24 +43,22 @@ public enum BackupRetention {
     /// - Parameters:
     ///   - entries: newest first, as `backups(in:of:)` returns them.
     ///   - justWritten: the `.gz` path of the backup the caller has just written: always kept,
-    ///     and counted as the newest, whatever the manifests' dates say. A manifest dated later
+    ///     besides the newest `keep`, whatever the manifests' dates say. A manifest dated later
     ///     (a clock stepped back, a restored machine) made a review's `backup --keep 1` delete
-    ///     the backup it had just written and exit 0.
+    ///     the backup it had just written and exit 0. It is kept apart rather than counted as
+    ///     the newest: runs at once must agree on which backups are the newest (by date), or
+    ///     each deletes the others' and none is left (a review's 3 concurrent `--keep 1` runs).
     public static func entriesToPrune(_ entries: [BackupCatalogEntry], keep: Int, justWritten: String? = nil) -> [BackupCatalogEntry] {
         precondition(keep >= 1, "keep must be at least 1")
-        var entries = entries
-        if let justWritten, let index = entries.firstIndex(where: { $0.backupPath == justWritten }) {
-            entries.insert(entries.remove(at: index), at: 0)
-        }
         let newestPreUpgrade = entries.first { $0.manifest.reason == preUpgradeReason }
         return entries.enumerated().compactMap { offset, entry in
-            if offset < keep || entry == newestPreUpgrade { return nil }
+            if offset < keep || entry == newestPreUpgrade || entry.backupPath == justWritten { return nil }
             return entry
         }
     }
 
     /// Removes the backups of `sourcePath` in `folder` beyond the newest `keep` (`justWritten`
-    /// first, as in `entriesToPrune`).
+    /// kept too, as in `entriesToPrune`).
     ///
     /// - Returns: the `.gz` paths removed.
     /// - Throws: `BackupError.destinationUnusable` when a file cannot be removed (after trying all).

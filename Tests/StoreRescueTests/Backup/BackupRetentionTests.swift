@@ -38,11 +38,31 @@ import Testing
         let store = temp.path("s.sqlite")
         try BackupFixtures.makeStore(at: store, rows: 20)
         let folder = temp.path("b")
+        let old = try BackupRunner.run(store: store, options: .testing(folder, at: Self.day(1)))
         let future = try BackupRunner.run(store: store, options: .testing(folder, at: Self.day(30)))
         let now = try BackupRunner.run(store: store, options: .testing(folder, keep: 1, at: Self.day(2)))
-        #expect(now.prunedBackups == [future.backupPath])
+        #expect(now.prunedBackups == [old.backupPath], "the newest by date and the one just written are kept")
         #expect(FileManager.default.fileExists(atPath: now.backupPath) && FileManager.default.fileExists(atPath: now.manifestPath))
-        #expect(!FileManager.default.fileExists(atPath: future.backupPath))
+        #expect(FileManager.default.fileExists(atPath: future.backupPath))
+    }
+
+    /// Runs with `--keep 1` at once never leave the folder without a backup: every run keeps
+    /// the newest by date (on which they all agree) besides its own. A review's three
+    /// concurrent runs each kept only its own and deleted the others': none was left, all
+    /// exiting 0.
+    @Test func concurrentRunsWithKeepNeverLeaveNoBackup() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 2_000)
+        for round in 0..<5 {
+            let folder = temp.path("b\(round)")
+            DispatchQueue.concurrentPerform(iterations: 3) { _ in
+                _ = try? BackupRunner.run(store: store, options: .testing(folder, keep: 1, at: Self.day(1)))
+            }
+            let left = BackupRetention.backups(in: folder, of: try SourceFile(path: store).path)
+            #expect(!left.isEmpty, "round \(round): no backup left")
+            for entry in left { #expect(FileManager.default.fileExists(atPath: entry.backupPath)) }
+        }
     }
 
     @Test func neverTouchesOtherStoresOrForeignFiles() throws {
@@ -86,6 +106,12 @@ import Testing
         #expect(BackupRetention.entriesToPrune(newestFirst, keep: 1).map(\.backupPath) == ["d.gz", "b.gz", "a.gz"])
         #expect(BackupRetention.entriesToPrune(newestFirst, keep: 3).map(\.backupPath) == ["b.gz", "a.gz"])
         #expect(BackupRetention.entriesToPrune(newestFirst, keep: 10) == [])
+        // The backup just written is kept besides the newest `keep`, never instead of them:
+        // concurrent runs, each with its own just written, all keep "e" (the newest).
+        #expect(BackupRetention.entriesToPrune(newestFirst, keep: 1, justWritten: "b.gz").map(\.backupPath) == ["d.gz", "a.gz"])
+        for own in newestFirst.map(\.backupPath) {
+            #expect(!BackupRetention.entriesToPrune(newestFirst, keep: 1, justWritten: own).contains { $0.backupPath == "e.gz" }, "\(own)")
+        }
     }
 
     @Test func sameSecondBackupsSortBySuffixNumber() throws {
