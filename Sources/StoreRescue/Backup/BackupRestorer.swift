@@ -52,6 +52,9 @@ public struct RestoreResult: Sendable, Equatable {
     /// content into it (a `-wal`, a hot `-journal` rolled back) and removed them while settling
     /// it, after `replacedStoreBackup` was taken (which holds that content). Never deleted by us.
     public var removedSidecars: [String]
+    /// A spent `-journal` of the replaced store (empty, or its header zeroed: TRUNCATE or
+    /// PERSIST journal mode) that the replacement removed under its lock; it held nothing.
+    public var removedSpentJournal: String? = nil
     /// The new paths of the sidecars of a store too damaged for SQLite (or of a missing main
     /// file), moved as they were into `replacedStoreRawCopy`.
     public var movedSidecars: [String]
@@ -178,7 +181,8 @@ public enum BackupRestorer {
         }
         return RestoreResult(restoredPath: target, backupPath: paths.backup, manifest: manifest,
                              replacedStoreBackup: replacedBackup, replacedStoreRawCopy: rawCopy,
-                             removedSidecars: replaced?.settledSidecars ?? [], movedSidecars: replaced?.movedSidecars ?? [],
+                             removedSidecars: replaced?.settledSidecars ?? [], removedSpentJournal: replaced?.removedSpentJournal,
+                             movedSidecars: replaced?.movedSidecars ?? [],
                              damagedSnapshotCheck: damagedSnapshotCheck, seconds: Date().timeIntervalSince(started))
     }
 

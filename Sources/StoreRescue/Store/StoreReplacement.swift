@@ -100,6 +100,9 @@ public struct StoreReplacement: Sendable {
         public var movedSidecars: [String]
         /// True when a store was at the path (false: the new file was simply put there).
         public var replacedExisting: Bool
+        /// A spent `-journal` (empty, or its header zeroed: TRUNCATE or PERSIST journal mode)
+        /// that this replacement removed under the lock; it held nothing. Not in `settledSidecars`.
+        public var removedSpentJournal: String? = nil
     }
 
     /// The files SQLite keeps beside a main file, in the order they are moved: a `-shm` holds no
@@ -181,13 +184,15 @@ public struct StoreReplacement: Sendable {
         // descriptor of the file would drop the connection's locks.
         var reader: LockedStore?
         defer { reader?.close() }
-        try settleLockAndSwap(newFile, whileLocked: whileLocked, reader: &reader, faultInjection: faultInjection)
-        return Result(settled: true, settledSidecars: present, movedSidecars: [], replacedExisting: true)
+        let spent = try settleLockAndSwap(newFile, whileLocked: whileLocked, reader: &reader, faultInjection: faultInjection)
+        return Result(settled: true, settledSidecars: present.filter { $0 != spent }, movedSidecars: [], replacedExisting: true,
+                      removedSpentJournal: spent)
     }
 
     /// Steps 2–4; the connection is closed when this returns.
+    /// Returns the spent `-journal` removed under the lock, if any.
     private func settleLockAndSwap(_ newFile: String, whileLocked: ((LockedStore) throws -> Void)?,
-                                   reader: inout LockedStore?, faultInjection: ((Step) throws -> Void)?) throws {
+                                   reader: inout LockedStore?, faultInjection: ((Step) throws -> Void)?) throws -> String? {
         let connection = try settle()
         try faultInjection?(.settled)
         do {
@@ -196,7 +201,7 @@ public struct StoreReplacement: Sendable {
             throw error.isBusy ? inUse() : StoreReplacementError.cannotSettle(path: storePath, reason: error.message)
         }
         defer { try? connection.execute("ROLLBACK") }
-        try removeSpentJournal()
+        let spent = removeSpentJournal()
         let strays = presentSidecars()
         guard strays.isEmpty else { throw StoreReplacementError.sidecarsRemain(path: storePath, sidecars: strays) }
         try faultInjection?(.locked)
@@ -207,6 +212,7 @@ public struct StoreReplacement: Sendable {
         }
         try putInPlace(newFile)
         try faultInjection?(.renamed)
+        return spent
     }
 
     /// A `-journal` that TRUNCATE or PERSIST journal mode leaves after every transaction (empty,
@@ -214,17 +220,19 @@ public struct StoreReplacement: Sendable {
     /// connection's, and SQLite rolled back any hot one when the store was read. It is removed,
     /// where it made every `restore --force` of such a store refuse, "still has -journal beside
     /// it" (review). A journal that still starts with SQLite's magic is left, and refused.
-    private func removeSpentJournal() throws {
+    private func removeSpentJournal() -> String? {
         let journal = storePath + "-journal"
         var info = stat()
-        guard lstat(journal, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return }
+        guard lstat(journal, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         if info.st_size > 0 {
-            guard let file = try? ReadableFile(path: journal, followsSymlinks: false) else { return }
-            var header = [UInt8](repeating: 0xFF, count: 8)
+            // PERSIST mode with a journal_size_limit under 8 leaves fewer zero bytes (review).
+            let length = Int(min(info.st_size, 8))
+            guard let file = try? ReadableFile(path: journal, followsSymlinks: false) else { return nil }
+            var header = [UInt8](repeating: 0xFF, count: length)
             let count = (try? header.withUnsafeMutableBytes { try file.read(into: $0) }) ?? 0
-            guard count == 8, header.allSatisfy({ $0 == 0 }) else { return }
+            guard count == length, header.allSatisfy({ $0 == 0 }) else { return nil }
         }
-        unlink(journal)
+        return unlink(journal) == 0 ? journal : nil
     }
 
     /// Opens the store read-write and switches it to rollback-journal mode, which checkpoints and
@@ -263,7 +271,10 @@ public struct StoreReplacement: Sendable {
             if error.isCorruption { throw DamageFound(reason: "\(error.message) (SQLite code \(error.resultCode))") }
             // A full disk is not a damaged store: exit 74 and "free space", where a review's
             // healthy store got 65 and advice to quarantine it.
-            if [SQLITE_FULL, SQLITE_IOERR].contains(error.primaryResultCode) {
+            // Only what a full disk or the file-size limit gives: SQLITE_FULL, and a failed
+            // write (EFBIG is SQLITE_IOERR_WRITE). A failed read (SQLITE_IOERR_CORRUPTFS for
+            // EIO, a short read) may be damage and stays cannotSettle (review).
+            if error.primaryResultCode == SQLITE_FULL || error.resultCode == SQLITE_IOERR | (3 << 8) {
                 throw StoreReplacementError.noRoomToSettle(path: storePath, reason: "\(error.message) (SQLite code \(error.resultCode))")
             }
             throw StoreReplacementError.cannotSettle(path: storePath, reason: "\(error.message) (SQLite code \(error.resultCode))")

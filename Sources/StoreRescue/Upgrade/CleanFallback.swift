@@ -154,6 +154,9 @@ struct CleanFallback {
             IncidentReport.QuarantinedFile(
                 originalPath: storePath + String(($0 as NSString).lastPathComponent.dropFirst(name.count)), path: $0, size: Self.size($0))
         }
+        if let journal = result.removedSpentJournal {
+            incident.notes.append("the store's \((journal as NSString).lastPathComponent) was spent (empty or zeroed: TRUNCATE or PERSIST journal mode) and held nothing; it was removed, not quarantined")
+        }
         if result.settled && !result.settledSidecars.isEmpty {
             incident.notes.append("SQLite folded the store's \(result.settledSidecars.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) into its main file before it was moved (the backup holds the files as they were)")
         }

@@ -58,6 +58,8 @@ struct RestoreCommand: ParsableCommand {
         @NullEncoded var replacedStoreBackup: String?
         @NullEncoded var replacedStoreRawCopy: String?
         var removedSidecars: [String]
+        /// A spent -journal (empty or zeroed: it held nothing) removed under the replacement's lock.
+        @NullEncoded var removedSpentJournal: String?
         var movedSidecars: [String]
         /// With --as-backed-up: what SQLite's check found in the snapshot restored anyway.
         @NullEncoded var damagedSnapshotCheck: String?
@@ -74,7 +76,7 @@ struct RestoreCommand: ParsableCommand {
             CommandOutput.printJSON(Report(
                 restored: result.restoredPath, backup: result.backupPath, snapshotSHA256: result.manifest.snapshotSHA256,
                 replacedStoreBackup: result.replacedStoreBackup?.backupPath, replacedStoreRawCopy: result.replacedStoreRawCopy,
-                removedSidecars: result.removedSidecars, movedSidecars: result.movedSidecars,
+                removedSidecars: result.removedSidecars, removedSpentJournal: result.removedSpentJournal, movedSidecars: result.movedSidecars,
                 damagedSnapshotCheck: result.damagedSnapshotCheck, seconds: result.seconds))
             return
         }
@@ -87,6 +89,7 @@ struct RestoreCommand: ParsableCommand {
             text += "  replaced store was unreadable by SQLite; its files were kept as they were in: \(raw)\n"
         }
         for sidecar in result.removedSidecars { text += "  folded into the replaced store by SQLite: \(sidecar)\n" }
+        if let journal = result.removedSpentJournal { text += "  removed a spent -journal (empty or zeroed: it held nothing): \(journal)\n" }
         for sidecar in result.movedSidecars { text += "  moved aside: \(sidecar)\n" }
         if let check = result.damagedSnapshotCheck {
             text += "  restored as it was backed up, damaged: \(check)\n"

@@ -70,16 +70,21 @@ import Testing
     /// header zeroed) after every transaction: it is removed under the lock and the store
     /// replaced. A review's `restore --force` of such stores always refused ("still has
     /// -journal beside it"). One that still starts with SQLite's magic SQLite itself rolls back.
-    @Test(arguments: ["TRUNCATE", "PERSIST", "magic"])
+    @Test(arguments: ["TRUNCATE", "PERSIST", "PERSIST-short", "magic"])
     func aSpentJournalIsRemovedAndTheStoreReplaced(mode: String) throws {
         let dir = try TemporaryDirectory()
         let store = dir.path("s.sqlite")
         do {
             let writer = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .create))
-            _ = try writer.scalar("PRAGMA journal_mode = \(mode == "magic" ? "PERSIST" : mode)")
+            _ = try writer.scalar("PRAGMA journal_mode = \(mode == "TRUNCATE" ? mode : "PERSIST")")
+            // A journal_size_limit under 8 leaves fewer than 8 zero bytes (review).
+            if mode == "PERSIST-short" { _ = try writer.scalar("PRAGMA journal_size_limit = 5") }
             try writer.execute("CREATE TABLE t (v); INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)")
         }
         #expect(FileManager.default.fileExists(atPath: store + "-journal"))
+        if mode == "PERSIST-short" {
+            #expect(try FileManager.default.attributesOfItem(atPath: store + "-journal")[.size] as? Int == 5)
+        }
         if mode == "magic" {
             try Data([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7] + [UInt8](repeating: 0, count: 512)).write(to: URL(fileURLWithPath: store + "-journal"))
         }
@@ -89,8 +94,12 @@ import Testing
         #expect(try values(store) == [9])
         #expect(!FileManager.default.fileExists(atPath: store + "-journal"))
         // A journal with SQLite's magic is hot to SQLite, which rolls it back when the store
-        // is read (settling); the spent ones it leaves are removed under the lock.
-        #expect(result.settledSidecars == [store + "-journal"])
+        // is read (settling); the spent ones it leaves are removed under the lock, and said so.
+        if mode == "magic" {
+            #expect(result.settledSidecars == [store + "-journal"] && result.removedSpentJournal == nil)
+        } else {
+            #expect(result.settledSidecars.isEmpty && result.removedSpentJournal == store + "-journal")
+        }
     }
 
     /// A disk too full to fold the store's `-wal` into its main file: exit 74 and "free disk
