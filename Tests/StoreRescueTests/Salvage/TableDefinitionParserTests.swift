@@ -97,14 +97,23 @@ import Testing
         #expect(parser.parse(name: "x", sql: "CREATE TABLE x AS SELECT app_fold(1) AS a", rootPage: 2) == nil)
         #expect(parser.parse(name: "y", sql: "CREATE TABLE y (a CHECK (length(a, a, a)))", rootPage: 2) == nil)
 
-        let bound = TableDefinitionParser.maximumPlaceholderFunctions
-        let calls = (0...bound).map { "f\($0)(a)" }.joined(separator: " + ")
+        // At most 16 placeholders for one statement (each costs a compile of up to 1 MB)…
+        let perStatement = TableDefinitionParser.maximumPlaceholdersPerStatement
         let fresh = try TableDefinitionParser()
-        #expect(fresh.parse(name: "z", sql: "CREATE TABLE z (a CHECK (\(calls)))", rootPage: 2) == nil, "one past the bound")
-        // SQLite names the last call first: f1 … f256 were made, f0 was one too many.
-        #expect(fresh.parse(name: "w", sql: "CREATE TABLE w (a CHECK (f1(a) + f\(bound)(a)))", rootPage: 2)?.columns.count == 1,
+        let tooMany = (0...perStatement).map { "g\($0)(a)" }.joined(separator: " + ")
+        #expect(fresh.parse(name: "z", sql: "CREATE TABLE z (a CHECK (\(tooMany)))", rootPage: 2) == nil, "one past the statement's bound")
+        let enough = (0..<perStatement).map { "h\($0)(a)" }.joined(separator: " + ")
+        #expect(fresh.parse(name: "y", sql: "CREATE TABLE y (a CHECK (\(enough)))", rootPage: 2)?.columns.count == 1)
+        // … and 256 in all: the statements after that name no new one.
+        let bound = TableDefinitionParser.maximumPlaceholderFunctions
+        let spender = try TableDefinitionParser()
+        for batch in 0..<(bound / perStatement) {
+            let calls = (0..<perStatement).map { "f\(batch)_\($0)(a)" }.joined(separator: " + ")
+            #expect(spender.parse(name: "t\(batch)", sql: "CREATE TABLE t\(batch) (a CHECK (\(calls)))", rootPage: 2) != nil, "\(batch)")
+        }
+        #expect(spender.parse(name: "w", sql: "CREATE TABLE w (a CHECK (f0_0(a) + f15_15(a)))", rootPage: 2)?.columns.count == 1,
                 "the placeholders made stay")
-        #expect(fresh.parse(name: "v", sql: "CREATE TABLE v (a CHECK (f0(a)))", rootPage: 2) == nil, "the bound is spent")
+        #expect(spender.parse(name: "v", sql: "CREATE TABLE v (a CHECK (brand_new(a)))", rootPage: 2) == nil, "the bound is spent")
     }
 
     /// The parser's scratch database holds nothing between statements: the same name twice works.
