@@ -31,6 +31,9 @@ public enum BackupError: OperatorFacingError, Equatable {
     /// A store appeared at the restore's target while the backup was being restored (an app
     /// started, another restore): not replaced, since nothing backed it up.
     case restoreTargetAppeared(path: String)
+    /// The restore's target is named as a sidecar (`X-wal`, `X-shm`, `X-journal`) of a store X
+    /// that exists: SQLite would delete or overwrite the restored file when it opens X.
+    case restoreTargetIsSidecar(path: String, store: String)
     /// `restore` refused a target that is a symbolic link or not a regular file.
     case restoreTargetNotARegularFile(path: String, kind: String)
     /// The backup failed verification during `restore`; nothing was replaced.
@@ -78,6 +81,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "the backup \(path) is \(kind), not a regular file; it was not read"
         case .restoreTargetExists(let path, let existing):
             return "refusing to overwrite \(path): \(existing.joined(separator: ", ")) already exist(s)"
+        case .restoreTargetIsSidecar(let path, let store):
+            return StoreCreationError.targetIsSidecar(path: path, store: store).description
         case .restoreTargetAppeared(let path):
             return "a store appeared at \(path) while the backup was being restored; it was left as it is (nothing backed it up) and nothing was restored"
         case .restoreTargetNotARegularFile(let path, let kind):
@@ -115,6 +120,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "pass the backup's .gz file itself (a backup is a regular file written by `storerescue backup`)"
         case .restoreTargetExists:
             return "restore to a new path, or add --force to replace it (the replaced store is backed up first)"
+        case .restoreTargetIsSidecar(let path, let store):
+            return StoreCreationError.targetIsSidecar(path: path, store: store).recoverySuggestion
         case .restoreTargetAppeared:
             return "find out what created it (an app started, another restore); run the restore again, with --force to replace it after backing it up"
         case .restoreTargetNotARegularFile:
@@ -138,7 +145,7 @@ public enum BackupError: OperatorFacingError, Equatable {
         case .storeLocked, .interrupted, .storeKeptChanging: return .temporaryFailure
         case .snapshotFailed: return .ioError
         case .snapshotInconsistent: return .internalError
-        case .destinationUnusable, .restoreTargetExists, .restoreTargetAppeared, .restoreTargetNotARegularFile: return .cannotCreateOutput
+        case .destinationUnusable, .restoreTargetExists, .restoreTargetAppeared, .restoreTargetIsSidecar, .restoreTargetNotARegularFile: return .cannotCreateOutput
         case .restoreVerificationFailed: return .checkFailed
         }
     }

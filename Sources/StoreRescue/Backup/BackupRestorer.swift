@@ -195,6 +195,11 @@ public enum BackupRestorer {
 
     /// The store file and sidecars present at `target`; refuses a link or folder as the target.
     static func existingFiles(of target: String) throws -> [String] {
+        // `X-wal` beside a store X: SQLite would delete the restored file the first time X is
+        // opened (a review's restore to it exited 0), with or without --force.
+        if let store = CreationTarget.storeWhoseSidecar(target) {
+            throw BackupError.restoreTargetIsSidecar(path: target, store: store)
+        }
         var found: [String] = []
         var status = stat()
         if lstat(target, &status) == 0 {

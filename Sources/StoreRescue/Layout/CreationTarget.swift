@@ -50,12 +50,22 @@ struct CreationTarget {
         for suffix in StoreReplacement.sidecarSuffixes where lstat(path + suffix, &info) == 0 {
             throw StoreCreationError.sidecarExists(path: path, sidecar: path + suffix)
         }
-        // `X-wal` beside an existing `X`: the first open of X would delete the new store (or, as
-        // `-shm`, overwrite it), after this command reported success.
+        if let store = Self.storeWhoseSidecar(path) { throw StoreCreationError.targetIsSidecar(path: path, store: store) }
+    }
+
+    /// The store whose `-wal`, `-shm` or `-journal` `path` would be: `X` for `X-wal` when `X`
+    /// is a file (or a link, which an app opens through). The first open of X would delete a
+    /// store written there (or, as `-shm`, overwrite it) after the command reported success. A
+    /// folder named X is no store (a review found the first check refused one).
+    static func storeWhoseSidecar(_ path: String) -> String? {
         for suffix in StoreReplacement.sidecarSuffixes where path.hasSuffix(suffix) && path.count > suffix.count {
             let store = String(path.dropLast(suffix.count))
-            if !store.hasSuffix("/"), lstat(store, &info) == 0 { throw StoreCreationError.targetIsSidecar(path: path, store: store) }
+            var info = stat()
+            guard !store.hasSuffix("/"), lstat(store, &info) == 0 else { continue }
+            let kind = info.st_mode & S_IFMT
+            if kind == S_IFREG || kind == S_IFLNK { return store }
         }
+        return nil
     }
 
     /// Puts the finished file at `path` without ever replacing anything: a hard link, which

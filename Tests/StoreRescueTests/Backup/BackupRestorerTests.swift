@@ -54,6 +54,27 @@ import Testing
         #expect(BackupFixtures.fileNames(in: temp.url.path).allSatisfy { !$0.contains(TemporaryItems.marker) })
     }
 
+    /// A target named as a sidecar of a store that exists (`X-wal` beside X) is refused, with
+    /// or without `--force`: SQLite would delete the restored file when it opens X (a review's
+    /// restore there exited 0). A folder named X is no store.
+    @Test(arguments: ["-wal", "-journal"])
+    func aTargetNamedAsAnotherStoresSidecarIsRefused(suffix: String) throws {
+        let temp = try TemporaryDirectory()
+        let backup = try BackupVerifierTests.makeBackup(temp)
+        let store = temp.path("X.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 5, uuid: "X")
+        for force in [false, true] {
+            #expect(throws: BackupError.restoreTargetIsSidecar(path: store + suffix, store: store)) {
+                try BackupRestorer.restore(backup: backup.backupPath, options: RestoreOptions(targetPath: store + suffix, force: force))
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: store + suffix))
+        try FileManager.default.createDirectory(atPath: temp.path("Folder"), withIntermediateDirectories: false)
+        let beside = temp.path("Folder") + suffix
+        _ = try BackupRestorer.restore(backup: backup.backupPath, options: RestoreOptions(targetPath: beside))
+        #expect(FileManager.default.fileExists(atPath: beside))
+    }
+
     @Test(arguments: ["-wal", "-shm", "-journal"])
     func refusesWhenOnlyASidecarExists(suffix: String) throws {
         let temp = try TemporaryDirectory()

@@ -61,8 +61,10 @@ import Testing
         #expect(error?.description == "\(store + suffix) would be a sidecar of \(store), which exists; refusing to create a store there (SQLite deletes or overwrites such a file when it opens \(store))")
         #expect(error?.exitStatus == .cannotCreateOutput)
         #expect(try StoreFixtureBuilder.snapshot(of: directory.url.path) == before)
-        // With no store of that name, the name is only a name.
+        // With no store of that name, or a folder of that name, the name is only a name.
         #expect(Self.refusal(at: directory.path("other.sqlite") + suffix) == nil)
+        try FileManager.default.createDirectory(atPath: directory.path("Folder"), withIntermediateDirectories: false)
+        #expect(Self.refusal(at: directory.path("Folder") + suffix) == nil)
     }
 
     @Test func symlinkAtTheTargetIsRefused() throws {
