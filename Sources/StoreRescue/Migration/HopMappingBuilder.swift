@@ -337,12 +337,24 @@ enum HopMappingBuilder {
         /// was ignored, expressions unchecked, and the attributes it meant stayed NULL.
         mutating func validateMaps() {
             for entityMap in hop.custom.map {
-                guard destination.entity(named: entityMap.entity) != nil else {
+                guard let mapped = destination.entity(named: entityMap.entity) else {
                     let names = destination.entities.map(\.name).sorted()
                     refuse(
                         .invalidCustomStage, entity: entityMap.entity,
                         "\(entityMap.jsonPath): \(hop.to) has no entity \(entityMap.entity)",
                         remedy: "name an entity of \(hop.to) (names are case-sensitive): \(names.prefix(20).joined(separator: ", "))\(names.count > 20 ? ", …" : "")")
+                    continue
+                }
+                if mapped.isAbstract {
+                    // Its objects are its subentities', each mapped under its own name: a map of
+                    // the abstract entity set nothing (a review's nick stayed NULL).
+                    let concrete = destination.entities.filter { entity in
+                        !entity.isAbstract && destination.ancestry(of: entity).contains { $0.name == mapped.name }
+                    }.map(\.name).sorted()
+                    refuse(
+                        .invalidCustomStage, entity: entityMap.entity,
+                        "\(entityMap.jsonPath): \(entityMap.entity) is abstract in \(hop.to): it has no objects of its own to map",
+                        remedy: "map each of its concrete subentities under its own name: \(concrete.joined(separator: ", "))")
                     continue
                 }
                 if correspondence.sourceEntity(of: entityMap.entity) == nil {

@@ -171,6 +171,31 @@ import Testing
         #expect(messages.count == 2, "\(messages)")
     }
 
+    /// A `map` of an abstract entity is refused, naming its concrete subentities: its objects
+    /// are theirs, each mapped under its own name, so it set nothing (a review's attribute
+    /// stayed NULL with exit 0).
+    @Test func aMapOfAnAbstractEntityIsRefusedNamingItsSubentities() throws {
+        func zoo(_ name: String, nick: Bool) -> CatalogVersion {
+            M.version(name, [
+                EntityDescription(name: "Animal", isAbstract: true, properties: [M.attribute("name")] + (nick ? [M.attribute("nick")] : [])),
+                EntityDescription(name: "Cat", superentityName: "Animal", properties: [M.attribute("lives", .integer16)]),
+                EntityDescription(name: "Dog", superentityName: "Animal"),
+            ])
+        }
+        let custom = CustomStageDefinition(map: [.init(
+            entity: "Animal", assignments: [.init(property: "nick", expression: "upper(name)", jsonPath: "stages[0].map.Animal.nick")],
+            jsonPath: "stages[0].map.Animal")])
+        let stages = [CatalogStage(kind: .custom, span: .pair(from: "V1", to: "V2"), custom: custom, jsonPath: "stages[0]")]
+        let fixture = try MigrationFixture(versions: [zoo("V1", nick: false), zoo("V2", nick: true)], stages: stages)
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in try context.insert("Cat", values: ["name": .text("tom")]) }
+        let report = fixture.migrate(path)
+        #expect(report.status == .refused)
+        let refusal = report.refusals.first { $0.code == .invalidCustomStage }
+        #expect(refusal?.message == "stages[0].map.Animal: Animal is abstract in V2: it has no objects of its own to map")
+        #expect(refusal?.remedy == "map each of its concrete subentities under its own name: Cat, Dog")
+    }
+
     /// `willMigrate` and `didMigrate` steps are checked before anything runs, as `map` is: an
     /// unknown name, a subquery, an aggregate. A review's steps passed the dry run and failed
     /// only when run (under `upgrade`, after its backup).
