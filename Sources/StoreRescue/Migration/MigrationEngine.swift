@@ -30,10 +30,11 @@ enum MigrationEngine {
             // it lacks dropped and recomputed, uncounted (a review's ages all became 0).
             // `--from` says which of the versions the hashes fit equally, or names a version
             // where none fits.
-            if options.sourceVersionOption == "--from", let found = match.candidates.first(where: \.hashesMatch)?.version,
+            let fitting = match.candidates.filter(\.hashesMatch).map(\.version)
+            if options.sourceVersionOption == "--from", !fitting.isEmpty,
                match.candidates.first(where: { $0.version == requested })?.hashesMatch == false
             {
-                throw MigrationError.notThatVersion(path: path, requested: requested, found: found)
+                throw MigrationError.notThatVersion(path: path, requested: requested, found: fitting)
             }
             preparation.sourceVersion = requested
             preparation.sourceChoice = .requested

@@ -3,8 +3,9 @@
 public enum MigrationError: OperatorFacingError, Equatable {
     /// `--from` or `--to` names a version the catalog does not have.
     case unknownVersion(name: String, role: String, known: [String])
-    /// `--from` names a version the store's hashes contradict: they are exactly `found`'s.
-    case notThatVersion(path: String, requested: String, found: String)
+    /// `--from` names a version the store's hashes contradict: they are exactly those of each
+    /// version in `found`.
+    case notThatVersion(path: String, requested: String, found: [String])
     /// The store is not a Core Data store (or could not be read as one).
     case notACoreDataStore(path: String, reason: String)
     /// A value computed or converted on the way does not fit its attribute (named, with the
@@ -33,7 +34,8 @@ public enum MigrationError: OperatorFacingError, Equatable {
         case .unknownVersion(let name, let role, let known):
             return "the catalog has no version \"\(name)\" (\(role)); it has \(known.map { "\"\($0)\"" }.joined(separator: ", "))"
         case .notThatVersion(let path, let requested, let found):
-            return "\(path) is not \(requested) (--from): its hashes are exactly \(found)'s; nothing was written"
+            let versions = found.count == 1 ? "\(found[0])'s" : "those of " + found.joined(separator: ", ")
+            return "\(path) is not \(requested) (--from): its hashes are exactly \(versions); nothing was written"
         case .notACoreDataStore(let path, let reason): return "\(path) is not a Core Data store: \(reason)"
         case .valueDoesNotConvert(let path, let detail): return "migrating \(path) stopped: \(detail)"
         case .constraintViolated(let path, let version, let detail):
@@ -55,7 +57,9 @@ public enum MigrationError: OperatorFacingError, Equatable {
         switch self {
         case .unknownVersion: return "pass a version the catalog lists (storerescue catalog show CATALOG)"
         case .notThatVersion(_, _, let found):
-            return "leave out --from: the store is \(found); --from names the version of a store whose hashes do not tell it (ambiguous, or none)"
+            return found.count == 1
+                ? "leave out --from: the store is \(found[0]); --from names the version of a store whose hashes do not tell it (ambiguous, or none)"
+                : "pass --from with one of \(found.joined(separator: ", ")), the versions its hashes fit equally"
         case .notACoreDataStore: return "check the path: `storerescue inspect STORE` says what the file is"
         case .valueDoesNotConvert: return "correct the custom stage's expression, or add a willMigrate step that fixes the value first"
         case .constraintViolated: return "add a willMigrate step that removes the duplicates before the constraint applies"
