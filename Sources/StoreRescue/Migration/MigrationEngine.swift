@@ -59,6 +59,11 @@ enum MigrationEngine {
                 preparation.sourceVersion = target
                 preparation.sourceChoice = .matched
                 preparation.notes.append("the store fits \(match.version ?? "a later version") best, but its hashes are also \(target)'s: Core Data opens it as \(target), and so it is taken")
+            case .newer where match.outcome == .newer && match.candidates.contains(where: { $0.hashesMatch && $0.version == match.version }):
+                // Exactly a version of the catalog, one after the target (the catalog's current).
+                let target = options.targetVersion ?? catalog.latest?.name ?? "the target"
+                refuse(.storeNewer, "the store is \(match.version ?? "?"), which comes after \(target), the version it would be migrated to",
+                       remedy: "never downgrade a store; migrate it to \(match.version ?? "its version") or later (--to), or make that the catalog's current version")
             case .newer:
                 refuse(.storeNewer, "the store is newer than every version the catalog knows (nearest: \(match.version ?? "none")): \(match.diagnosis.reasons.first ?? "")",
                        remedy: "never downgrade a store; add the newer version to the catalog (storerescue catalog learn) if it is the app's")

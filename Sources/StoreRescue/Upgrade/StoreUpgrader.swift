@@ -484,7 +484,10 @@ final class UpgradeRun {
     /// review's healthy store was, for a Float default). Noted when it overrides
     /// `--on-failure clean`.
     private func refuseForTheCatalog(_ refusals: [MigrationRefusal]) -> Bool {
-        guard refusals.contains(where: { $0.code == .invalidCustomStage || $0.code == .plan }) else { return false }
+        // A newer store is not damaged: the catalog lacks its version (or is behind it), and the
+        // fallback could carry none of its rows backwards (a review's store was replaced by an
+        // empty one).
+        guard refusals.contains(where: { [.invalidCustomStage, .plan, .storeNewer].contains($0.code) }) else { return false }
         if options.onFailure == .clean {
             report.notes.append("not falling back to a clean store: the catalog must change, not the store (\(refusals.count == 1 ? "the refusal" : "a refusal") above names the catalog's fault)")
         }
@@ -701,7 +704,10 @@ final class UpgradeRun {
     static func isDataFailure(_ error: any Error) -> Bool {
         if let error = error as? MigrationError {
             switch error {
-            case .valueDoesNotConvert, .constraintViolated, .customStepFailed, .notACoreDataStore: return true
+            // Not `notACoreDataStore`: a healthy SQLite database with no Core Data tables is the
+            // wrong file, not a store to save (a review's browser history was quarantined and
+            // replaced by an empty store).
+            case .valueDoesNotConvert, .constraintViolated, .customStepFailed: return true
             default: return false
             }
         }

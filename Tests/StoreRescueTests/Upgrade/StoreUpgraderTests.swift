@@ -249,6 +249,35 @@ struct StoreUpgraderTests {
         #expect(try UpgradeFixture.count("ZITEM", in: store) == 2)
     }
 
+    /// Two stores the clean fallback would only destroy, whatever --on-failure says: a store
+    /// newer than the catalog's versions (no row can be carried backwards; the catalog lacks
+    /// its version) and a healthy SQLite database that is no Core Data store (the wrong file).
+    /// A review's runs quarantined both and left an empty store in their place.
+    @Test(arguments: ["newer", "notCoreData"])
+    func aNewerStoreOrAnotherDatabaseNeverFallsBackToACleanStore(kind: String) throws {
+        let fixture = try UpgradeFixture()
+        let cats = try fixture.catsCatalog(map: true)
+        let store: String
+        let catalog: Catalog
+        if kind == "newer" {
+            store = fixture.appFolder + "/Cats.sqlite"
+            try StoreCreator.create(model: try #require(cats.version(named: "V2")).model, versionIdentifiers: nil, at: store)
+            try StoreFixtureBuilder.run(store, "INSERT INTO ZOWNER (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (1, 2, 1, 'ann')")
+            catalog = Catalog(name: "Cats", versions: [try #require(cats.version(named: "V1"))], sourcePath: cats.sourcePath)
+        } else {
+            store = fixture.appFolder + "/history.db"
+            try StoreFixtureBuilder.database(at: store, sql: "CREATE TABLE history (id INTEGER PRIMARY KEY, url TEXT); INSERT INTO history (url) VALUES ('a'), ('b')")
+            catalog = cats
+        }
+        let before = try fixture.appFiles()
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
+        #expect(report.fallback == nil, "\(report.status)")
+        #expect(kind == "newer" ? report.status == .refused && report.exitStatus == .refused : report.exitStatus == .notAStore,
+                "\(report.status) \(report.exitStatus)")
+        #expect(try fixture.appFiles() == before)
+        #expect(!FileManager.default.fileExists(atPath: fixture.backups + "/quarantine"))
+    }
+
     @Test func aDamagedStoreFallsBackWithItsReadableRowsSalvaged() throws {
         let fixture = try UpgradeFixture()
         let catalog = try fixture.catsCatalog(map: true)
