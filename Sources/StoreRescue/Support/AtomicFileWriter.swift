@@ -85,6 +85,9 @@ enum AtomicFileWriter {
         guard descriptor >= 0 else { return nil }
         let deadline = ContinuousClock.now + lockWait
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            // A file system without flock (some NFS and FUSE mounts): the check goes on unlocked,
+            // as before the lock existed, rather than failing every run with a false reason.
+            if [ENOLCK, EOPNOTSUPP, ENOSYS, EINVAL].contains(errno) { return descriptor }
             guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else {
                 close(descriptor)
                 throw Failure(reason: "another process kept it locked for \(lockWait)", status: .temporaryFailure)
