@@ -26,10 +26,15 @@ public enum StoreModelReader {
         }
     }
 
-    /// A store as a one-version catalog, the version named after the file.
+    /// A store as a one-version catalog, the version named after the file. A symbolic link to
+    /// it is followed, as one to a catalog file is: it is the operator's reference, read only
+    /// (refused, it gave a hint to add `--follow-symlinks`, which `catalog show` lacks and which
+    /// means the store elsewhere: a review).
     static func readCatalog(fromStore path: String) throws -> Catalog {
         let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
-        return Catalog(name: name, versions: [try readVersion(fromStore: path, name: name)], sourcePath: path)
+        var options = StoreOpenOptions()
+        options.followsSymlinks = true
+        return Catalog(name: name, versions: [try readVersion(fromStore: path, name: name, options: options)], sourcePath: path)
     }
 
     private static func readVersion(from connection: SQLiteConnection, path: String, name: String) throws -> CatalogVersion {

@@ -31,6 +31,19 @@ struct StoreModelReaderTests {
         return version.versionHashes.count
     }
 
+    /// A symbolic link to a reference store given as the catalog is followed, as one to a
+    /// catalog file is (it was refused with a hint to add --follow-symlinks, which catalog show
+    /// does not have).
+    @Test func aReferenceStoreThroughALinkIsReadAsTheCatalog() throws {
+        let dir = try TemporaryDirectory()
+        let store = try dir.copySample("stores/swiftdata_CartKitSwiftData_v1.sqlite")
+        let link = dir.path("reference.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: store)
+        let catalog = try Catalog.load(path: link)
+        #expect(catalog.versions.count == 1)
+        #expect(catalog.versions.first?.versionHashes == (try Catalog.load(path: store)).versions.first?.versionHashes)
+    }
+
     @Test(arguments: storesWithModelCache)
     func learnedVersionEqualsTheStoredHashes(relativePath: String) throws {
         #expect(try Self.verifyLearned(relativePath) > 0)
