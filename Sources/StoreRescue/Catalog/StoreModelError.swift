@@ -22,7 +22,7 @@ public enum StoreModelError: OperatorFacingError, Equatable, Sendable {
         case .undecodableModelCache(let path, let underlying):
             return "\(path): Z_MODELCACHE cannot be decoded: \(underlying)"
         case .hashesDisagree(let path, let entities):
-            return "\(path): the stored version hashes disagree with the store's own model cache for \(entities.joined(separator: ", ")): the metadata was edited or stamped for another version"
+            return "\(path): the stored version hashes disagree with the store's own model cache for \(entities.prefix(20).joined(separator: ", "))\(entities.count > 20 ? " and \(entities.count - 20) more" : ""): the metadata was edited or stamped for another version"
         }
     }
 

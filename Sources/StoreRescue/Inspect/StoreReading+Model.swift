@@ -48,7 +48,7 @@ extension StoreReading {
         if metadata?.versionHashes != nil, !mismatched.isEmpty {
             findings.append(Finding(
                 .error, .hashesDisagree,
-                "the stored version hashes disagree with the store's own model cache for \(mismatched.joined(separator: ", ")): the metadata was edited or stamped for another version"))
+                "the stored version hashes disagree with the store's own model cache for \(mismatched.prefix(20).joined(separator: ", "))\(mismatched.count > 20 ? " and \(mismatched.count - 20) more" : ""): the metadata was edited or stamped for another version"))
         }
         if matches, let storedDigest = metadata?.hashesDigest, storedDigest != digest {
             findings.append(Finding(.error, .digestDisagrees, "NSStoreModelVersionHashesDigest is \(storedDigest), the hashes give \(digest)"))

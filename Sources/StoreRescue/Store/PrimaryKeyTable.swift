@@ -19,6 +19,16 @@ public struct PrimaryKeyEntry: Sendable, Equatable, Codable {
     }
 
     /// The entry at the root of `entry`'s inheritance chain (cycle-safe).
+    /// `root(of:in:)` with the entries already keyed by `Z_ENT` (the first of each number).
+    static func root(of entry: PrimaryKeyEntry, byNumber entries: [Int64: PrimaryKeyEntry]) -> PrimaryKeyEntry {
+        var current = entry
+        var seen: Set<Int64> = [entry.ent]
+        while current.superEnt != 0, let parent = entries[current.superEnt], seen.insert(parent.ent).inserted {
+            current = parent
+        }
+        return current
+    }
+
     static func root(of entry: PrimaryKeyEntry, in entries: [PrimaryKeyEntry]) -> PrimaryKeyEntry {
         var current = entry
         var seen: Set<Int64> = [entry.ent]
