@@ -399,16 +399,27 @@ final class UpgradeRun {
             // An app that writes the store while it is read in place: read again, from a copy.
             return try OpenedStore.readingConsistently(probe: probe, options: StoreOpenOptions(privateCopyParent: workspace?.path)) { store in
                 let readout = StoreInspector.read(store: store)
-                let preparation = try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: try migrationOptions(store: store, readout: readout))
+                let preparation = try prepare(store: store, readout: readout)
                 return Reading(store: store, readout: readout, preparation: preparation)
             }
         }
     }
 
+    /// The engine's preparation. `adopt` without `--as` passes the version `match` found as the
+    /// source: said as matched (or adopted), not "requested" (a review).
+    private func prepare(store: OpenedStore, readout: StoreReadout) throws -> MigrationPreparation {
+        var preparation = try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: try migrationOptions(store: store, readout: readout))
+        if case .adopt(nil) = options.mode, preparation.sourceChoice == .requested {
+            preparation.sourceChoice = preparation.match.outcome == .exact ? .matched : .adopted
+            preparation.notes.removeAll { $0.hasPrefix("the store's version is taken from --from") }
+        }
+        return preparation
+    }
+
     private func readSnapshot(_ snapshot: RetainedSnapshot) throws -> Reading {
         let store = try OpenedStore(path: snapshot.path)
         let readout = StoreInspector.read(store: store)
-        let preparation = try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: try migrationOptions(store: store, readout: readout))
+        let preparation = try prepare(store: store, readout: readout)
         return Reading(store: store, readout: readout, preparation: preparation)
     }
 

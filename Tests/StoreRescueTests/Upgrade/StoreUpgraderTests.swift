@@ -62,6 +62,8 @@ struct StoreUpgraderTests {
         let report = StoreUpgrader.upgrade(store: store, catalog: try fixture.journalCatalog, options: fixture.options(mode: .adopt(as: nil)))
         #expect(report.command == "adopt")
         #expect(report.status == .adoptedOnly && report.exitStatus == .adoptedOnly, "\(report.error?.message ?? "")")
+        // No --as: the version is match's, not "requested" (a review).
+        #expect(report.source?.choice == "matched", "\(report.source?.choice ?? "none")")
         #expect(report.phases.map(\.name) == ["read", "backup", "adopt", "verify", "publish"])
         let changed = Set(report.adoption?.changes.map(\.key) ?? [])
         #expect(changed.contains("NSStoreModelVersionChecksumKey") && changed.contains("NSPersistenceFrameworkVersion"), "\(changed)")
