@@ -44,6 +44,11 @@ enum AtomicFileWriter {
     ///   the folder is not writable.
     static func write(_ data: Data, to path: String, expected: FileFingerprint?, as result: PublishedResult? = nil) throws(Failure) {
         try checkTarget(path)
+        // A new file named as a store's sidecar (`X-wal` beside a store X) would be taken by
+        // SQLite for X's and deleted, or applied to it (a review's `catalog learn` wrote one).
+        if expected == nil, let store = CreationTarget.storeWhoseSidecar(path) {
+            throw Failure(reason: "it would be a sidecar of \(store), which exists (SQLite deletes or applies such a file when it opens \(store))", status: .cannotCreateOutput)
+        }
         var existing = stat()
         let permissions: mode_t = lstat(path, &existing) == 0 ? existing.st_mode & 0o7777 : 0o644
         do {

@@ -106,6 +106,17 @@ struct CatalogLearnerTests {
         #expect(leftovers.isEmpty)
     }
 
+    /// A new catalog named as a store's sidecar (`STORE-wal`) is refused: SQLite would take it
+    /// for the store's -wal (a review's learn wrote one next to the store it learned from).
+    @Test func aCatalogNamedAsTheStoresSidecarIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let store = try directory.copySample("stores/swiftdata_CartKitSwiftData_v1.sqlite")
+        let error = #expect(throws: CatalogFileError.self) { try CatalogLearner.learn(store: store, catalog: store + "-wal", name: "V1", app: "Cart") }
+        #expect(error?.exitStatus == .cannotCreateOutput)
+        #expect(error?.description.contains("would be a sidecar of \(store)") == true, "\(error?.description ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: store + "-wal"))
+    }
+
     @Test func concurrentChangeIsDetected() throws {
         let directory = try TemporaryDirectory()
         let store = try directory.copySample("lineages/SyncMetadata/SyncMetadata_V3.sqlite")
