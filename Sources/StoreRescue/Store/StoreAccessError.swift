@@ -25,8 +25,12 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
 
     public var recoverySuggestion: String? {
         switch self {
-        case .rejected(_, let kind, _):
+        case .rejected(let path, let kind, _):
             switch kind {
+            case .missing where path.contains("\u{FFFD}"):
+                // Arguments reach Swift as UTF-8 strings: bytes that are not UTF-8 became U+FFFD,
+                // so a file with such a name looks missing (a review).
+                return "the path holds bytes that are not UTF-8, which this tool cannot pass on: rename the file (mv) or give it a second, UTF-8 name (ln, a hard link), and pass that name"
             case .missing: return "check the path; a store is the main file (e.g. default.store, Model.sqlite), not its -wal or -shm"
             case .directory: return "name the store file inside the directory (e.g. DIR/default.store)"
             case .unreadable: return "run as a user that can read the file, or copy it somewhere readable"

@@ -41,6 +41,16 @@ struct InspectCommandTests {
         chmod(store + "-wal", 0o644)
     }
 
+    /// A file name that is not UTF-8 cannot reach the tool (arguments are UTF-8 strings): the
+    /// "no such file" says why and what to do (a review found it only said "no such file").
+    @Test func aNameThatIsNotUTF8IsExplained() throws {
+        let dir = try TemporaryDirectory()
+        let name = dir.url.path + "/st\u{FFFD}ore.sqlite"
+        let result = try CommandRunner.run(["inspect", name])
+        #expect(result.status == 66)
+        #expect(result.stderr.contains("the path holds bytes that are not UTF-8"), "\(result.stderr)")
+    }
+
     @Test func notAStoreExits65AndStillPrintsJSON() throws {
         let dir = try TemporaryDirectory()
         #expect(FileManager.default.createFile(atPath: dir.path("notes.txt"), contents: Data("hello\n".utf8)))
