@@ -1,3 +1,4 @@
+import Foundation
 /// Why a store could not be opened or read.
 public enum StoreAccessError: OperatorFacingError, Equatable {
     /// The input is not something that can be read as a store; `kind` says what it is instead.
@@ -33,6 +34,8 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
                 return "the path holds bytes that are not UTF-8, which this tool cannot pass on: rename the file (mv) or give it a second, UTF-8 name (ln, a hard link), and pass that name"
             case .missing: return "check the path; a store is the main file (e.g. default.store, Model.sqlite), not its -wal or -shm"
             case .directory: return "name the store file inside the directory (e.g. DIR/default.store)"
+            case .unreadable where Self.isPastSQLitesPathLimit(path):
+                return "its full path is longer than the 512 bytes SQLite opens: move or copy the store (with its -wal) to a shorter path"
             case .unreadable: return "run as a user that can read the file, or copy it somewhere readable"
             case .symlink: return "pass the real path, or add --follow-symlinks if the link is trusted"
             case .notRegularFile: return "copy the store into a regular file first"
@@ -49,6 +52,14 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
         case .irregularSidecar(_, let sidecar, _):
             return "move \(sidecar) aside if it is not the store's own, or copy the store and its real -wal/-shm/-journal into a new folder as regular files"
         }
+    }
+
+    /// Whether SQLite's Unix file layer would refuse `path` for its length (`SQLITE_MAX_PATHNAME`,
+    /// 512 bytes, the full path): such a store was called unreadable with "run as a user that
+    /// can read the file" (a review).
+    static func isPastSQLitesPathLimit(_ path: String) -> Bool {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        return absolute.utf8.count >= 512
     }
 
     public var exitStatus: ExitStatus {

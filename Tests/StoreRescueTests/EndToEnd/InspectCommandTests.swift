@@ -51,6 +51,20 @@ struct InspectCommandTests {
         #expect(result.stderr.contains("the path holds bytes that are not UTF-8"), "\(result.stderr)")
     }
 
+    /// A store whose full path is past SQLite's 512 bytes cannot be opened by SQLite: said so,
+    /// with what to do (a review got "run as a user that can read the file").
+    @Test func aPathPastSQLitesLimitIsExplained() throws {
+        let dir = try TemporaryDirectory()
+        var folder = dir.url.path
+        for _ in 0..<6 { folder += "/" + String(repeating: "d", count: 100) }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let store = try dir.copySample("stores/swiftdata_CartKitSwiftData_v1.sqlite")
+        try FileManager.default.moveItem(atPath: store, toPath: folder + "/s.sqlite")
+        let result = try CommandRunner.run(["inspect", folder + "/s.sqlite"])
+        #expect(result.status == 66)
+        #expect(result.stderr.contains("longer than the 512 bytes SQLite opens"), "\(result.stderr)")
+    }
+
     @Test func notAStoreExits65AndStillPrintsJSON() throws {
         let dir = try TemporaryDirectory()
         #expect(FileManager.default.createFile(atPath: dir.path("notes.txt"), contents: Data("hello\n".utf8)))
