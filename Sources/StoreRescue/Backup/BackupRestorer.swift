@@ -162,7 +162,8 @@ public enum BackupRestorer {
             // Sidecars with no main file (`force`): moved into a raw-copy folder, never deleted.
             rawCopy = try RawStoreCopy.makeFolder(for: target, in: folder, date: Date())
         }
-        let replacement = StoreReplacement(storePath: target, lockTimeout: options.lockTimeout, cancellation: cancellation)
+        var replacement = StoreReplacement(storePath: target, lockTimeout: options.lockTimeout, cancellation: cancellation)
+        replacement.expectedNewFile = output.identity
         let name = (target as NSString).lastPathComponent
         var replaced: StoreReplacement.Result?
         // An interruption waits for the replacement: the store is the old one or the restored one.

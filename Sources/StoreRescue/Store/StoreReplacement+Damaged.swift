@@ -27,7 +27,7 @@ extension StoreReplacement {
 
     /// A damaged store: refused, or (`moveSidecarsAside`) locked as SQLite would lock it, checked
     /// by the caller, its sidecars moved into the folder, then replaced.
-    func replaceDamaged(with newFile: String, reason: String, policy: DamagedStorePolicy,
+    func replaceDamaged(with newFile: String, identity: FileIdentity, reason: String, policy: DamagedStorePolicy,
                         whileLocked: ((LockedStore) throws -> Void)?,
                         faultInjection: ((Step) throws -> Void)?) throws -> Result {
         guard case .moveSidecarsAside(let folder) = policy else {
@@ -37,20 +37,26 @@ extension StoreReplacement {
         defer { store.close() }
         guard store.lockAsSQLiteWould(waitingAtMost: lockTimeout, cancellation: cancellation) else { throw inUse() }
         try faultInjection?(.locked)
+        // Checked before the hook preserves anything and the sidecars move (a file found
+        // swapped there left the store without its -wal: a review).
+        let descriptor = try prepareNewFile(newFile, identity: identity)
+        defer { close(descriptor) }
         try whileLocked?(store)
         let moved = try moveSidecars(into: folder)
         try faultInjection?(.sidecarsMoved)
         let strays = presentSidecars()
         guard strays.isEmpty else { throw StoreReplacementError.sidecarsRemain(path: storePath, sidecars: strays) }
-        try putInPlace(newFile)
+        try putInPlace(newFile, descriptor: descriptor)
         try faultInjection?(.renamed)
         return Result(settled: false, settledSidecars: [], movedSidecars: moved, replacedExisting: true)
     }
 
     /// No main file: stray sidecars are refused, or moved aside (`moveSidecarsAside`); then the
     /// new file takes the free name (never replacing a store that appeared meanwhile).
-    func putInPlaceOfMissingStore(_ newFile: String, ifDamaged policy: DamagedStorePolicy,
+    func putInPlaceOfMissingStore(_ newFile: String, identity: FileIdentity, ifDamaged policy: DamagedStorePolicy,
                                   faultInjection: ((Step) throws -> Void)?) throws -> Result {
+        let descriptor = try prepareNewFile(newFile, identity: identity)
+        defer { close(descriptor) }
         var moved: [String] = []
         let strays = presentSidecars()
         if !strays.isEmpty {
@@ -65,6 +71,9 @@ extension StoreReplacement {
         } catch let error as FileMoveError {
             if case .destinationExists = error { throw StoreReplacementError.renameFailed(path: storePath, code: EEXIST) }
             throw error
+        }
+        guard FileIdentity(path: storePath) == identity else {
+            throw StoreReplacementError.newFileUnusable(path: storePath, reason: "is not the file this process put there: something replaced it in the same instant")
         }
         try faultInjection?(.renamed)
         return Result(settled: false, settledSidecars: [], movedSidecars: moved, replacedExisting: false)

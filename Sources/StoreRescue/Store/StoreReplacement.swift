@@ -52,6 +52,37 @@ public struct StoreReplacement: Sendable {
     /// Stops the wait for other connections (SIGINT, SIGTERM) within about 50 ms:
     /// `StoreReplacementError.interrupted`, nothing replaced.
     public var cancellation: CancellationFlag?
+    /// The file the caller wrote (its device and inode, taken when it made it): the new file
+    /// given to `replace` must be that file, when the replacement begins and when it is put in
+    /// place. The store's folder is often writable by the app's user, who could rename another
+    /// file over the new one while the replacement waits (a review: a root-only file, published
+    /// and given to that user). Nil: the file found at the start is the one checked after.
+    public var expectedNewFile: FileIdentity?
+
+    /// A file's device and inode: which file a name leads to.
+    public struct FileIdentity: Sendable, Equatable {
+        public var device: UInt64
+        public var inode: UInt64
+
+        public init(device: UInt64, inode: UInt64) {
+            self.device = device
+            self.inode = inode
+        }
+
+        /// The file at `path` itself (never through a link), or nil.
+        public init?(path: String) {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return nil }
+            self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        }
+
+        /// The file open at `descriptor`, or nil.
+        public init?(descriptor: Int32) {
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { return nil }
+            self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        }
+    }
 
     public init(storePath: String, lockTimeout: TimeInterval = 30, cancellation: CancellationFlag? = nil) {
         self.storePath = storePath
@@ -138,22 +169,22 @@ public struct StoreReplacement: Sendable {
     func replace(with newFile: String, knownDamage: String?, ifDamaged: DamagedStorePolicy,
                  whileLocked: ((LockedStore) throws -> Void)?,
                  faultInjection: ((Step) throws -> Void)?) throws -> Result {
-        try checkNewFile(newFile)
+        let identity = try checkNewFile(newFile)
         var info = stat()
         guard lstat(storePath, &info) == 0 else {
-            return try putInPlaceOfMissingStore(newFile, ifDamaged: ifDamaged, faultInjection: faultInjection)
+            return try putInPlaceOfMissingStore(newFile, identity: identity, ifDamaged: ifDamaged, faultInjection: faultInjection)
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw StoreReplacementError.notARegularFile(path: storePath)
         }
         if let damage = knownDamage ?? headerDamage() {
-            return try replaceDamaged(with: newFile, reason: damage, policy: ifDamaged,
+            return try replaceDamaged(with: newFile, identity: identity, reason: damage, policy: ifDamaged,
                                       whileLocked: whileLocked, faultInjection: faultInjection)
         }
         do {
-            return try replaceSettled(with: newFile, whileLocked: whileLocked, faultInjection: faultInjection)
+            return try replaceSettled(with: newFile, identity: identity, whileLocked: whileLocked, faultInjection: faultInjection)
         } catch let damage as DamageFound {
-            return try replaceDamaged(with: newFile, reason: damage.reason, policy: ifDamaged,
+            return try replaceDamaged(with: newFile, identity: identity, reason: damage.reason, policy: ifDamaged,
                                       whileLocked: whileLocked, faultInjection: faultInjection)
         }
     }
@@ -177,21 +208,21 @@ public struct StoreReplacement: Sendable {
 
     // MARK: - A store SQLite can settle
 
-    private func replaceSettled(with newFile: String, whileLocked: ((LockedStore) throws -> Void)?,
+    private func replaceSettled(with newFile: String, identity: FileIdentity, whileLocked: ((LockedStore) throws -> Void)?,
                                 faultInjection: ((Step) throws -> Void)?) throws -> Result {
         let present = presentSidecars()
         // Opened once the lock is held and closed only after the connection is: closing a
         // descriptor of the file would drop the connection's locks.
         var reader: LockedStore?
         defer { reader?.close() }
-        let spent = try settleLockAndSwap(newFile, whileLocked: whileLocked, reader: &reader, faultInjection: faultInjection)
+        let spent = try settleLockAndSwap(newFile, identity: identity, whileLocked: whileLocked, reader: &reader, faultInjection: faultInjection)
         return Result(settled: true, settledSidecars: present.filter { $0 != spent }, movedSidecars: [], replacedExisting: true,
                       removedSpentJournal: spent)
     }
 
     /// Steps 2–4; the connection is closed when this returns.
     /// Returns the spent `-journal` removed under the lock, if any.
-    private func settleLockAndSwap(_ newFile: String, whileLocked: ((LockedStore) throws -> Void)?,
+    private func settleLockAndSwap(_ newFile: String, identity: FileIdentity, whileLocked: ((LockedStore) throws -> Void)?,
                                    reader: inout LockedStore?, faultInjection: ((Step) throws -> Void)?) throws -> String? {
         let connection = try settle()
         try faultInjection?(.settled)
@@ -201,6 +232,9 @@ public struct StoreReplacement: Sendable {
             throw error.isBusy ? inUse() : StoreReplacementError.cannotSettle(path: storePath, reason: error.message)
         }
         defer { try? connection.execute("ROLLBACK") }
+        // The new file checked and given the store's mode and owner before anything changes.
+        let descriptor = try prepareNewFile(newFile, identity: identity)
+        defer { close(descriptor) }
         let spent = removeSpentJournal()
         let strays = presentSidecars()
         guard strays.isEmpty else { throw StoreReplacementError.sidecarsRemain(path: storePath, sidecars: strays) }
@@ -210,7 +244,7 @@ public struct StoreReplacement: Sendable {
             reader = store
             try whileLocked(store)
         }
-        try putInPlace(newFile)
+        try putInPlace(newFile, descriptor: descriptor)
         try faultInjection?(.renamed)
         return spent
     }
@@ -274,7 +308,8 @@ public struct StoreReplacement: Sendable {
             // Only what a full disk or the file-size limit gives: SQLITE_FULL, and a failed
             // write (EFBIG is SQLITE_IOERR_WRITE). A failed read (SQLITE_IOERR_CORRUPTFS for
             // EIO, a short read) may be damage and stays cannotSettle (review).
-            if error.primaryResultCode == SQLITE_FULL || error.resultCode == SQLITE_IOERR | (3 << 8) {
+            // SQLITE_IOERR_SHMSIZE: ENOSPC making the -shm of a WAL store that had none (review).
+            if error.primaryResultCode == SQLITE_FULL || error.resultCode == SQLITE_IOERR | (3 << 8) || error.resultCode == SQLITE_IOERR | (19 << 8) {
                 throw StoreReplacementError.noRoomToSettle(path: storePath, reason: "\(error.message) (SQLite code \(error.resultCode))")
             }
             throw StoreReplacementError.cannotSettle(path: storePath, reason: "\(error.message) (SQLite code \(error.resultCode))")
@@ -299,10 +334,14 @@ public struct StoreReplacement: Sendable {
         return lstat(path, &info) == 0
     }
 
-    private func checkNewFile(_ newFile: String) throws {
+    private func checkNewFile(_ newFile: String) throws -> FileIdentity {
         var info = stat(), folderInfo = stat()
         guard lstat(newFile, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             throw StoreReplacementError.newFileUnusable(path: newFile, reason: "is not a regular file")
+        }
+        let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        if let expectedNewFile, expectedNewFile != identity {
+            throw StoreReplacementError.newFileUnusable(path: newFile, reason: "is not the file this process wrote: something replaced it meanwhile")
         }
         guard stat(SafeFileOutput.folder(of: storePath), &folderInfo) == 0, folderInfo.st_dev == info.st_dev else {
             throw StoreReplacementError.newFileUnusable(path: newFile, reason: "is not on the store's file system (a rename would not be atomic)")
@@ -310,44 +349,49 @@ public struct StoreReplacement: Sendable {
         for suffix in Self.sidecarSuffixes where Self.exists(newFile + suffix) {
             throw StoreReplacementError.newFileUnusable(path: newFile, reason: "has a \(suffix) of its own; it must be checkpointed and closed")
         }
+        return identity
     }
 
-    /// Renames `newFile` over the store, having given it the replaced store's permission bits
-    /// and (run as root) its owner and group: the app's user must still be able to open its
-    /// store (a review's `restore` as root left it root's, and the app could not open it).
+    /// Opens the new file (never through a link) and checks it is `identity`'s, the file the
+    /// caller wrote, then gives it the replaced store's permission bits (never set-id) and, run
+    /// as root, its owner and group, on the descriptor: the app's user must still be able to
+    /// open its store (a review's root restore left it root's). Never by name: the store's folder
+    /// may be the app user's, who could put a link or another file at the name (a review's swap
+    /// had a root file chowned to them). Called before anything at the store's path changes, so
+    /// a file found swapped refuses the replacement with nothing moved.
     ///
-    /// The store's folder may be writable by others (the app's user): the new file is opened
-    /// without following a link and must be this process's own (its owner, one link), and
-    /// permissions and owner are set on that descriptor, never through the name. A review's
-    /// process, holding the store open to stretch the wait, swapped the temporary file for a
-    /// link to a root file, which `chown` by name then gave to it. The name is checked to
-    /// still be that file just before the rename, and the store's path just after.
-    func putInPlace(_ newFile: String) throws {
+    /// - Returns: the descriptor, for `putInPlace`; the caller closes it.
+    func prepareNewFile(_ newFile: String, identity: FileIdentity) throws -> Int32 {
         let descriptor = open(newFile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             throw StoreReplacementError.newFileUnusable(path: newFile, reason: "cannot be opened as a file (\(String(cString: strerror(errno)))): something replaced it meanwhile")
         }
-        defer { close(descriptor) }
         var opened = stat()
-        guard fstat(descriptor, &opened) == 0, opened.st_mode & S_IFMT == S_IFREG, opened.st_uid == geteuid(), opened.st_nlink == 1 else {
-            throw StoreReplacementError.newFileUnusable(path: newFile, reason: "is no longer the file this process wrote: something replaced it meanwhile")
+        guard fstat(descriptor, &opened) == 0, opened.st_mode & S_IFMT == S_IFREG,
+              FileIdentity(device: UInt64(opened.st_dev), inode: UInt64(opened.st_ino)) == identity
+        else {
+            close(descriptor)
+            throw StoreReplacementError.newFileUnusable(path: newFile, reason: "is not the file this process wrote: something replaced it meanwhile")
         }
         var replaced = stat()
         if lstat(storePath, &replaced) == 0, replaced.st_mode & S_IFMT == S_IFREG {
-            // Permission bits only: never set-user-ID or set-group-ID.
             fchmod(descriptor, replaced.st_mode & 0o1777)
             if geteuid() == 0 { fchown(descriptor, replaced.st_uid, replaced.st_gid) }
         }
-        var named = stat()
-        guard lstat(newFile, &named) == 0, named.st_dev == opened.st_dev, named.st_ino == opened.st_ino else {
-            throw StoreReplacementError.newFileUnusable(path: newFile, reason: "is no longer the file this process wrote: something replaced it meanwhile")
+        return descriptor
+    }
+
+    /// Renames the new file open at `descriptor` over the store: its name checked to still lead
+    /// to that file just before, the store's path just after.
+    func putInPlace(_ newFile: String, descriptor: Int32) throws {
+        guard let opened = FileIdentity(descriptor: descriptor), FileIdentity(path: newFile) == opened else {
+            throw StoreReplacementError.newFileUnusable(path: newFile, reason: "is not the file this process wrote: something replaced it meanwhile")
         }
         guard rename(newFile, storePath) == 0 else {
             throw StoreReplacementError.renameFailed(path: storePath, code: errno)
         }
         SafeFileOutput.syncFolder(SafeFileOutput.folder(of: storePath))
-        var placed = stat()
-        guard lstat(storePath, &placed) == 0, placed.st_dev == opened.st_dev, placed.st_ino == opened.st_ino else {
+        guard FileIdentity(path: storePath) == opened else {
             throw StoreReplacementError.newFileUnusable(path: storePath, reason: "is not the file this process put there: something replaced it in the same instant")
         }
     }

@@ -32,6 +32,9 @@ public final class SafeFileOutput {
     public let temporaryPath: String
     /// Bytes written at the end of the file so far (positioned writes do not move it).
     public private(set) var size: Int64 = 0
+    /// The temporary file's device and inode, taken from its descriptor when it was made: what
+    /// `StoreReplacement.expectedNewFile` checks the name still leads to.
+    public private(set) var identity: StoreReplacement.FileIdentity?
 
     private var descriptor: Int32
     private let ledger: InterruptionLedger
@@ -74,6 +77,7 @@ public final class SafeFileOutput {
                 descriptor = fd
                 temporaryPath = candidate
                 registration = token
+                identity = StoreReplacement.FileIdentity(descriptor: fd)
                 return
             }
             let code = errno

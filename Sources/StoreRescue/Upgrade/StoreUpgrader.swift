@@ -267,9 +267,12 @@ final class UpgradeRun {
         }
 
         // 3–5. Adopt and/or migrate into the workspace, verified.
+        var writtenIdentity: StoreReplacement.FileIdentity?
         let written: WrittenStore
         do {
             written = try write(decision, second)
+            // Which file was written, taken at once: the one the replacement must put in place.
+            writtenIdentity = StoreReplacement.FileIdentity(path: written.path)
         } catch let error where Self.isCatalogFailure(error) {
             // The catalog's own steps or expressions failed on this store's data (a step SQLite
             // stops, a map value that does not fit): the catalog must change, not the store, so
@@ -326,7 +329,7 @@ final class UpgradeRun {
         } else {
             result = PublishedResult(path: storePath, description: "the upgraded store (\(written.version))")
         }
-        let replaced = try publish(written.path, snapshot: snapshot, as: result)
+        let replaced = try publish(written.path, identity: writtenIdentity, snapshot: snapshot, as: result)
         try faultInjection?(.published)
         let after = StoreMatcher.match(storePath: storePath, catalog: catalog)
         report.published = UpgradeReport.Published(
@@ -667,8 +670,10 @@ final class UpgradeRun {
 
     /// Replaces the store with `file` once the store, settled and locked, is still the snapshot:
     /// the run's final result (`result`), recorded once the replacement returns.
-    private func publish(_ file: String, snapshot: RetainedSnapshot, as result: PublishedResult) throws -> StoreReplacement.Result {
-        let replacement = StoreReplacement(storePath: storePath, lockTimeout: options.lockTimeout, cancellation: cancellation)
+    private func publish(_ file: String, identity: StoreReplacement.FileIdentity?, snapshot: RetainedSnapshot,
+                         as result: PublishedResult) throws -> StoreReplacement.Result {
+        var replacement = StoreReplacement(storePath: storePath, lockTimeout: options.lockTimeout, cancellation: cancellation)
+        replacement.expectedNewFile = identity
         var trailing: Int64 = 0
         defer {
             if trailing > 0 {

@@ -170,6 +170,47 @@ import Testing
         #expect(try values(store).count == 5)
     }
 
+    /// Another regular file renamed over the new file while the replacement waits (owned by
+    /// this process too, one link: the first ownership checks let it through, a review found)
+    /// is not the file written: refused before anything at the store's path changes, also for
+    /// a damaged store whose sidecars would be moved aside.
+    @Test(arguments: [false, true])
+    func anotherFileRenamedOverTheNewFileIsRefusedBeforeAnythingChanges(damaged: Bool) throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("s.sqlite")
+        try walStoreAtRest(at: store, rows: 5)
+        if damaged { try Data(repeating: 0xAB, count: 100).write(to: URL(fileURLWithPath: store)) }
+        let before = try StoreFixtureBuilder.snapshot(of: dir.url.path)
+        let other = dir.path("root-only.db")
+        try Data("SECRET".utf8).write(to: URL(fileURLWithPath: other))
+        chmod(other, 0o600)
+        let fresh = dir.path("fresh.sqlite")
+        try newStore(at: fresh, marker: 3)
+        var replacement = StoreReplacement(storePath: store, lockTimeout: 1)
+        replacement.expectedNewFile = StoreReplacement.FileIdentity(path: fresh)
+        try FileManager.default.createDirectory(atPath: dir.path("aside"), withIntermediateDirectories: false)
+        let error = #expect(throws: StoreReplacementError.self) {
+            try replacement.replace(with: fresh, ifDamaged: .moveSidecarsAside(into: dir.path("aside")), faultInjection: { step in
+                if step == .locked || (damaged && step == .settled) { rename(other, fresh) }
+            })
+        }
+        guard case .newFileUnusable? = error else {
+            Issue.record("expected newFileUnusable, got \(String(describing: error))")
+            return
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("aside")).isEmpty, "no sidecar moved aside")
+        var after = try StoreFixtureBuilder.snapshot(of: dir.url.path)
+        after.removeValue(forKey: "fresh.sqlite")
+        after.removeValue(forKey: "aside")
+        var expected = before
+        expected.removeValue(forKey: "aside")
+        if !damaged { expected = expected.filter { !$0.key.hasPrefix("s.sqlite") }; after = after.filter { !$0.key.hasPrefix("s.sqlite") } }
+        #expect(after == expected, "the store's folder as it was")
+        var info = stat()
+        #expect(lstat(fresh, &info) == 0 && info.st_mode & 0o777 == 0o600, "the other file's mode as it was")
+        #expect(FileManager.default.fileExists(atPath: store + "-wal") || !damaged, "a damaged store keeps its -wal")
+    }
+
     @Test func aStoreInUseIsRefusedAndLeftAsItWas() throws {
         let dir = try TemporaryDirectory()
         let store = dir.path("s.sqlite")
