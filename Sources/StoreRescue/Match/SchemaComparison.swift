@@ -1,3 +1,4 @@
+import Foundation
 /// Compares a store's physical schema with the layout Core Data gives a version: tables,
 /// columns (name and declared type) and explicit indexes, names compared as SQLite does
 /// (case-insensitively). Works on domain values (`PhysicalSchema`, `StoreLayout`), so `match`
@@ -52,6 +53,26 @@ enum SchemaComparison {
         return result
     }
 
+    /// Whether a unique index enforces uniqueness as Core Data's does: over every row (no
+    /// `WHERE`) and comparing bytes (no collation but BINARY, in the index or, for the automatic
+    /// index of a `UNIQUE` column constraint, in the table). A partial or NOCASE index was taken
+    /// for "the same uniqueness" (a review).
+    static func enforcesPlainUniqueness(_ index: PhysicalSchema.Index, in schema: PhysicalSchema) -> Bool {
+        func plain(_ sql: String?) -> Bool {
+            guard let sql = sql?.uppercased() else { return true }
+            if sql.contains(" WHERE ") || sql.contains("\nWHERE ") { return false }
+            var rest = Substring(sql)
+            while let range = rest.range(of: "COLLATE") {
+                let after = rest[range.upperBound...].drop { $0 == " " || $0 == "\"" || $0 == "'" || $0 == "`" || $0 == "[" }
+                if !after.hasPrefix("BINARY") { return false }
+                rest = rest[range.upperBound...]
+            }
+            return true
+        }
+        if index.isExplicit { return plain(index.sql) }
+        return plain(schema.table(named: index.table)?.sql)
+    }
+
     private static func indexDifferences(store schema: PhysicalSchema, layout: StoreLayout, tables: Set<String>) -> [Difference] {
         var result: [Difference] = []
         let stored = Dictionary(
@@ -68,6 +89,7 @@ enum SchemaComparison {
                 let columns = index.columns.map { $0.uppercased() }
                 if index.isUnique, let enforcing = schema.indexes.first(where: { other in
                     other.isUnique && other.table.uppercased() == index.table.uppercased() && other.columns.map { $0.uppercased() } == columns
+                        && Self.enforcesPlainUniqueness(other, in: schema)
                 }) {
                     result.append(Difference(
                         kind: .indexMissing, impact: .benign, entity: nil, table: index.table, column: nil,

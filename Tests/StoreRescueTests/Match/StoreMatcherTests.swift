@@ -204,6 +204,32 @@ struct StoreMatcherTests {
         #expect(result.diagnosis.summary == "The store's metadata has no version hashes: what the app does with it cannot be predicted.")
     }
 
+    /// A unique index missing by name is benign only when another enforces the same
+    /// uniqueness: over every row and comparing bytes. A partial or NOCASE one is not (a review
+    /// found both taken for "the same uniqueness").
+    @Test(arguments: [
+        ("CREATE UNIQUE INDEX other_u ON ZTAG (ZNAME)", Difference.Impact.benign),
+        ("CREATE UNIQUE INDEX other_u ON ZTAG (ZNAME) WHERE ZNAME = 'never'", .blocking),
+        ("CREATE UNIQUE INDEX other_u ON ZTAG (ZNAME COLLATE NOCASE)", .blocking),
+    ])
+    func aUniqueIndexOfAnotherNameCountsOnlyWhenItEnforcesTheSame(sql: String, impact: Difference.Impact) throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("uq.json")
+        let json = #"{"formatVersion": 1, "app": "Uq", "versions": [{"name": "V1", "entities": [{"name": "Tag", "uniquenessConstraints": [["name"]], "attributes": [{"name": "name", "type": "String"}]}]}]}"#
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
+        let catalog = try Catalog.load(path: path)
+        let store = dir.path("uq.sqlite")
+        try StoreCreator.create(model: try #require(catalog.version(named: "V1")).model, versionIdentifiers: nil, at: store)
+        let dropped = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readOnly))
+            .scalar("SELECT name FROM sqlite_schema WHERE type = 'index' AND sql LIKE 'CREATE UNIQUE%'")?.string
+        let name = try #require(dropped)
+        try StoreFixtureBuilder.run(store, "DROP INDEX \(name.quotedSQLIdentifier)")
+        try StoreFixtureBuilder.run(store, sql)
+        let result = StoreMatcher.match(storePath: store, catalog: catalog)
+        let missing = result.candidates.first?.differences.first { $0.kind == .indexMissing }
+        #expect(missing?.impact == impact, "\(missing?.detail ?? "no difference")")
+    }
+
     @Test func aStoreAheadOfTheCurrentVersionIsNewer() throws {
         let fixture = try MatchFixture()
         let result = StoreMatcher.match(storePath: fixture.path, catalog: fixture.catalog(current: "V1"))
