@@ -11,7 +11,19 @@ enum MigrationEngine {
         let path = store.probe.path
         guard readout.isCoreDataStore else {
             if let error = readout.report.error { throw StoreAccessError.rejected(path: path, kind: readout.report.kind, reason: error.message) }
-            throw MigrationError.notACoreDataStore(path: path, reason: "it has no Core Data bookkeeping tables (Z_METADATA, Z_PRIMARYKEY)")
+            // Some of Core Data's tables there (a bookkeeping table, or a catalog entity's
+            // table) but not all: a damaged store, which the clean fallback saves, not another
+            // database (a review's store that lost Z_METADATA got exit 65).
+            let tables = Set((readout.schema?.tables ?? []).map { $0.name.uppercased() })
+            let bookkeeping = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"].filter(tables.contains)
+            let entityTables = catalog.versions.flatMap { $0.model.entities.map { "Z" + $0.name.uppercased() } }.filter(tables.contains)
+            if !bookkeeping.isEmpty || !entityTables.isEmpty {
+                let missing = ["Z_PRIMARYKEY", "Z_METADATA"].filter { !tables.contains($0) }
+                throw StoreAccessError.rejected(
+                    path: path, kind: .damaged,
+                    reason: "a Core Data store (it has \((bookkeeping + entityTables).prefix(5).joined(separator: ", "))) whose \(missing.joined(separator: " and ")) \(missing.count == 1 ? "is" : "are") missing")
+            }
+            throw MigrationError.notACoreDataStore(path: path, reason: "it has no Core Data tables (Z_METADATA, Z_PRIMARYKEY, nor an entity table of the catalog)")
         }
         let names = catalog.versions.map(\.name)
         for (name, role) in [(options.sourceVersion, options.sourceVersionOption), (options.targetVersion, "--to")] {

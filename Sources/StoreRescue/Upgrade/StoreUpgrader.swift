@@ -278,8 +278,14 @@ final class UpgradeRun {
             // stops, a map value that does not fit): the catalog must change, not the store, so
             // no fallback whatever --on-failure says (a review's healthy store was quarantined).
             // Ends as a failure of the run (exit 3), as custom steps that leave required values
-            // missing do (UPGRADE.md).
-            _ = try? verification.wait()
+            // missing do (UPGRADE.md). Unless the store is damaged: SQLite's "malformed" met
+            // while writing reaches here as a failed step too, and the backup's integrity_check
+            // says which (a review's damaged overflow page got exit 3 and "correct the catalog").
+            let verifyStarted = Date()
+            if let checked = try? verification.wait(), !checked.isGood,
+               try settleDamagedSnapshot(checked, backup: backup, reading: second, since: verifyStarted) {
+                return
+            }
             if options.onFailure == .clean {
                 report.notes.append("not falling back to a clean store: the catalog's custom stage failed on this store's data; the catalog must change, not the store")
             }
@@ -463,7 +469,12 @@ final class UpgradeRun {
             }
             guard let version = catalog.versions.first(where: { $0.name == source }) else { return .cannotSave(preparation.refusals) }
             let stamp = AdoptionStamp(metadata: reading.readout.metadata, version: version)
-            if plan.isAtTarget, !stamp.isNeeded {
+            // A store newer than the target only by what hashes leave out, taken as the target
+            // (MigrationEngine.prepare): Core Data opens it as it is; stamping it with the
+            // target's identifiers would write an older version over a newer app's (and its
+            // index still matches the later version: a review's run ended in exit 70).
+            let newerButCompatible = preparation.match.outcome == .newer
+            if plan.isAtTarget, !stamp.isNeeded || newerButCompatible {
                 // Nothing would be written, so nothing else would read every page: a store at the
                 // target with a damaged page is not "already current" (exit 2, fine) but a store
                 // to save.

@@ -230,22 +230,27 @@ struct StoreUpgraderTests {
     /// indexes out) has the current version's hashes: Core Data opens it as is, as `match`
     /// says, so upgrade takes it as that version. A review's upgrade refused it as "newer than
     /// every version" and, with --on-failure clean, left an empty store in its place.
-    @Test func aStoreNewerOnlyByAnIndexIsTakenAsTheCurrentVersion() throws {
+    @Test(arguments: [false, true])
+    func aStoreNewerOnlyByAnIndexIsTakenAsTheCurrentVersion(identifiers: Bool) throws {
         let fixture = try UpgradeFixture()
         let path = fixture.directory.path("idx.json")
+        // With identifiers (as SwiftData's versions have), stamping V1's over V2's would write
+        // an older version over a newer app's: a review's run ended in exit 70.
+        let (one, two) = identifiers ? (#""identifiers": ["1.0.0"], "#, #""identifiers": ["2.0.0"], "#) : ("", "")
         let json = """
             {"formatVersion": 1, "app": "Idx", "current": "V1", "versions": [
-              {"name": "V1", "entities": [{"name": "Item", "attributes": [{"name": "title", "type": "String"}]}]},
-              {"name": "V2", "entities": [{"name": "Item", "attributes": [{"name": "title", "type": "String", "indexed": true}]}]}]}
+              {"name": "V1", \(one)"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "String"}]}]},
+              {"name": "V2", \(two)"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "String", "indexed": true}]}]}]}
             """
         #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
         let catalog = try Catalog.load(path: path)
         let store = fixture.appFolder + "/Idx.sqlite"
-        try StoreCreator.create(model: try #require(catalog.version(named: "V2")).model, versionIdentifiers: nil, at: store)
+        let v2 = try #require(catalog.version(named: "V2"))
+        try StoreCreator.create(model: v2.model, versionIdentifiers: v2.versionIdentifiers, at: store)
         try StoreFixtureBuilder.run(store, "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZTITLE) VALUES (1, 1, 1, 'a'), (2, 1, 1, 'b')")
         #expect(StoreMatcher.match(storePath: store, catalog: catalog).diagnosis.prediction == .opensAsIs)
         let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
-        #expect([.alreadyCurrent, .adoptedOnly].contains(report.status), "\(report.status) \(report.refusals.map(\.message))")
+        #expect(report.status == .alreadyCurrent, "\(report.status) \(report.error?.message ?? "") \(report.refusals.map(\.message))")
         #expect(report.fallback == nil)
         #expect(report.notes.contains { $0.contains("its hashes are also V1's: Core Data opens it as V1") })
         #expect(try UpgradeFixture.count("ZITEM", in: store) == 2)
@@ -278,6 +283,32 @@ struct StoreUpgraderTests {
                 "\(report.status) \(report.exitStatus)")
         #expect(try fixture.appFiles() == before)
         #expect(!FileManager.default.fileExists(atPath: fixture.backups + "/quarantine"))
+    }
+
+    /// Damage only writing meets (a broken overflow chain: SQLite's "malformed" surfaces as a
+    /// failed step of the migration) and a store that lost Z_METADATA (its entity tables
+    /// intact) are damaged stores, saved by the clean fallback, not faults of the catalog or
+    /// another database (a review: exit 3 "correct the step in the catalog", and exit 65).
+    @Test(arguments: ["overflow", "metadata"])
+    func damageTheMigrationMeetsStillFallsBack(damage: String) throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let store = try fixture.catsStore(cats: 4, owners: 2, catalog: catalog)
+        if damage == "overflow" {
+            let page: Int64
+            do {
+                let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+                try connection.execute("UPDATE ZCAT SET ZNAME = hex(randomblob(6000)) WHERE Z_PK = 2; PRAGMA wal_checkpoint(TRUNCATE)")
+                page = try #require(try connection.scalar("SELECT pageno FROM dbstat WHERE pagetype = 'overflow' ORDER BY pageno LIMIT 1")?.int64)
+            }
+            try SalvageFixtures.overwrite(store, at: Int(page - 1) * 4096, with: Data([0, 0, 0xFF, 0xFF]))
+        } else {
+            try SalvageFixtures.editSchema(of: store, "DELETE FROM sqlite_schema WHERE name = 'Z_METADATA';")
+        }
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
+        #expect(report.status == .fellBackToClean && report.exitStatus == .fellBackToClean, "\(report.status) \(report.error?.message ?? "")")
+        #expect(report.refusals.first?.code == .storeDamaged, "\(report.refusals.map(\.message))")
+        #expect(try UpgradeFixture.count("ZOWNER", in: store) == 2)
     }
 
     @Test func aDamagedStoreFallsBackWithItsReadableRowsSalvaged() throws {
