@@ -41,8 +41,11 @@ extension UpgradeReport {
                 out.line("  \(hop.from) → \(hop.to) (\(hop.kind)): discards \(discarded.isEmpty ? "nothing" : discarded.joined(separator: "; "))")
             }
         }
+        // Faults of the catalog (and a store newer than it) are not the store's: the clean
+        // fallback never applies to them (a review found its advice printed anyway).
+        let isCatalogsFault = !refusals.isEmpty && refusals.allSatisfy { [.invalidCustomStage, .plan, .storeNewer].contains($0.code) }
         if !refusals.isEmpty {
-            out.section("Cannot be saved as it is")
+            out.section(isCatalogsFault ? "Refused: the catalog must change, not the store" : "Cannot be saved as it is")
             for refusal in refusals {
                 let code = refusal.coreDataErrorCode.map { " (\($0))" } ?? ""
                 out.line("  - \(refusal.hop.isEmpty ? "" : refusal.hop + ": ")\(refusal.message)\(code)")
@@ -75,6 +78,8 @@ extension UpgradeReport {
         case .refused where command == "adopt":
             // adopt has no --on-failure: what to try is each refusal's.
             out.line("  Refused: nothing was changed.")
+        case .refused where isCatalogsFault:
+            out.line("  Refused: nothing was changed. Correct the catalog as said above; --on-failure clean does not apply (the store is not damaged).")
         case .refused: out.line("  Refused: nothing was changed. Run with --on-failure clean to quarantine the store and start clean with every row that can be saved.")
         case .fellBackToClean:
             if dryRun {

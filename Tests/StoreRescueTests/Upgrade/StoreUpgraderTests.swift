@@ -190,6 +190,8 @@ struct StoreUpgraderTests {
         #expect(report.refusals.first?.message.contains("the default value \"70000\" of Cat.age in V2 is not a") == true, "\(report.refusals)")
         #expect(report.notes.contains { $0.hasPrefix("not falling back to a clean store: the catalog must change, not the store") })
         #expect(report.fallback == nil && report.backup == nil)
+        let text = report.renderText()
+        #expect(text.contains("Refused: the catalog must change, not the store") && !text.contains("Run with --on-failure clean"), "\(text)")
         #expect(try fixture.appFiles() == before)
         #expect(!FileManager.default.fileExists(atPath: fixture.backups))
     }
