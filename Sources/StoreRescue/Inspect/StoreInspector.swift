@@ -150,6 +150,10 @@ struct StoreReading {
                 findings.append(Finding(
                     .warning, .uncheckpointedWAL,
                     "the -wal holds \(frames)\(used < wal.size ? "; the other \(wal.size - used) of its \(wal.size) bytes are no transaction SQLite would apply" : ""); read through a private copy. Copy, move and back up the store together with its -wal"))
+            } else if PrivateCopier.walHasUnreadableFrames(wal.path) {
+                findings.append(Finding(
+                    .warning, .uncheckpointedWAL,
+                    "the -wal (\(wal.size) bytes) looks like a log but SQLite applies none of it (its header or first frame does not check out): transactions in it may be lost to SQLite. Keep it with the store; storerescue salvage reads what it can"))
             } else {
                 findings.append(Finding(
                     .info, .orphanSidecar,

@@ -282,6 +282,25 @@ enum PrivateCopier {
         return Int64(WriteAheadLog.headerSize) + Int64(log.committedFrames) * Int64(WriteAheadLog.frameHeaderSize + log.pageSize)
     }
 
+    /// Whether the `-wal` at `path` holds bytes SQLite would apply none of though they look like
+    /// a log: a header whose checksum fails (not all zeros), or a first frame of this log (its
+    /// salts the header's) whose checksum fails. Transactions there may be lost to SQLite, so
+    /// the file must be kept (a review's bad byte at offset 12 had `inspect` call it harmless).
+    static func walHasUnreadableFrames(_ path: String) -> Bool {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_size >= Int64(WriteAheadLog.headerSize) else { return false }
+        var header = [UInt8](repeating: 0, count: WriteAheadLog.headerSize + WriteAheadLog.frameHeaderSize)
+        let count = FileReading.read(descriptor, into: &header, at: 0)
+        guard count >= WriteAheadLog.headerSize, !header[0..<WriteAheadLog.headerSize].allSatisfy({ $0 == 0 }) else { return false }
+        guard let log = WriteAheadLog.read(descriptor: descriptor, size: Int64(info.st_size)) else { return true }
+        guard log.validFrames == 0, count == header.count else { return false }
+        // The first frame's salts (frame header bytes 8-15) equal the log header's (16-23).
+        return header[40..<48] == header[16..<24]
+    }
+
     private static func copyFile(from source: String, to target: String, isSidecar: Bool, reportedPath: String, folder: String?) throws {
         // Only what SQLite would read of a -wal: the rest (frames of an unfinished or older
         // transaction, or nothing at all in a sparse file) changes nothing for a reader.

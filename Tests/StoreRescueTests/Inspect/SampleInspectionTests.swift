@@ -75,6 +75,16 @@ struct SampleInspectionTests {
         let plain = StoreInspector.inspect(path: zeros)
         #expect(!plain.findings.contains { $0.code == "uncheckpointed-wal" })
         #expect(plain.findings.contains { $0.message.contains("holds no committed frame SQLite would apply") })
+
+        // A bad byte in the header or in the first frame: SQLite applies none of it, yet it
+        // may hold lost transactions; a warning, not "nothing is missing" (a review).
+        for offset in [12, 32 + 24 + 100] {
+            let damaged = try dir.copySample("stores/swiftdata_ResourcesManager_wal/default.store", as: "damaged-\(offset).store")
+            try SalvageFixtures.flipByte(at: offset, of: damaged + "-wal")
+            let report = StoreInspector.inspect(path: damaged)
+            #expect(report.findings.contains { $0.severity == .warning && $0.message.contains("looks like a log but SQLite applies none of it") },
+                    "offset \(offset): \(report.findings.map(\.message))")
+        }
     }
 
     @Test func storeWithoutSidecarsIsReadInPlace() throws {
