@@ -340,7 +340,7 @@ final class UpgradeRun {
         let after = StoreMatcher.match(storePath: storePath, catalog: catalog)
         report.published = UpgradeReport.Published(
             path: storePath, version: written.version, matchOutcome: after.outcome.rawValue, rowsByEntity: written.rowsByEntity,
-            settledSidecars: replaced.settledSidecars)
+            settledSidecars: replaced.settledSidecars, removedSpentJournal: replaced.removedSpentJournal)
         guard after.outcome == .exact, after.version == written.version else {
             throw UpgradeError.resultNotAtTarget(path: storePath, detail: "published, but match now says \(after.outcome.rawValue) \(after.version ?? "")")
         }

@@ -55,6 +55,9 @@ public struct UpgradeReport: Sendable, Encodable {
         public var rowsByEntity: [String: Int64]
         /// Sidecars whose content was folded into the old store before it was replaced.
         public var settledSidecars: [String]
+        /// A spent `-journal` of the old store (empty or zeroed: TRUNCATE or PERSIST journal
+        /// mode) removed under the replacement's lock; it held nothing.
+        @NullEncoded public var removedSpentJournal: String? = nil
     }
 
     /// `upgrade` or `adopt`.

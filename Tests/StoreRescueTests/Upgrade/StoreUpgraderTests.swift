@@ -313,6 +313,24 @@ struct StoreUpgraderTests {
         #expect(try UpgradeFixture.count("ZOWNER", in: store) == 2)
     }
 
+    /// A store in PERSIST journal mode keeps a zeroed -journal; the upgrade removes it under
+    /// the lock and says so in `published.removedSpentJournal` (a review found it gone and
+    /// reported nowhere).
+    @Test func aSpentJournalRemovedByTheUpgradeIsReported() throws {
+        let fixture = try UpgradeFixture()
+        let store = try fixture.journalStore()
+        do {
+            let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            _ = try connection.scalar("PRAGMA journal_mode = PERSIST")
+            try connection.execute("UPDATE ZENTRY SET ZTITLE = ZTITLE")
+        }
+        #expect(FileManager.default.fileExists(atPath: store + "-journal"))
+        let report = StoreUpgrader.upgrade(store: store, catalog: try fixture.journalCatalog, options: fixture.options())
+        #expect(report.status == .upgraded, "\(report.status) \(report.error?.message ?? "")")
+        #expect(report.published?.removedSpentJournal == store + "-journal")
+        #expect(!FileManager.default.fileExists(atPath: store + "-journal"))
+    }
+
     @Test func aDamagedStoreFallsBackWithItsReadableRowsSalvaged() throws {
         let fixture = try UpgradeFixture()
         let catalog = try fixture.catsCatalog(map: true)
