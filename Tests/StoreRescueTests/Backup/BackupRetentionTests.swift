@@ -93,10 +93,10 @@ import Testing
     }
 
     @Test func selectionIsPureAndOrdered() throws {
-        func entry(_ name: String, _ reason: String) -> BackupCatalogEntry {
+        func entry(_ name: String, _ reason: String, day: Int = 1) -> BackupCatalogEntry {
             let manifest = BackupManifest(
                 formatVersion: 1, toolName: "storerescue", toolVersion: "0", sqliteVersion: "3", zlibVersion: "1",
-                createdAt: "2025-01-01T00:00:00Z", reason: reason, sourcePath: "/s", sourceSize: 0, sourceWALSize: 0,
+                createdAt: "2025-01-0\(day)T00:00:00Z", reason: reason, sourcePath: "/s", sourceSize: 0, sourceWALSize: 0,
                 pageSize: 4096, pageCount: 1, snapshotSize: 4096, snapshotSHA256: "", backupFileName: name + ".gz",
                 backupSize: 0, backupSHA256: "", compressionLevel: 6, storeUUID: nil, frameworkVersion: nil)
             return BackupCatalogEntry(backupPath: name + ".gz", manifestPath: name + ".manifest.json", manifest: manifest)
@@ -107,11 +107,17 @@ import Testing
         #expect(BackupRetention.entriesToPrune(newestFirst, keep: 3).map(\.backupPath) == ["b.gz", "a.gz"])
         #expect(BackupRetention.entriesToPrune(newestFirst, keep: 10) == [])
         // The backup just written is kept besides the newest `keep`, never instead of them:
-        // concurrent runs, each with its own just written, all keep "e" (the newest).
-        #expect(BackupRetention.entriesToPrune(newestFirst, keep: 1, justWritten: "b.gz").map(\.backupPath) == ["d.gz", "a.gz"])
-        for own in newestFirst.map(\.backupPath) {
-            #expect(!BackupRetention.entriesToPrune(newestFirst, keep: 1, justWritten: own).contains { $0.backupPath == "e.gz" }, "\(own)")
+        // concurrent runs, each with its own just written, all keep "e" (the newest). Backups
+        // dated as late as it or later are left to the runs that wrote them.
+        let dated = [entry("e", "manual", day: 5), entry("d", "manual", day: 4), entry("c", "pre-upgrade", day: 3),
+                     entry("b", "manual", day: 2), entry("a", "pre-upgrade", day: 1)]
+        #expect(BackupRetention.entriesToPrune(dated, keep: 1, justWritten: "b.gz").map(\.backupPath) == ["a.gz"])
+        #expect(BackupRetention.entriesToPrune(dated, keep: 1, justWritten: "e.gz").map(\.backupPath) == ["d.gz", "b.gz", "a.gz"])
+        for own in dated.map(\.backupPath) {
+            #expect(!BackupRetention.entriesToPrune(dated, keep: 1, justWritten: own).contains { $0.backupPath == "e.gz" }, "\(own)")
         }
+        // Runs of the same moment prune none of each other's.
+        #expect(BackupRetention.entriesToPrune(newestFirst, keep: 1, justWritten: "b.gz").isEmpty)
     }
 
     @Test func sameSecondBackupsSortBySuffixNumber() throws {
