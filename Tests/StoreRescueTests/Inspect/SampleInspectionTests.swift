@@ -87,6 +87,21 @@ struct SampleInspectionTests {
         }
     }
 
+    /// A store whose own file name ends in "-wal" (with a -wal of its own) is copied whole:
+    /// only its sidecar is cut to its committed frames (a review's was copied empty).
+    @Test func aStoreNamedLikeAWALIsCopiedWhole() throws {
+        let dir = try TemporaryDirectory()
+        let path = try dir.copySample("stores/swiftdata_ResourcesManager_wal/default.store", as: "Store-wal")
+        unlink(path + "-shm")
+        let before = try StoreFixtureBuilder.snapshot(of: dir.url.path)
+        let report = StoreInspector.inspect(path: path, options: InspectOptions(countsRows: true))
+        #expect(report.accessMethod == .privateCopy)
+        #expect(report.entities.first { $0.name == "Item" }?.rowCount == 7, "\(report.error?.message ?? "")")
+        // Copied empty, the copy never matched and the store was read through its locks, which
+        // left a -shm beside it.
+        #expect(try StoreFixtureBuilder.snapshot(of: dir.url.path) == before, "nothing created beside the store")
+    }
+
     @Test func storeWithoutSidecarsIsReadInPlace() throws {
         let dir = try TemporaryDirectory()
         let path = try dir.copySample("stores/swiftdata_CartKitSwiftData_v1.sqlite")
