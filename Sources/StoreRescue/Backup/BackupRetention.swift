@@ -51,13 +51,14 @@ public enum BackupRetention {
     public static func entriesToPrune(_ entries: [BackupCatalogEntry], keep: Int, justWritten: String? = nil) -> [BackupCatalogEntry] {
         precondition(keep >= 1, "keep must be at least 1")
         let newestPreUpgrade = entries.first { $0.manifest.reason == preUpgradeReason }
-        // Backups dated as late as the one just written or later are other runs' of the same
-        // moment (or a clock's ahead): theirs to prune. Deleted here, those runs reported a
+        // Backups dated as late as the one just written or up to a minute later are other runs'
+        // of the same moment: theirs to prune. Deleted here, those runs reported a
         // backup that was gone (a review's 4 concurrent --keep 1 runs: 3 of them).
+        // Within a minute: a manifest dated years ahead (a clock stepped back) is pruned as usual.
         let writtenAt = justWritten.flatMap { path in entries.first { $0.backupPath == path } }?.manifest.creationDate
         return entries.enumerated().compactMap { offset, entry in
             if offset < keep || entry == newestPreUpgrade || entry.backupPath == justWritten { return nil }
-            if let writtenAt, let date = entry.manifest.creationDate, date >= writtenAt { return nil }
+            if let writtenAt, let date = entry.manifest.creationDate, date >= writtenAt, date.timeIntervalSince(writtenAt) <= 60 { return nil }
             return entry
         }
     }

@@ -59,15 +59,18 @@ enum SchemaComparison {
     /// for "the same uniqueness" (a review).
     static func enforcesPlainUniqueness(_ index: PhysicalSchema.Index, in schema: PhysicalSchema) -> Bool {
         func plain(_ sql: String?) -> Bool {
-            guard let sql = sql?.uppercased() else { return true }
-            if sql.contains(" WHERE ") || sql.contains("\nWHERE ") { return false }
-            var rest = Substring(sql)
-            while let range = rest.range(of: "COLLATE") {
-                let after = rest[range.upperBound...].drop { $0 == " " || $0 == "\"" || $0 == "'" || $0 == "`" || $0 == "[" }
-                if !after.hasPrefix("BINARY") { return false }
-                rest = rest[range.upperBound...]
+            guard let sql else { return true }
+            // Whole words only: a column named ZCOLLATERALID is no COLLATE clause, and WHERE
+            // may follow ")" or a tab (a review found both).
+            let options: NSRegularExpression.Options = [.caseInsensitive]
+            let whole = NSRange(sql.startIndex..., in: sql)
+            if let partial = try? NSRegularExpression(pattern: #"\bWHERE\b"#, options: options), partial.firstMatch(in: sql, range: whole) != nil {
+                return false
             }
-            return true
+            guard let collate = try? NSRegularExpression(pattern: #"\bCOLLATE\s+["'`\[]?(\w+)"#, options: options) else { return false }
+            return collate.matches(in: sql, range: whole).allSatisfy { match in
+                Range(match.range(at: 1), in: sql).map { sql[$0].uppercased() == "BINARY" } ?? false
+            }
         }
         if index.isExplicit { return plain(index.sql) }
         return plain(schema.table(named: index.table)?.sql)

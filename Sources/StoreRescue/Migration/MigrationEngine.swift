@@ -16,7 +16,13 @@ enum MigrationEngine {
             // database (a review's store that lost Z_METADATA got exit 65).
             let tables = Set((readout.schema?.tables ?? []).map { $0.name.uppercased() })
             let bookkeeping = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"].filter(tables.contains)
-            let entityTables = catalog.versions.flatMap { $0.model.entities.map { "Z" + $0.name.uppercased() } }.filter(tables.contains)
+            // An entity's table counts only with Core Data's own columns: a table that merely
+            // has such a name (a review's `ztag`) does not make a database a damaged store.
+            let names = Set(catalog.versions.flatMap { $0.model.entities.map { "Z" + $0.name.uppercased() } })
+            let entityTables = (readout.schema?.tables ?? []).filter { table in
+                names.contains(table.name.uppercased())
+                    && ["Z_PK", "Z_ENT", "Z_OPT"].allSatisfy { column in table.columns.contains { $0.name.uppercased() == column } }
+            }.map(\.name).sorted()
             if !bookkeeping.isEmpty || !entityTables.isEmpty {
                 let missing = ["Z_PRIMARYKEY", "Z_METADATA"].filter { !tables.contains($0) }
                 throw StoreAccessError.rejected(

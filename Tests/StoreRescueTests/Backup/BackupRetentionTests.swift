@@ -108,10 +108,11 @@ import Testing
         #expect(BackupRetention.entriesToPrune(newestFirst, keep: 10) == [])
         // The backup just written is kept besides the newest `keep`, never instead of them:
         // concurrent runs, each with its own just written, all keep "e" (the newest). Backups
-        // dated as late as it or later are left to the runs that wrote them.
+        // dated as late as it or up to a minute later are left to the runs that wrote them.
         let dated = [entry("e", "manual", day: 5), entry("d", "manual", day: 4), entry("c", "pre-upgrade", day: 3),
                      entry("b", "manual", day: 2), entry("a", "pre-upgrade", day: 1)]
-        #expect(BackupRetention.entriesToPrune(dated, keep: 1, justWritten: "b.gz").map(\.backupPath) == ["a.gz"])
+        #expect(BackupRetention.entriesToPrune(dated, keep: 1, justWritten: "b.gz").map(\.backupPath) == ["d.gz", "a.gz"],
+                "days later is no run of the same moment")
         #expect(BackupRetention.entriesToPrune(dated, keep: 1, justWritten: "e.gz").map(\.backupPath) == ["d.gz", "b.gz", "a.gz"])
         for own in dated.map(\.backupPath) {
             #expect(!BackupRetention.entriesToPrune(dated, keep: 1, justWritten: own).contains { $0.backupPath == "e.gz" }, "\(own)")

@@ -211,6 +211,8 @@ struct StoreMatcherTests {
         ("CREATE UNIQUE INDEX other_u ON ZTAG (ZNAME)", Difference.Impact.benign),
         ("CREATE UNIQUE INDEX other_u ON ZTAG (ZNAME) WHERE ZNAME = 'never'", .blocking),
         ("CREATE UNIQUE INDEX other_u ON ZTAG (ZNAME COLLATE NOCASE)", .blocking),
+        ("CREATE UNIQUE INDEX other_u ON ZTAG (ZNAME)WHERE ZNAME > 'm'", .blocking),
+        ("CREATE UNIQUE INDEX other_u ON ZTAG (ZNAME COLLATE BINARY ASC)", .benign),
     ])
     func aUniqueIndexOfAnotherNameCountsOnlyWhenItEnforcesTheSame(sql: String, impact: Difference.Impact) throws {
         let dir = try TemporaryDirectory()

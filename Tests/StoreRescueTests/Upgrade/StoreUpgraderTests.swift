@@ -275,7 +275,12 @@ struct StoreUpgraderTests {
             catalog = Catalog(name: "Cats", versions: [try #require(cats.version(named: "V1"))], sourcePath: cats.sourcePath)
         } else {
             store = fixture.appFolder + "/history.db"
-            try StoreFixtureBuilder.database(at: store, sql: "CREATE TABLE history (id INTEGER PRIMARY KEY, url TEXT); INSERT INTO history (url) VALUES ('a'), ('b')")
+            // A table that merely has an entity table's name (no Z_PK, Z_ENT, Z_OPT) does not
+            // make it a damaged Core Data store (a review's `ztag` was quarantined).
+            try StoreFixtureBuilder.database(at: store, sql: """
+                CREATE TABLE history (id INTEGER PRIMARY KEY, url TEXT); INSERT INTO history (url) VALUES ('a'), ('b');
+                CREATE TABLE zcat (id INTEGER PRIMARY KEY, label TEXT); INSERT INTO zcat (label) VALUES ('keep me');
+                """)
             catalog = cats
         }
         let before = try fixture.appFiles()
