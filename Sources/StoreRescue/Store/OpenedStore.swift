@@ -282,23 +282,33 @@ enum PrivateCopier {
         return Int64(WriteAheadLog.headerSize) + Int64(log.committedFrames) * Int64(WriteAheadLog.frameHeaderSize + log.pageSize)
     }
 
-    /// Whether the `-wal` at `path` holds bytes SQLite would apply none of though they look like
-    /// a log: a header whose checksum fails (not all zeros), or a first frame of this log (its
-    /// salts the header's) whose checksum fails. Transactions there may be lost to SQLite, so
-    /// the file must be kept (a review's bad byte at offset 12 had `inspect` call it harmless).
+    /// Whether the `-wal` at `path` holds a committed transaction SQLite cannot apply: a header
+    /// whose checksum fails (not all zeros), or, after the last frame that checks out, a frame
+    /// of this log (its salts the header's) that fails, with a commit frame of this log beyond
+    /// it. Those transactions are lost to SQLite, so the file must be kept (a review's bad byte
+    /// had `inspect` call it harmless). A torn last frame of an unfinished transaction (no
+    /// commit beyond) is normal after a crash, and not counted (a review).
     static func walHasUnreadableFrames(_ path: String) -> Bool {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_size >= Int64(WriteAheadLog.headerSize) else { return false }
-        var header = [UInt8](repeating: 0, count: WriteAheadLog.headerSize + WriteAheadLog.frameHeaderSize)
-        let count = FileReading.read(descriptor, into: &header, at: 0)
-        guard count >= WriteAheadLog.headerSize, !header[0..<WriteAheadLog.headerSize].allSatisfy({ $0 == 0 }) else { return false }
+        var header = [UInt8](repeating: 0, count: WriteAheadLog.headerSize)
+        guard FileReading.read(descriptor, into: &header, at: 0) == header.count, !header.allSatisfy({ $0 == 0 }) else { return false }
         guard let log = WriteAheadLog.read(descriptor: descriptor, size: Int64(info.st_size)) else { return true }
-        guard log.validFrames == 0, count == header.count else { return false }
-        // The first frame's salts (frame header bytes 8-15) equal the log header's (16-23).
-        return header[40..<48] == header[16..<24]
+        let frameSize = Int64(WriteAheadLog.frameHeaderSize + log.pageSize)
+        var frame = [UInt8](repeating: 0, count: WriteAheadLog.frameHeaderSize)
+        // Frames of this log past the last one that checks out: a commit among them was lost.
+        // Bounded: at most a million frame headers are read.
+        var index = Int64(log.validFrames)
+        while index < Int64(log.framesInFile), index < Int64(log.validFrames) + 1_000_000 {
+            let offset = Int64(WriteAheadLog.headerSize) + index * frameSize
+            guard FileReading.read(descriptor, into: &frame, at: offset) == frame.count, frame[8..<16] == header[16..<24] else { return false }
+            if frame[4..<8].contains(where: { $0 != 0 }) { return true }
+            index += 1
+        }
+        return false
     }
 
     private static func copyFile(from source: String, to target: String, isSidecar: Bool, reportedPath: String, folder: String?) throws {

@@ -86,6 +86,11 @@ final class UpgradeRun {
     let started = Date()
     var report: UpgradeReport
     var workspace: PrivateTemporaryDirectory?
+    /// The workspace folder as made (device and inode): the store's folder may be the app
+    /// user's, who could rename this folder away and put their own in its place, with a file of
+    /// theirs under the written store's name (a review). Checked when the written file's
+    /// identity is taken.
+    var workspaceIdentity: StoreReplacement.FileIdentity?
     var backupFolder = ""
 
     /// What the read (or the re-read of the snapshot) decided.
@@ -158,6 +163,7 @@ final class UpgradeRun {
             let folder = SafeFileOutput.folder(of: storePath)
             do {
                 workspace = try PrivateTemporaryDirectory(parent: folder, prefix: ".upgrade")
+                workspaceIdentity = workspace.flatMap { StoreReplacement.FileIdentity(path: $0.path) }
             } catch {
                 throw StoreCreationError.folderUnusable(path: storePath, folder: folder, reason: "is not writable (\(StoreCreator.reason(error)))")
             }
@@ -273,6 +279,9 @@ final class UpgradeRun {
             written = try write(decision, second)
             // Which file was written, taken at once: the one the replacement must put in place.
             writtenIdentity = StoreReplacement.FileIdentity(path: written.path)
+            guard let workspace, workspaceIdentity != nil, StoreReplacement.FileIdentity(path: workspace.path) == workspaceIdentity else {
+                throw StoreReplacementError.newFileUnusable(path: written.path, reason: "its folder is not the one this process made: something replaced it meanwhile")
+            }
         } catch let error where Self.isCatalogFailure(error) {
             // The catalog's own steps or expressions failed on this store's data (a step SQLite
             // stops, a map value that does not fit): the catalog must change, not the store, so

@@ -85,6 +85,12 @@ struct SampleInspectionTests {
             #expect(report.findings.contains { $0.severity == .warning && $0.message.contains("looks like a log but SQLite applies none of it") },
                     "offset \(offset): \(report.findings.map(\.message))")
         }
+        // A torn first frame (a crash while an unfinished transaction was written: no commit
+        // beyond it) is normal: the info, not the warning (a review).
+        let torn = try dir.copySample("stores/swiftdata_ResourcesManager_wal/default.store", as: "torn.store")
+        #expect(truncate(torn + "-wal", 32 + 24 + 100) == 0)
+        let tornReport = StoreInspector.inspect(path: torn)
+        #expect(!tornReport.findings.contains { $0.severity == .warning && $0.code == "uncheckpointed-wal" }, "\(tornReport.findings.map(\.message))")
     }
 
     /// A store whose own file name ends in "-wal" (with a -wal of its own) is copied whole:

@@ -336,6 +336,29 @@ struct StoreUpgraderTests {
         #expect(!FileManager.default.fileExists(atPath: store + "-journal"))
     }
 
+    /// The workspace folder swapped for another while the run writes (the store's folder is
+    /// the app user's, who could rename it away and put their own, holding a file of theirs
+    /// under the written store's name): refused, nothing published (a review's code reading).
+    @Test func aWorkspaceSwappedMeanwhileIsRefused() throws {
+        let fixture = try UpgradeFixture()
+        let store = try fixture.journalStore()
+        let before = try UpgradeFixture.rows("ZENTRY", in: store)
+        let report = StoreUpgrader.upgrade(
+            store: store, catalog: try fixture.journalCatalog, options: fixture.options(), progress: nil, cancellation: nil,
+            faultInjection: { stage in
+                guard stage == .backedUp else { return }
+                let names = try FileManager.default.contentsOfDirectory(atPath: fixture.appFolder)
+                guard let workspace = names.first(where: { $0.hasPrefix(".upgrade") }) else { return }
+                let path = fixture.appFolder + "/" + workspace
+                rename(path, path + "-moved")
+                mkdir(path, 0o700)
+            })
+        #expect(report.status == .failed, "\(report.status)")
+        #expect(report.error?.message.contains("its folder is not the one this process made") == true, "\(report.error?.message ?? "")")
+        #expect(try UpgradeFixture.rows("ZENTRY", in: store) == before)
+        #expect(StoreMatcher.match(storePath: store, catalog: try fixture.journalCatalog).version == "V1", "not upgraded")
+    }
+
     @Test func aDamagedStoreFallsBackWithItsReadableRowsSalvaged() throws {
         let fixture = try UpgradeFixture()
         let catalog = try fixture.catsCatalog(map: true)
