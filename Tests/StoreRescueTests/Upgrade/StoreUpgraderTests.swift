@@ -171,20 +171,11 @@ struct StoreUpgraderTests {
     func aFaultOfTheCatalogNeverFallsBackToACleanStore(dryRun: Bool) throws {
         let fixture = try UpgradeFixture()
         let store = try fixture.catsStore(cats: 3, owners: 2, catalog: try fixture.catsCatalog(map: false))
-        let path = fixture.directory.path("bad-default.json")
-        let json = """
-            {"formatVersion": 1, "app": "Cats", "versions": [
-              {"name": "V1", "entities": [
-                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}]},
-                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]},
-              {"name": "V2", "entities": [
-                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}, {"name": "age", "type": "Int16", "default": "70000"}]},
-                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]}],
-             "stages": [{"kind": "lightweight", "from": "V1", "to": "V2"}]}
-            """
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
+        let catalog = try fixture.catsCatalog(
+            named: "bad-default.json", stage: #"{"kind": "lightweight", "from": "V1", "to": "V2"}"#,
+            age: #"{"name": "age", "type": "Int16", "default": "70000"}"#, v2OwnerEmail: false)
         let before = try fixture.appFiles()
-        let report = StoreUpgrader.upgrade(store: store, catalog: try Catalog.load(path: path), options: fixture.options(.clean, dryRun: dryRun))
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean, dryRun: dryRun))
         #expect(report.status == .refused && report.exitStatus == .refused, "\(report.status)")
         #expect(report.refusals.map(\.code) == [.invalidCustomStage])
         #expect(report.refusals.first?.message.contains("the default value \"70000\" of Cat.age in V2 is not a") == true, "\(report.refusals)")
@@ -204,23 +195,12 @@ struct StoreUpgraderTests {
     func aCustomStageFailingOnTheDataNeverFallsBackToACleanStore(kind: String) throws {
         let fixture = try UpgradeFixture()
         let store = try fixture.catsStore(cats: 3, owners: 2, catalog: try fixture.catsCatalog(map: false))
-        let path = fixture.directory.path("failing.json")
         let stage = kind == "map"
             ? #"{"kind": "custom", "from": "V1", "to": "V2", "map": {"Cat": {"age": "name"}}}"#
             : #"{"kind": "custom", "from": "V1", "to": "V2", "map": {"Cat": {"age": "0"}}, "willMigrate": [{"update": "Cat", "set": {"name": "json_extract(name, '$.a')"}}]}"#
-        let json = """
-            {"formatVersion": 1, "app": "Cats", "versions": [
-              {"name": "V1", "entities": [
-                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}]},
-                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]},
-              {"name": "V2", "entities": [
-                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}, {"name": "age", "type": "Int16"}]},
-                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]}],
-             "stages": [\(stage)]}
-            """
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
+        let catalog = try fixture.catsCatalog(named: "failing.json", stage: stage, v2OwnerEmail: false)
         let before = try fixture.appFiles()
-        let report = StoreUpgrader.upgrade(store: store, catalog: try Catalog.load(path: path), options: fixture.options(.clean))
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
         #expect(report.status == .failed && report.exitStatus == .refused, "\(report.status) \(report.error?.message ?? "")")
         #expect(report.fallback == nil)
         #expect(report.notes.contains { $0.hasPrefix("not falling back to a clean store: the catalog's custom stage failed") })

@@ -46,18 +46,24 @@ final class UpgradeFixture {
     /// `Cat` V1 → V2 adding the required `age` with no default (seed 000), and an `Owner`
     /// entity the change does not touch. `map` adds the one-line custom stage that fills it.
     func catsCatalog(map: Bool) throws -> Catalog {
-        let path = directory.path(map ? "cats-map.json" : "cats.json")
-        let stage = map
-            ? #"{"kind": "custom", "from": "V1", "to": "V2", "map": {"Cat": {"age": "0"}}}"#
-            : #"{"kind": "lightweight", "from": "V1", "to": "V2"}"#
+        try catsCatalog(
+            named: map ? "cats-map.json" : "cats.json",
+            stage: map ? #"{"kind": "custom", "from": "V1", "to": "V2", "map": {"Cat": {"age": "0"}}}"# : #"{"kind": "lightweight", "from": "V1", "to": "V2"}"#)
+    }
+
+    /// The cats catalog with `stage` as its one stage and V2's `age` attribute as `age` (JSON).
+    func catsCatalog(named name: String, stage: String, age: String = #"{"name": "age", "type": "Int16"}"#,
+                     v2OwnerEmail: Bool = true) throws -> Catalog {
+        let path = directory.path(name)
+        let email = v2OwnerEmail ? #", {"name": "email", "type": "String", "optional": true}"# : ""
         let json = """
             {"formatVersion": 1, "app": "Cats", "versions": [
               {"name": "V1", "entities": [
                 {"name": "Cat", "attributes": [{"name": "name", "type": "String"}]},
                 {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]},
               {"name": "V2", "entities": [
-                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}, {"name": "age", "type": "Int16"}]},
-                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}, {"name": "email", "type": "String", "optional": true}]}]}],
+                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}, \(age)]},
+                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}\(email)]}]}],
              "stages": [\(stage)]}
             """
         #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
