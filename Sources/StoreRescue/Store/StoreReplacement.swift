@@ -303,12 +303,11 @@ public struct StoreReplacement: Sendable {
         } catch let error as SQLiteError {
             if error.isBusy { throw inUse() }
             if error.isCorruption { throw DamageFound(reason: "\(error.message) (SQLite code \(error.resultCode))") }
-            // A full disk is not a damaged store: exit 74 and "free space", where a review's
-            // healthy store got 65 and advice to quarantine it.
-            // Only what a full disk or the file-size limit gives: SQLITE_FULL, and a failed
-            // write (EFBIG is SQLITE_IOERR_WRITE). A failed read (SQLITE_IOERR_CORRUPTFS for
-            // EIO, a short read) may be damage and stays cannotSettle (review).
-            // SQLITE_IOERR_SHMSIZE: ENOSPC making the -shm of a WAL store that had none (review).
+            // A full disk is not a damaged store: exit 74 and "free space" (a review's healthy
+            // store got 65 and the advice to quarantine it). Only what a full disk or the
+            // file-size limit gives: SQLITE_FULL, a failed write (EFBIG is SQLITE_IOERR_WRITE),
+            // SQLITE_IOERR_SHMSIZE (ENOSPC making a WAL store's -shm). A failed read
+            // (SQLITE_IOERR_CORRUPTFS for EIO, a short read) may be damage: cannotSettle.
             if error.primaryResultCode == SQLITE_FULL || error.resultCode == SQLITE_IOERR | (3 << 8) || error.resultCode == SQLITE_IOERR | (19 << 8) {
                 throw StoreReplacementError.noRoomToSettle(path: storePath, reason: "\(error.message) (SQLite code \(error.resultCode))")
             }

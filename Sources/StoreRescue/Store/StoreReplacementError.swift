@@ -55,6 +55,8 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
         case .noRoomToSettle: return "free disk space where the store is (folding its -wal in needs room for the pages it holds) or raise the file-size limit (ulimit -f), then run the command again"
         case .sidecarsRemain: return "look at the leftover files (they may belong to another process) and move them away, then run the command again"
         case .notARegularFile: return "pass the store's real main file"
+        case .newFileUnusable(_, let reason) where reason.contains("something replaced it"):
+            return "another process writes in the store's folder: find it (the store's owner, if the folder is theirs), then run the command again; nothing was replaced"
         case .newFileUnusable: return "report a bug with the command line"
         case .renameFailed: return "check the folder's permissions and free space, then run the command again"
         case .cannotRead: return "check the store's permissions (it must be readable and writable by you) and the disk"
