@@ -212,23 +212,12 @@ public final class SafeFileOutput {
             if descriptor >= 0 { try flushAndClose() }
             var isFree = true
             try ledger.uninterruptible(publishing: nil) {
-                switch FileMover.linkOrRename(temporaryPath, destinationPath) {
-                case 0:
-                    var left = stat(), published = stat()
-                    if lstat(temporaryPath, &left) == 0, lstat(destinationPath, &published) == 0,
-                       left.st_dev == published.st_dev, left.st_ino == published.st_ino {
-                        unlink(temporaryPath)
-                    }
+                do {
+                    try linkWithoutReplacing()
                     isPublished = true
                     ledger.unregister(registration)
-                case EEXIST:
-                    var status = stat()
-                    if lstat(destinationPath, &status) == 0, (status.st_mode & S_IFMT) == S_IFLNK {
-                        throw SafeFileOutputError.destinationIsSymbolicLink(path: destinationPath)
-                    }
+                } catch SafeFileOutputError.destinationExists {
                     isFree = false
-                case let code:
-                    throw SafeFileOutputError.cannotPublish(path: destinationPath, reason: Self.describe(code))
                 }
             }
             if isPublished { Self.syncFolder(Self.folder(of: destinationPath)) }
