@@ -23,6 +23,12 @@ enum MigrationEngine {
                 names.contains(table.name.uppercased())
                     && ["Z_PK", "Z_ENT", "Z_OPT"].allSatisfy { column in table.columns.contains { $0.name.uppercased() == column } }
             }.map(\.name).sorted()
+            // No table at all (an empty main file beside a -wal SQLite does not apply): nothing
+            // says it is another database, and salvage reads the -wal's pages: damaged too (the
+            // hostile campaign's main-empty-wal-only cases fell back before d1ff171).
+            if tables.isEmpty {
+                throw StoreAccessError.rejected(path: path, kind: .damaged, reason: "SQLite reads no table in it (an empty main file, or one whose -wal it does not apply)")
+            }
             if !bookkeeping.isEmpty || !entityTables.isEmpty {
                 let missing = ["Z_PRIMARYKEY", "Z_METADATA"].filter { !tables.contains($0) }
                 throw StoreAccessError.rejected(
