@@ -43,6 +43,9 @@ struct CleanFallback {
     let progress: ((UpgradeProgress) -> Void)?
     let cancellation: CancellationFlag?
     let faultInjection: ((StoreUpgrader.Stage) throws -> Void)?
+    /// The workspace folder as the run made it (`UpgradeRun.workspaceIdentity`): checked before
+    /// the clean store's identity is taken, the file the replacement must put in place.
+    var workspaceIdentity: StoreReplacement.FileIdentity? = nil
 
     struct Outcome {
         var backup: UpgradeReport.Backup?
@@ -123,6 +126,11 @@ struct CleanFallback {
             IncidentReport.QuarantinedFile(originalPath: $0, path: quarantine + "/" + ($0 as NSString).lastPathComponent, size: Self.size($0))
         }
         try IncidentFiles.write(incident, into: quarantine)
+        // The workspace is the one the run made (the store's folder may be the app user's, who
+        // could rename it away and put their own): then the clean store in it is this run's.
+        if let workspaceIdentity, StoreReplacement.FileIdentity(path: workspace.path) != workspaceIdentity {
+            throw StoreReplacementError.newFileUnusable(path: clean.path, reason: "its folder is not the one this process made: something replaced it meanwhile")
+        }
         var cleanInfo = stat()
         guard lstat(clean.path, &cleanInfo) == 0 else { throw InternalError(detail: "the clean store vanished") }
         var intent = FallbackIntent(
@@ -135,7 +143,8 @@ struct CleanFallback {
         try checkCancellation()
 
         // 6. The swap.
-        let replacement = StoreReplacement(storePath: storePath, lockTimeout: options.lockTimeout, cancellation: cancellation)
+        var replacement = StoreReplacement(storePath: storePath, lockTimeout: options.lockTimeout, cancellation: cancellation)
+        replacement.expectedNewFile = StoreReplacement.FileIdentity(device: UInt64(cleanInfo.st_dev), inode: UInt64(cleanInfo.st_ino))
         let mainKept = quarantine + "/" + name
         // A damaged store is never settled: SQLite would fold its -wal into the damaged file.
         let damage = refusals.first { $0.code == .storeDamaged }.map(\.message)

@@ -725,7 +725,7 @@ final class UpgradeRun {
             refusals: report.refusals, sourceVersion: try? reading.get().preparation.sourceVersion,
             targetVersion: (try? reading.get().preparation.plan?.targetVersion) ?? options.targetVersion ?? catalog.latest?.name,
             storeUUID: (try? reading.get().readout.metadata?.uuid) ?? nil,
-            progress: progress, cancellation: cancellation, faultInjection: faultInjection)
+            progress: progress, cancellation: cancellation, faultInjection: faultInjection, workspaceIdentity: workspaceIdentity)
         let outcome = try fallback.run(backup: backup)
         if report.backup == nil { report.backup = outcome.backup }
         report.fallback = outcome.incident

@@ -339,6 +339,35 @@ struct StoreUpgraderTests {
         #expect(StoreMatcher.match(storePath: store, catalog: try fixture.journalCatalog).version == "V1", "not upgraded")
     }
 
+    /// The clean fallback checks its workspace too before it takes the clean store's identity:
+    /// a workspace swapped meanwhile refuses the swap, the store not quarantined.
+    @Test func aFallbacksWorkspaceSwappedMeanwhileIsRefused() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let store = try fixture.catsStore(cats: 2_000, owners: 5, catalog: catalog)
+        let handle = try #require(FileHandle(forUpdatingAtPath: store))
+        let size = try handle.seekToEnd()
+        for page in [size / 4096 / 2, size / 4096 / 2 + 1] {
+            try handle.seek(toOffset: page * 4096)
+            handle.write(Data(count: 4096))
+        }
+        try handle.close()
+        let damaged = try Data(contentsOf: URL(fileURLWithPath: store))
+        let report = StoreUpgrader.upgrade(
+            store: store, catalog: catalog, options: fixture.options(.clean), progress: nil, cancellation: nil,
+            faultInjection: { stage in
+                guard stage == .backedUp else { return }
+                let names = try FileManager.default.contentsOfDirectory(atPath: fixture.appFolder)
+                guard let workspace = names.first(where: { $0.hasPrefix(".upgrade") }) else { return }
+                let path = fixture.appFolder + "/" + workspace
+                rename(path, path + "-moved")
+                mkdir(path, 0o700)
+            })
+        #expect(report.status == .failed, "\(report.status)")
+        #expect(report.error?.message.contains("its folder is not the one this process made") == true, "\(report.error?.message ?? "")")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == damaged, "the store is where it was, as it was")
+    }
+
     @Test func aDamagedStoreFallsBackWithItsReadableRowsSalvaged() throws {
         let fixture = try UpgradeFixture()
         let catalog = try fixture.catsCatalog(map: true)
