@@ -195,6 +195,13 @@ public struct MigrationRefusal: Sendable, Equatable, Codable {
         self.destinationVersion = destinationVersion
     }
 
+    /// True for the refusals the catalog must change for, not the store: a custom stage or
+    /// default of the models that does not hold, a stage plan that does not hold, a store newer
+    /// than the catalog's versions. The clean fallback never applies to them.
+    public var isCatalogsFault: Bool {
+        [.invalidCustomStage, .plan, .storeNewer].contains(code)
+    }
+
     /// The Core Data error the app would report for it.
     public var coreDataErrorCode: Int? {
         switch code {

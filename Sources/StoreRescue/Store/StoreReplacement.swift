@@ -76,6 +76,15 @@ public struct StoreReplacement: Sendable {
             self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         }
 
+        /// Throws unless `path` still leads to this folder: one this process made in a folder
+        /// others may write in (the app user's), where it could be renamed away and another put
+        /// in its place, with a file of theirs under `file`'s name (a review).
+        public func requireStill(at path: String, holding file: String) throws {
+            guard FileIdentity(path: path) == self else {
+                throw StoreReplacementError.newFileUnusable(path: file, reason: "its folder is not the one this process made: something replaced it meanwhile")
+            }
+        }
+
         /// The file open at `descriptor`, or nil.
         public init?(descriptor: Int32) {
             var info = stat()

@@ -1,4 +1,5 @@
 import Foundation
+import SRSQLite
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -128,9 +129,7 @@ struct CleanFallback {
         try IncidentFiles.write(incident, into: quarantine)
         // The workspace is the one the run made (the store's folder may be the app user's, who
         // could rename it away and put their own): then the clean store in it is this run's.
-        if let workspaceIdentity, StoreReplacement.FileIdentity(path: workspace.path) != workspaceIdentity {
-            throw StoreReplacementError.newFileUnusable(path: clean.path, reason: "its folder is not the one this process made: something replaced it meanwhile")
-        }
+        try workspaceIdentity?.requireStill(at: workspace.path, holding: clean.path)
         var cleanInfo = stat()
         guard lstat(clean.path, &cleanInfo) == 0 else { throw InternalError(detail: "the clean store vanished") }
         var intent = FallbackIntent(

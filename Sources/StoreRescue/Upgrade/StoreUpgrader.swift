@@ -279,9 +279,8 @@ final class UpgradeRun {
             written = try write(decision, second)
             // Which file was written, taken at once: the one the replacement must put in place.
             writtenIdentity = StoreReplacement.FileIdentity(path: written.path)
-            guard let workspace, workspaceIdentity != nil, StoreReplacement.FileIdentity(path: workspace.path) == workspaceIdentity else {
-                throw StoreReplacementError.newFileUnusable(path: written.path, reason: "its folder is not the one this process made: something replaced it meanwhile")
-            }
+            guard let workspace, let workspaceIdentity else { throw InternalError(detail: "no workspace") }
+            try workspaceIdentity.requireStill(at: workspace.path, holding: written.path)
         } catch let error where Self.isCatalogFailure(error) {
             // The catalog's own steps or expressions failed on this store's data (a step SQLite
             // stops, a map value that does not fit): the catalog must change, not the store, so
@@ -521,7 +520,7 @@ final class UpgradeRun {
         // A newer store is not damaged: the catalog lacks its version (or is behind it), and the
         // fallback could carry none of its rows backwards (a review's store was replaced by an
         // empty one).
-        guard refusals.contains(where: { [.invalidCustomStage, .plan, .storeNewer].contains($0.code) }) else { return false }
+        guard refusals.contains(where: \.isCatalogsFault) else { return false }
         if options.onFailure == .clean {
             report.notes.append("not falling back to a clean store: the catalog must change, not the store (\(refusals.count == 1 ? "the refusal" : "a refusal") above names the catalog's fault)")
         }

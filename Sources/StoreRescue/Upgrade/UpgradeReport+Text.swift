@@ -42,8 +42,9 @@ extension UpgradeReport {
             }
         }
         // Faults of the catalog (and a store newer than it) are not the store's: the clean
-        // fallback never applies to them (a review found its advice printed anyway).
-        let isCatalogsFault = !refusals.isEmpty && refusals.allSatisfy { [.invalidCustomStage, .plan, .storeNewer].contains($0.code) }
+        // fallback never applies to them (a review found its advice printed anyway). One is
+        // enough, as for the run (`refuseForTheCatalog`).
+        let isCatalogsFault = refusals.contains(where: \.isCatalogsFault)
         if !refusals.isEmpty {
             out.section(isCatalogsFault ? "Refused: the catalog must change, not the store" : "Cannot be saved as it is")
             for refusal in refusals {

@@ -325,14 +325,7 @@ struct StoreUpgraderTests {
         let before = try UpgradeFixture.rows("ZENTRY", in: store)
         let report = StoreUpgrader.upgrade(
             store: store, catalog: try fixture.journalCatalog, options: fixture.options(), progress: nil, cancellation: nil,
-            faultInjection: { stage in
-                guard stage == .backedUp else { return }
-                let names = try FileManager.default.contentsOfDirectory(atPath: fixture.appFolder)
-                guard let workspace = names.first(where: { $0.hasPrefix(".upgrade") }) else { return }
-                let path = fixture.appFolder + "/" + workspace
-                rename(path, path + "-moved")
-                mkdir(path, 0o700)
-            })
+            faultInjection: fixture.swappingTheWorkspace(at: .backedUp))
         #expect(report.status == .failed, "\(report.status)")
         #expect(report.error?.message.contains("its folder is not the one this process made") == true, "\(report.error?.message ?? "")")
         #expect(try UpgradeFixture.rows("ZENTRY", in: store) == before)
@@ -345,24 +338,11 @@ struct StoreUpgraderTests {
         let fixture = try UpgradeFixture()
         let catalog = try fixture.catsCatalog(map: true)
         let store = try fixture.catsStore(cats: 2_000, owners: 5, catalog: catalog)
-        let handle = try #require(FileHandle(forUpdatingAtPath: store))
-        let size = try handle.seekToEnd()
-        for page in [size / 4096 / 2, size / 4096 / 2 + 1] {
-            try handle.seek(toOffset: page * 4096)
-            handle.write(Data(count: 4096))
-        }
-        try handle.close()
+        try UpgradeFixture.zeroPagesInTheMiddle(of: store, after: [0, 1])
         let damaged = try Data(contentsOf: URL(fileURLWithPath: store))
         let report = StoreUpgrader.upgrade(
             store: store, catalog: catalog, options: fixture.options(.clean), progress: nil, cancellation: nil,
-            faultInjection: { stage in
-                guard stage == .backedUp else { return }
-                let names = try FileManager.default.contentsOfDirectory(atPath: fixture.appFolder)
-                guard let workspace = names.first(where: { $0.hasPrefix(".upgrade") }) else { return }
-                let path = fixture.appFolder + "/" + workspace
-                rename(path, path + "-moved")
-                mkdir(path, 0o700)
-            })
+            faultInjection: fixture.swappingTheWorkspace(at: .backedUp))
         #expect(report.status == .failed, "\(report.status)")
         #expect(report.error?.message.contains("its folder is not the one this process made") == true, "\(report.error?.message ?? "")")
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == damaged, "the store is where it was, as it was")
@@ -373,14 +353,7 @@ struct StoreUpgraderTests {
         let catalog = try fixture.catsCatalog(map: true)
         let store = try fixture.catsStore(cats: 2_000, owners: 5, catalog: catalog)
         // Zero three pages in the middle of the cats' table.
-        let handle = try #require(FileHandle(forUpdatingAtPath: store))
-        let size = try handle.seekToEnd()
-        let pageSize: UInt64 = 4096
-        for page in [size / pageSize / 2, size / pageSize / 2 + 1, size / pageSize / 2 + 7] {
-            try handle.seek(toOffset: page * pageSize)
-            handle.write(Data(count: Int(pageSize)))
-        }
-        try handle.close()
+        try UpgradeFixture.zeroPagesInTheMiddle(of: store, after: [0, 1, 7])
         let damaged = try FileDigest.of(path: store)
         let damagedCopy = fixture.directory.path("damaged.sqlite")
         try FileManager.default.copyItem(atPath: store, toPath: damagedCopy)

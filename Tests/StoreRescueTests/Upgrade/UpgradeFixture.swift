@@ -91,6 +91,31 @@ final class UpgradeFixture {
         return store
     }
 
+    /// A fault hook that, at `stage`, renames the run's workspace folder away and makes an empty
+    /// one of the same name: what a user who may write in the store's folder could do.
+    func swappingTheWorkspace(at stage: StoreUpgrader.Stage) -> (StoreUpgrader.Stage) throws -> Void {
+        let folder = appFolder
+        return { current in
+            guard current == stage else { return }
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder)
+            guard let workspace = names.first(where: { $0.hasPrefix(".upgrade") }) else { return }
+            let path = folder + "/" + workspace
+            rename(path, path + "-moved")
+            mkdir(path, 0o700)
+        }
+    }
+
+    /// Zeroes the 4096-byte pages `offsets` after the middle page of `store`.
+    static func zeroPagesInTheMiddle(of store: String, after offsets: [UInt64]) throws {
+        let handle = try #require(FileHandle(forUpdatingAtPath: store))
+        let middle = try handle.seekToEnd() / 4096 / 2
+        for offset in offsets {
+            try handle.seek(toOffset: (middle + offset) * 4096)
+            handle.write(Data(count: 4096))
+        }
+        try handle.close()
+    }
+
     func options(_ policy: UpgradeOptions.FailurePolicy = .keep, dryRun: Bool = false, mode: UpgradeOptions.Mode = .upgrade,
                  lockTimeout: TimeInterval = 2) -> UpgradeOptions {
         UpgradeOptions(mode: mode, backupDirectory: backups, onFailure: policy, isDryRun: dryRun, lockTimeout: lockTimeout)
