@@ -187,6 +187,19 @@ struct StoreUpgraderTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.backups))
     }
 
+    /// Refusals of which one is the catalog's: the run refuses whatever --on-failure says, so
+    /// the text must not advise --on-failure clean (it did while its test was "all of them").
+    @Test func aMixOfRefusalsWithOneOfTheCatalogsIsNotAdvisedTheFallback() {
+        var report = UpgradeReport(command: "upgrade", store: "/s.sqlite", catalog: "/c.json", dryRun: false)
+        report.status = .refused
+        report.refusals = [
+            MigrationRefusal(code: .mandatoryValueMissing, hop: "V1 → V2", entity: "Cat", property: "age", rowCount: 3, message: "needs a value", remedy: "map it"),
+            MigrationRefusal(code: .invalidCustomStage, hop: "V1 → V2", entity: "Cat", property: nil, rowCount: nil, message: "bad default", remedy: "correct it"),
+        ]
+        let text = report.renderText()
+        #expect(text.contains("Refused: the catalog must change, not the store") && !text.contains("Run with --on-failure clean"), "\(text)")
+    }
+
     /// The catalog's custom stage failing on the store's data while writing (a map value that
     /// does not fit, a step SQLite stops) is the catalog's fault too: the run fails (exit 3)
     /// with nothing changed, even with `--on-failure clean`. A review's healthy store was
