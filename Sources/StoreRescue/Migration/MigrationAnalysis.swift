@@ -24,6 +24,10 @@ public struct MigrationAnalysis: Sendable, Equatable {
 
     public var rowsByVersion: [VersionRows]
     public var discarded: [Discarded]
+    /// `Entity.relationship` → links the written version clears because the object they name
+    /// is not of the relationship's kind there (discarded, moved out of the destination's
+    /// hierarchy, or already missing); the run reports the same in `clearedLinks`.
+    public var linksToClear: [String: Int64]
     public var refusals: [MigrationRefusal]
     /// True when a hop's steps (`willMigrate`, `didMigrate`) run between versions: counts after
     /// them are predicted from the data as it is before they run.

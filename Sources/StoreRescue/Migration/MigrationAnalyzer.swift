@@ -57,7 +57,7 @@ struct MigrationAnalyzer {
         let answers = try run(requests)
         func answer(_ key: String) -> Int64 { answers[key] ?? 0 }
 
-        var analysis = MigrationAnalysis(rowsByVersion: [], discarded: [], refusals: [], countsPrecedeCustomSteps: false)
+        var analysis = MigrationAnalysis(rowsByVersion: [], discarded: [], linksToClear: [:], refusals: [], countsPrecedeCustomSteps: false)
         for (index, state) in states.enumerated() {
             var rows: [String: Int64] = [:]
             for entity in state.version.model.entities { rows[entity.name] = answer("rows|\(index)|\(entity.name)") }
@@ -86,7 +86,64 @@ struct MigrationAnalyzer {
             analysis.discarded.append(discarded)
             analysis.refusals += try refusals(for: mapping, index: index, answer: answer)
         }
+        if depth == .full, mappings.count > 0, let last = states.last { analysis.linksToClear = try linksToClear(in: last) }
         return analysis
+    }
+
+    /// The links writing `state` will clear, per relationship (`Entity.relationship`): those
+    /// naming an object that is not of the relationship's kind there — discarded by a hop, moved
+    /// out of the destination's hierarchy, or already missing in the store. The same places and
+    /// the same tests as `VersionWriter`'s `insertJoinRows` and `clearDanglingLinks`, asked of
+    /// the base instead of the written file.
+    func linksToClear(in state: VirtualVersion) throws -> [String: Int64] {
+        let model = state.version.model
+        let layout = state.layout
+        let firstKeys = try state.firstFreeKeys(using: connection)
+        func resolved(_ sql: String) -> String { VirtualVersion.resolve(sql, firstKeys) }
+        func keys(_ entity: String) -> String? { state.keys(ofKind: entity, firstKeys: firstKeys) }
+        var result: [String: Int64] = [:]
+        func add(_ end: LinkSet.End, _ sql: String) throws {
+            let count = try connection.scalar(sql)?.int64 ?? 0
+            if count > 0 { result[end.description, default: 0] += count }
+        }
+        for table in layout.tables where table.rootEntity == nil {
+            guard let (end, _) = state.joinTableEnd(table.name), let (set, side) = state.linkSet(for: end), !set.isEmpty,
+                let relationship = state.relationship(at: end), let this = keys(end.entity), let other = keys(relationship.destinationEntityName)
+            else { continue }
+            let (thisColumn, thatColumn, thisOrder, thatOrder) = side == .a ? ("a", "b", "na", "nb") : ("b", "a", "nb", "na")
+            try add(end, """
+                SELECT count(*) FROM (SELECT DISTINCT \(thisColumn) AS this, \(thatColumn) AS other, \(thisOrder), \(thatOrder) FROM (\(resolved(set.query))) \
+                WHERE \(thisColumn) IS NOT NULL AND \(thatColumn) IS NOT NULL) WHERE this NOT IN (\(this)) OR other NOT IN (\(other))
+                """)
+        }
+        for (entity, relationships) in layout.relationshipStorage.sorted(by: { $0.key < $1.key }) {
+            for (name, storage) in relationships.sorted(by: { $0.key < $1.key }) {
+                guard let end = state.declaringEnd(name, of: entity), end.entity == entity, let relationship = state.relationship(at: end),
+                    let (set, side) = state.linkSet(for: end), !set.isEmpty,
+                    let targets = keys(relationship.destinationEntityName), let owners = keys(entity)
+                else { continue }
+                let (own, partner) = side == .a ? ("a", "b") : ("b", "a")
+                switch storage {
+                case .foreignKey:
+                    // The rows of the owner's kind whose to-one names no object of the target's kind.
+                    try add(end, """
+                        SELECT count(DISTINCT \(own)) FROM (\(resolved(set.query))) WHERE \(own) IN (\(owners)) \
+                        AND \(partner) IS NOT NULL AND \(partner) NOT IN (\(targets))
+                        """)
+                    result[end.description, default: 0] += try state.linksOnRowsThatLeft(end, onOwnRows: true, firstKeys: firstKeys, using: connection)
+                case .destinationColumn:
+                    // The target's rows whose hidden column names no object of the owner's kind.
+                    try add(end, """
+                        SELECT count(DISTINCT \(partner)) FROM (\(resolved(set.query))) WHERE \(partner) IN (\(targets)) \
+                        AND \(own) IS NOT NULL AND \(own) NOT IN (\(owners))
+                        """)
+                    result[end.description, default: 0] += try state.linksOnRowsThatLeft(end, onOwnRows: false, firstKeys: firstKeys, using: connection)
+                case .inverse, .joinTable:
+                    continue
+                }
+            }
+        }
+        return result.filter { $0.value > 0 }
     }
 
     /// True when a destination relationship takes this set's links (through either end).

@@ -60,6 +60,12 @@ extension MigrationReport {
                 + hop.discardedLinks.filter { $0.count > 0 }.map { "\($0.count) links of \($0.name)" }
             out.line("  discarded: " + (discarded.isEmpty ? "nothing" : discarded.joined(separator: "; ")))
         }
+        let clearing = linksToClear.filter { $0.count > 0 }
+        if status == .wouldMigrate, !clearing.isEmpty {
+            out.blank()
+            out.line("Links to clear (the object they name is not of the relationship's kind at \(target?.version ?? "the target"): discarded, moved out of its hierarchy, or already missing): "
+                + clearing.map { "\($0.name) \($0.count)" }.joined(separator: ", "))
+        }
         if !refusals.isEmpty {
             out.section("Refused")
             // A catalog can hold 100,000 mistakes; a person reads the first ones (JSON has all).
@@ -99,7 +105,7 @@ extension MigrationReport {
                 for gap in verification.preexistingMissingValues { out.line("    - \(gap.summary)") }
             }
             let cleared = result.clearedLinks.filter { $0.value > 0 }
-            if !cleared.isEmpty { out.line("  Cleared links to discarded objects: " + cleared.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
+            if !cleared.isEmpty { out.line("  Cleared links (the object they named was discarded, moved out of the relationship's kind, or already missing): " + cleared.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
             if !result.carriedTables.isEmpty { out.line("  Carried over unchanged: \(result.carriedTables.joined(separator: ", "))") }
             if !result.leftOutTables.isEmpty { out.line("  Left out: \(result.leftOutTables.joined(separator: ", "))") }
             out.line("  Metadata stamped for \(target?.version ?? "") (framework \(result.frameworkVersion)); Z_MODELCACHE \(result.modelCacheWritten ? "holds the target model" : "left empty (Core Data fills it on the next save)")")

@@ -120,6 +120,11 @@ public struct MigrationReport: Sendable, Encodable {
     @NullEncoded public var target: Target?
     public var notes: [String]
     public var hops: [Hop]
+    /// Links the migration clears, per relationship, predicted from the data: they name an
+    /// object that is not of the relationship's kind at the target (discarded on the way, moved
+    /// out of the destination's hierarchy, or already missing). A run reports what it did clear
+    /// in `result.clearedLinks`.
+    public var linksToClear: [Count]
     public var refusals: [MigrationRefusal]
     /// Everything the plan found wrong with the stages (errors and warnings).
     public var planIssues: [PlanIssue]
@@ -165,6 +170,7 @@ extension MigrationReport {
         hops = preparation.mappings.enumerated().map { index, mapping in
             Self.hop(mapping, rows: analysis?.rowsByVersion[safe: index], discarded: analysis?.discarded[safe: index])
         }
+        linksToClear = Self.counts(analysis?.linksToClear)
         result = nil
         error = nil
     }
@@ -185,15 +191,16 @@ extension MigrationReport {
                 removedAttributes: entity.removedAttributes, removedRelationships: entity.removedRelationships,
                 likelyRenames: entity.likelyRenames)
         }
-        func counts(_ values: [String: Int64]?) -> [Count] {
-            (values ?? [:]).sorted { $0.key < $1.key }.map { Count(name: $0.key, count: $0.value) }
-        }
         return Hop(
             from: mapping.hop.from, to: mapping.hop.to, kind: mapping.hop.kind.rawValue, origin: mapping.hop.origin.rawValue,
             stage: mapping.hop.stage, entities: entities,
             removedEntities: mapping.removedEntities.map { Count(name: $0.name, count: discarded?.entityRows[$0.name] ?? 0) },
             discardedValues: counts(discarded?.attributeValues), discardedLinks: counts(discarded?.relationshipLinks),
             creations: mapping.creations.map { Creation(entity: $0.entity, forEach: $0.forEach, condition: $0.step.condition, links: $0.links) })
+    }
+
+    private static func counts(_ values: [String: Int64]?) -> [Count] {
+        (values ?? [:]).sorted { $0.key < $1.key }.map { Count(name: $0.key, count: $0.value) }
     }
 
     private static func describe(_ attribute: AttributeMapping) -> String {
@@ -220,6 +227,7 @@ extension MigrationReport {
         status = .failed
         notes = []
         hops = []
+        linksToClear = []
         refusals = []
         planIssues = []
         requiredValuesAlreadyMissing = []

@@ -2,19 +2,6 @@
 /// columns and hidden columns filled from the link sets, positions of ordered relationships,
 /// and links to discarded objects cleared.
 extension VersionWriter {
-    /// The destination end stored in `table` (a join table), by its declaring entity.
-    private func joinTableEnd(_ table: String) -> (end: LinkSet.End, storage: StoreLayout.RelationshipStorage)? {
-        for (entity, relationships) in layout.relationshipStorage.sorted(by: { $0.key < $1.key }) {
-            for (name, storage) in relationships.sorted(by: { $0.key < $1.key }) {
-                guard case .joinTable(let tableName, _, _, _, _) = storage, tableName == table,
-                    let end = declaringEnd(name, of: entity), end.entity == entity
-                else { continue }
-                return (end, storage)
-            }
-        }
-        return nil
-    }
-
     /// `Z_PK IN (SELECT …)` over the rows of `entity`'s kind in the new file.
     private func existing(_ entity: String) -> String? {
         guard let table = layout.table(ofEntity: entity, in: model) else { return nil }
@@ -23,7 +10,7 @@ extension VersionWriter {
     }
 
     func insertJoinRows(_ table: StoreLayout.Table, firstKeys: [Int: Int64], summary: inout Summary) throws {
-        guard let (end, storage) = joinTableEnd(table.name), case .joinTable(_, let own, let other, let order, let inverseOrder) = storage,
+        guard let (end, storage) = state.joinTableEnd(table.name), case .joinTable(_, let own, let other, let order, let inverseOrder) = storage,
             let (set, side) = state.linkSet(for: end), !set.isEmpty,
             let relationship = state.relationship(at: end), let thisRows = existing(end.entity),
             let otherRows = existing(relationship.destinationEntityName)
@@ -147,11 +134,12 @@ extension VersionWriter {
     }
 
     /// Clears every to-one and hidden column whose value names no row of the destination's
-    /// kind (an object a hop discarded, or a dangling value the store already had), counted.
-    func clearDanglingLinks(summary: inout Summary) throws {
+    /// kind (an object a hop discarded, or a dangling value the store already had), counted;
+    /// counts too the links held on rows that left the holding kind (no column to go to).
+    func clearDanglingLinks(firstKeys: [Int: Int64], summary: inout Summary) throws {
         for (entity, relationships) in layout.relationshipStorage.sorted(by: { $0.key < $1.key }) {
             for (name, storage) in relationships.sorted(by: { $0.key < $1.key }) {
-                guard let end = declaringEnd(name, of: entity), end.entity == entity, let relationship = state.relationship(at: end),
+                guard let end = state.declaringEnd(name, of: entity), end.entity == entity, let relationship = state.relationship(at: end),
                     let targets = existing(relationship.destinationEntityName), let owners = existing(entity)
                 else { continue }
                 let numbers: (String) -> String = { kind in
@@ -166,6 +154,8 @@ extension VersionWriter {
                         WHERE Z_ENT IN (\(numbers(entity))) AND \(column.quotedSQLIdentifier) IS NOT NULL AND \(column.quotedSQLIdentifier) NOT IN (\(targets))
                         """)
                     if connection.changes > 0 { summary.clearedLinks[end.description, default: 0] += connection.changes }
+                    let left = try state.linksOnRowsThatLeft(end, onOwnRows: true, firstKeys: firstKeys, using: connection)
+                    if left > 0 { summary.clearedLinks[end.description, default: 0] += left }
                 case .destinationColumn(let table, let column, let orderColumn):
                     let clears = ([column] + [orderColumn].compactMap { $0 }).map { "\($0.quotedSQLIdentifier) = NULL" }
                     try connection.execute("""
@@ -174,6 +164,8 @@ extension VersionWriter {
                         AND \(column.quotedSQLIdentifier) NOT IN (\(owners))
                         """)
                     if connection.changes > 0 { summary.clearedLinks[end.description, default: 0] += connection.changes }
+                    let left = try state.linksOnRowsThatLeft(end, onOwnRows: false, firstKeys: firstKeys, using: connection)
+                    if left > 0 { summary.clearedLinks[end.description, default: 0] += left }
                 case .inverse, .joinTable:
                     continue
                 }

@@ -41,7 +41,7 @@ struct VersionWriter {
     func write() throws -> Summary {
         var summary = Summary()
         try createTables()
-        let firstKeys = try firstFreeKeys()
+        let firstKeys = try state.firstFreeKeys(using: connection)
         var pending = PendingLinks()
         for table in layout.tables where table.rootEntity != nil {
             try checkCancellation()
@@ -52,7 +52,7 @@ struct VersionWriter {
             try insertJoinRows(table, firstKeys: firstKeys, summary: &summary)
         }
         try completeLinks(pending, firstKeys: firstKeys)
-        try clearDanglingLinks(summary: &summary)
+        try clearDanglingLinks(firstKeys: firstKeys, summary: &summary)
         try writePrimaryKeys()
         if layout.persistentHistory != nil { try copyHistory(summary: &summary) }
         try copyOtherTables(summary: &summary)
@@ -75,53 +75,8 @@ struct VersionWriter {
         for statement in statements { try connection.execute(statement) }
     }
 
-    // MARK: - Keys of created objects
-
-    /// The value of each `{{first-key:N}}` token: new objects take keys after every key their
-    /// table already uses and after the root's `Z_MAX`.
-    private func firstFreeKeys() throws -> [Int: Int64] {
-        var result: [Int: Int64] = [:]
-        let created = state.rowSources.filter { $0.createdFrom != nil }
-        guard !created.isEmpty else { return [:] }
-        var next: [String: Int64] = [:]
-        for source in created {
-            guard let table = layout.table(ofEntity: source.entity, in: model), let root = table.rootEntity else { continue }
-            if next[table.name] == nil {
-                var largest = state.carriedMaximumKeys[root] ?? 0
-                for existing in state.rowSources where existing.createdFrom == nil && layout.table(ofEntity: existing.entity, in: model)?.name == table.name {
-                    let maximum = try connection.scalar("SELECT max(\(existing.pk)) FROM \(existing.from) \(alias) WHERE \(existing.condition)")?.int64 ?? 0
-                    largest = max(largest, maximum)
-                }
-                next[table.name] = largest
-            }
-            result[source.id] = next[table.name] ?? 0
-            let count = try connection.scalar("SELECT count(*) FROM \(source.from) \(alias) WHERE \(resolve(source.condition, result))")?.int64 ?? 0
-            next[table.name, default: 0] += count
-        }
-        return result
-    }
-
-    /// `sql` with every first-key token replaced by its value (a token without one is kept).
-    /// One pass over `sql`: a catalog's 10,000 `create` steps give 10,000 tokens and statements.
-    func resolve(_ sql: String, _ firstKeys: [Int: Int64]) -> String {
-        let opening = "{{first-key:"
-        guard sql.contains(opening) else { return sql }
-        var result = ""
-        var rest = sql[...]
-        while let start = rest.range(of: opening) {
-            result += rest[..<start.lowerBound]
-            if let end = rest.range(of: "}}", range: start.upperBound..<rest.endIndex),
-                let id = Int(rest[start.upperBound..<end.lowerBound]), let key = firstKeys[id]
-            {
-                result += String(key)
-                rest = rest[end.upperBound...]
-            } else {
-                result += rest[start]
-                rest = rest[start.upperBound...]
-            }
-        }
-        return result + rest
-    }
+    /// `sql` with every first-key token replaced by its value (see `VirtualVersion.resolve`).
+    func resolve(_ sql: String, _ firstKeys: [Int: Int64]) -> String { VirtualVersion.resolve(sql, firstKeys) }
 
     // MARK: - Rows
 
@@ -228,7 +183,7 @@ struct VersionWriter {
                 }
             }
             for (relationship, storage) in layout.relationshipStorage[entity] ?? [:] {
-                guard case .foreignKey(let column, let entityColumn, let orderColumn) = storage, let end = declaringEnd(relationship, of: entity) else { continue }
+                guard case .foreignKey(let column, let entityColumn, let orderColumn) = storage, let end = state.declaringEnd(relationship, of: entity) else { continue }
                 roles[column, default: [:]][entity] = .foreignKey(end: end, role: .key)
                 if let entityColumn, let target = targetTable(of: end) { roles[entityColumn, default: [:]][entity] = .foreignKey(end: end, role: .entity(targetTable: target)) }
                 if let orderColumn { roles[orderColumn, default: [:]][entity] = .foreignKey(end: end, role: .order) }
@@ -238,7 +193,7 @@ struct VersionWriter {
         for (owner, relationships) in layout.relationshipStorage {
             for (relationship, storage) in relationships {
                 guard case .destinationColumn(let tableName, let column, let orderColumn) = storage, tableName == table.name,
-                    let end = declaringEnd(relationship, of: owner), end.entity == owner
+                    let end = state.declaringEnd(relationship, of: owner), end.entity == owner
                 else { continue }
                 for entity in members {
                     roles[column, default: [:]][entity] = .hidden(end: end, role: .key)
@@ -286,15 +241,6 @@ struct VersionWriter {
                 return (held.order ?? "NULL", held.order == nil ? pendingFill : nil)
             }
         }
-    }
-
-    /// The end (declaring entity) of relationship `name` as `entity` sees it.
-    func declaringEnd(_ name: String, of entity: String) -> LinkSet.End? {
-        guard let description = model.entity(named: entity) else { return nil }
-        for ancestor in model.ancestry(of: description).reversed() where ancestor.relationships.contains(where: { $0.name == name }) {
-            return LinkSet.End(entity: ancestor.name, relationship: name)
-        }
-        return nil
     }
 
     /// The table of the destination of the relationship at `end`.

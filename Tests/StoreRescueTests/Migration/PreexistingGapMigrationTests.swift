@@ -93,6 +93,8 @@ import Testing
         let table = try #require(layout.table(ofEntity: "Order", in: Self.v1.model)?.name)
         try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readWrite))
             .execute("UPDATE \(table.quotedSQLIdentifier) SET \(column.quotedSQLIdentifier) = 99 WHERE Z_PK = 3")
+        let dryRun = fixture.migrate(path, output: "dry.sqlite", dryRun: true)
+        #expect(dryRun.linksToClear.map { "\($0.name) \($0.count)" } == ["Order.customer 1"])
         let report = fixture.migrate(path)
         _ = try output(report)
         #expect(report.result?.clearedLinks["Order.customer"] == 1)
