@@ -99,7 +99,10 @@ extension MigrationReport {
             let rows = result.rowsByEntity.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             out.line("  Migrated in \(String(format: "%.2f", result.seconds)) s: \(result.path) (\(rows))")
             let verification = result.verification
-            out.line("  Verified: \(verification.integrityCheck) \(verification.integrityOK ? "ok" : "FAILED"), \(verification.danglingLinks) dangling links, \(verification.missingRequiredValues) missing required values, match: \(verification.matchOutcome) \(verification.matchVersion ?? "")")
+            // A target after the catalog's current version (`--to`): match calls it newer.
+            let afterCurrent = verification.matchOutcome == "newer" && verification.matchVersion == target?.version
+                ? " (its hashes exactly; the catalog's current version is \(target?.catalogCurrent ?? "another"))" : ""
+            out.line("  Verified: \(verification.integrityCheck) \(verification.integrityOK ? "ok" : "FAILED"), \(verification.danglingLinks) dangling links, \(verification.missingRequiredValues) missing required values, match: \(verification.matchOutcome) \(verification.matchVersion ?? "")\(afterCurrent)")
             if !verification.preexistingMissingValues.isEmpty {
                 out.line("  Already in the store before the migration (Core Data checks required values only when such an object is saved: the app must give them a value then):")
                 for gap in verification.preexistingMissingValues { out.line("    - \(gap.summary)") }

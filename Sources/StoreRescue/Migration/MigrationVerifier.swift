@@ -201,7 +201,10 @@ public enum MigrationVerifier {
 
         // What match makes of it.
         let match = StoreMatcher.match(storePath: path, catalog: catalog)
-        if match.outcome != .exact || match.version != target.name {
+        // A target after the catalog's current version (`--to`) is "newer" to match: its hashes
+        // are still the target's exactly.
+        let hashesAreTheTargets = match.candidates.first { $0.version == target.name }?.hashesMatch == true
+        if match.version != target.name || !(match.outcome == .exact || (match.outcome == .newer && hashesAreTheTargets)) {
             problems.append("match says \(match.outcome.rawValue)\(match.version.map { " \($0)" } ?? ""), not exact \(target.name)")
         }
         return Result(

@@ -75,7 +75,9 @@ extension VersionWriter {
         for table in basePhysical.tables where !laidOut.contains(table.name.uppercased()) {
             guard table.category == .other || table.category == .cloudKit || table.category == .entity || table.category == .joinTable else { continue }
             guard table.category == .other || table.category == .cloudKit else {
-                summary.leftOutTables.append(table.name)  // an entity or join table of no entity of this version
+                // An entity or join table of no entity of this version: left out, unless its rows
+                // or links went into this version's tables (a renamed entity or relationship).
+                if !isReadByThisVersion(table.name) { summary.leftOutTables.append(table.name) }
                 continue
             }
             guard let sql = table.sql, Self.isPlainCreateTable(sql) else {
@@ -100,6 +102,14 @@ extension VersionWriter {
             }
             summary.carriedTables.append(table.name)
         }
+    }
+
+    /// True when the rows of base table `name` are some entity's at this version, or its links
+    /// some relationship's (the link queries read it).
+    private func isReadByThisVersion(_ name: String) -> Bool {
+        if state.rowSources.contains(where: { $0.baseTable.uppercased() == name.uppercased() }) { return true }
+        let read = SQLLiteral.table(name, in: state.baseSchema).uppercased()
+        return state.links.contains { !$0.isEmpty && $0.query.uppercased().contains(read) }
     }
 
     /// One `CREATE TABLE` statement, no virtual table, nothing after it.

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+/// What a migration's report says about tables and versions is what happened: a renamed
+/// entity's old table is not "left out" (its rows moved), a removed entity's is; a target after
+/// the catalog's current version (`--to`, the Employees lineage's folder names its first
+/// version current) is verified by its hashes, not refused as a bug.
+@Suite struct MigrationReportAccuracyTests {
+    typealias M = TestModel
+
+    private func output(_ report: MigrationReport) throws -> String {
+        try #require(report.result?.path, "\(report.refusals.map(\.message)) \(report.error?.message ?? "")")
+    }
+
+    /// V1: Person (with a many-to-many `friends` to itself) and Note; V2: Person renamed
+    /// Employee (and `friends` renamed `colleagues`), Note removed.
+    static let versions = [
+        M.version("V1", [
+            EntityDescription(name: "Person", properties: [M.attribute("name"), M.toMany("friends", "Person", inverse: "friendOf"),
+                                                          M.toMany("friendOf", "Person", inverse: "friends")]),
+            EntityDescription(name: "Note", properties: [M.attribute("text")]),
+        ]),
+        M.version("V2", [
+            EntityDescription(name: "Employee", renamingIdentifier: "Person", properties: [
+                M.attribute("name"), M.toMany("colleagues", "Employee", inverse: "colleagueOf", renamedFrom: "friends"),
+                M.toMany("colleagueOf", "Employee", inverse: "colleagues", renamedFrom: "friendOf"),
+            ]),
+        ]),
+    ]
+
+    @Test func aRenamedEntitysTableIsNotLeftOutAndARemovedOnesIs() throws {
+        let fixture = try MigrationFixture(versions: Self.versions)
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            let ann = try context.insert("Person", values: ["name": .text("Ann")])
+            let bob = try context.insert("Person", values: ["name": .text("Bob")])
+            try context.link("Person", key: ann, "friends", to: bob)
+            try context.insert("Note", values: ["text": .text("gone")])
+        }
+        let old = try StoreLayoutBuilder.layout(for: Self.versions[0].model)
+        let personTable = try #require(old.table(ofEntity: "Person", in: Self.versions[0].model)?.name)
+        let noteTable = try #require(old.table(ofEntity: "Note", in: Self.versions[0].model)?.name)
+        let joinTables = old.tables.filter { $0.rootEntity == nil }.map(\.name)
+        #expect(joinTables.count == 1)
+
+        let report = fixture.migrate(path)
+        let out = try output(report)
+        let result = try #require(report.result)
+        #expect(result.leftOutTables == [noteTable], "\(result.leftOutTables); Person is \(personTable), the join table \(joinTables)")
+        #expect(result.rowsByEntity["Employee"] == 2)
+        #expect(try fixture.links(out, at: "V2", "Employee", "colleagues") == [[1, 2]])
+        #expect(report.renderText().contains("Left out: \(noteTable)") && !report.renderText().contains(personTable + ","))
+    }
+
+    @Test func aTargetAfterTheCatalogsCurrentVersionIsVerifiedByItsHashes() throws {
+        let v1 = M.version("V1", [EntityDescription(name: "Item", properties: [M.attribute("title")])])
+        let v2 = M.version("V2", [EntityDescription(name: "Item", properties: [M.attribute("title"), M.attribute("note")])])
+        let fixture = try MigrationFixture(versions: [v1, v2], current: "V1")
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in try context.insert("Item", values: ["title": .text("a")]) }
+        let report = fixture.migrate(path, to: "V2")
+        _ = try output(report)
+        #expect(report.status == .migrated && report.exitStatus == .success)
+        let verification = try #require(report.result?.verification)
+        #expect(verification.problems == [])
+        #expect(verification.matchOutcome == "newer" && verification.matchVersion == "V2")
+        #expect(report.renderText().contains("match: newer V2 (its hashes exactly; the catalog's current version is V1)"))
+    }
+
+    /// The Employees lineage as shipped: its folder names the first version current.
+    @Test(.enabled(if: Samples.available)) func theEmployeesStoreGoesToItsSecondVersionWithTo() throws {
+        let directory = try TemporaryDirectory()
+        let lineage = Samples.url("lineages/Employees")
+        let store = directory.path("MWKCoreDataTests.sqlite")
+        try FileManager.default.copyItem(atPath: lineage.appendingPathComponent("MWKCoreDataTests.sqlite").path, toPath: store)
+        let catalog = try Catalog.load(path: lineage.appendingPathComponent("MWKCoreDataTests.xcdatamodeld").path)
+        #expect(catalog.latest?.name == "MWKCoreDataTests")
+        let report = StoreMigrator.migrate(
+            store: store, catalog: catalog, to: directory.path("out.sqlite"), options: MigrationOptions(targetVersion: "MWKCoreDataTests2"))
+        #expect(report.exitStatus == .success, "\(report.error?.message ?? "") \(report.result?.verification.problems ?? [])")
+        #expect(report.result?.rowsByEntity["Employee"] == 3)
+    }
+}
