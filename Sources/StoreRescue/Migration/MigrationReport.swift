@@ -218,6 +218,14 @@ extension MigrationReport {
         return text
     }
 
+    /// The report of a planned migration that then stopped on `error`: the plan and what the
+    /// analysis found stay (`hops`, `linksToClear`, …); nothing was written.
+    mutating func failed(_ error: any OperatorFacingError) {
+        status = .failed
+        result = nil
+        self.error = ErrorSummary(error)
+    }
+
     /// The report of a migration that could not start or stopped on an error.
     init(store: String, output: String?, catalog: String, dryRun: Bool, error: any OperatorFacingError) {
         self.store = store

@@ -41,6 +41,8 @@ public enum StoreMigrator {
         // with its temporary files in place.
         SafeFileOutput.ignoreFileSizeLimitSignal()
         var openedStore: OpenedStore?
+        // The plan, once made: a failure after it keeps it in the report (what was to be done).
+        var planned: MigrationReport?
         do {
             let target = options.isDryRun ? nil : try CreationTarget(path: output)
             let workspace = try target.map { target in
@@ -63,6 +65,7 @@ public enum StoreMigrator {
             openedStore = store
             var report = MigrationReport(store: path, output: options.isDryRun ? nil : output, catalog: catalog, options: options, preparation: preparation)
             guard report.status == .migrated, let target, let workspace else { return report }
+            planned = report
             if cancellation?.isCancelled == true { throw MigrationError.interrupted(path: output) }
             try faultInjection?(.prepared)
 
@@ -99,9 +102,13 @@ public enum StoreMigrator {
             // A failure while an app wrote to the original read in place (its half-written
             // pages: "malformed") is the app's transaction, not damage.
             let changed = openedStore.map(Self.sourceChanged) == true && Self.mayComeFromWhatWasRead(error)
-            return MigrationReport(
-                store: path, output: options.isDryRun ? nil : output, catalog: catalog.sourcePath, dryRun: options.isDryRun,
-                error: changed ? MigrationError.storeChanged(path: path) : operatorFacing(error, store: path))
+            let failure = changed ? MigrationError.storeChanged(path: path) : operatorFacing(error, store: path)
+            guard var report = planned else {
+                return MigrationReport(
+                    store: path, output: options.isDryRun ? nil : output, catalog: catalog.sourcePath, dryRun: options.isDryRun, error: failure)
+            }
+            report.failed(failure)
+            return report
         }
     }
 

@@ -656,15 +656,20 @@ final class UpgradeRun {
             progress?(UpgradeProgress(phase: .migrate, fraction: 0))
             let file = workspace.path("upgraded.sqlite")
             let migrationOptions = try self.migrationOptions(store: reading.store, readout: reading.readout)
+            var migration = MigrationReport(store: storePath, output: file, catalog: catalog, options: migrationOptions, preparation: reading.preparation)
+            migration.dryRun = false
+            migration.output = storePath
+            // Until it is written: a failure keeps the plan in the report, marked failed (the
+            // upgrade's own `error` says why).
+            migration.status = .failed
+            report.migration = migration
             let written = try MigrationEngine.write(
                 reading.preparation, store: reading.store, readout: reading.readout, catalog: catalog, to: file, workspace: workspace.path,
                 options: migrationOptions,
                 progress: { [progress] step in progress?(UpgradeProgress(phase: .migrate, fraction: step.fraction)) },
                 cancellation: cancellation)
-            var migration = MigrationReport(store: storePath, output: file, catalog: catalog, options: migrationOptions, preparation: reading.preparation)
-            migration.dryRun = false
+            migration.status = .migrated
             migration.result = MigrationReport.Result(path: storePath, written: written, seconds: Date().timeIntervalSince(migrateStarted))
-            migration.output = storePath
             report.migration = migration
             for gap in written.verification.preexistingMissingValues { report.notes.append(gap.summary) }
             report.source = migration.source

@@ -48,6 +48,9 @@ import Testing
             progress: nil, cancellation: nil, faultInjection: { if $0 == stage { throw MigrationError.writeFailed(path: "out.sqlite", reason: "injected at \($0)") } })
         #expect(report.error?.message.contains("injected at \(stage)") == true)
         #expect(report.exitStatus == .ioError)
+        // The plan it had made stays in the report; nothing is reported written.
+        #expect(report.status == .failed && report.result == nil)
+        #expect(report.hops.map { "\($0.from) → \($0.to)" } == ["V1 → V2"] && report.source?.version == "V1" && report.target?.version == "V2")
         #expect(try StoreFixtureBuilder.snapshot(of: fixture.directory.url.path) == before, "at \(stage): the folder is as it was")
     }
 

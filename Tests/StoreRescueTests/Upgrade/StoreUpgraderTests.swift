@@ -219,6 +219,9 @@ struct StoreUpgraderTests {
         #expect(report.notes.contains { $0.hasPrefix("not falling back to a clean store: the catalog's custom stage failed") })
         #expect(try fixture.appFiles() == before)
         #expect(!FileManager.default.fileExists(atPath: fixture.backups + "/quarantine"))
+        // The plan that failed stays in the report, marked failed, nothing reported written.
+        #expect(report.migration?.status == .failed && report.migration?.result == nil)
+        #expect(report.migration?.hops.map { "\($0.from) → \($0.to)" } == ["V1 → V2"])
     }
 
     /// A store matched as a version after the current one only by an index (hashes leave
