@@ -10,8 +10,10 @@ struct MigrationAnalyzer {
     let states: [VirtualVersion]
     let mappings: [HopMapping]
 
-    /// What to count: everything (dry runs, migrations) or only what decides refusals (`match`).
-    enum Depth { case full, refusalsOnly }
+    /// What to count: everything a dry run shows (`forecast`: also the links the writing will
+    /// clear, which costs a scan per relationship), everything a migration reports and checks
+    /// (`full`), or only what decides refusals (`match`).
+    enum Depth { case forecast, full, refusalsOnly }
 
     /// One aggregate over one row source, answered by the batched scans.
     private struct Request {
@@ -34,7 +36,7 @@ struct MigrationAnalyzer {
             for entity in mapping.entities {
                 guard let sourceEntity = entity.source else { continue }
                 for source in before.rowSources(of: sourceEntity) {
-                    if depth == .full {
+                    if depth != .refusalsOnly {
                         for removed in entity.removedAttributes {
                             count(source, where: "(\(source.attributes[removed] ?? "NULL")) IS NOT NULL", key: "removed|\(index)|\(sourceEntity).\(removed)")
                         }
@@ -78,7 +80,7 @@ struct MigrationAnalyzer {
                     discarded.attributeValues["\(sourceEntity).\(removed)", default: 0] += values
                 }
             }
-            if depth == .full {
+            if depth != .refusalsOnly {
                 for set in before.links where !survives(set, mapping, before: before) {
                     discarded.relationshipLinks[set.a.description] = try linkCount(set)
                 }
@@ -86,7 +88,7 @@ struct MigrationAnalyzer {
             analysis.discarded.append(discarded)
             analysis.refusals += try refusals(for: mapping, index: index, answer: answer)
         }
-        if depth == .full, mappings.count > 0, let last = states.last { analysis.linksToClear = try linksToClear(in: last) }
+        if depth == .forecast, mappings.count > 0, let last = states.last { analysis.linksToClear = try linksToClear(in: last) }
         return analysis
     }
 

@@ -115,7 +115,7 @@ enum MigrationEngine {
 
         // 2. The plan, the mappings, and what the data says.
         let assessment = try assess(
-            store: store, readout: readout, catalog: catalog, from: source, to: options.targetVersion, handlers: options.handlers, depth: .full)
+            store: store, readout: readout, catalog: catalog, from: source, to: options.targetVersion, handlers: options.handlers, depth: options.isDryRun ? .forecast : .full)
         preparation.plan = assessment.plan
         preparation.notes += assessment.plan.notes
         preparation.mappings = assessment.mappings

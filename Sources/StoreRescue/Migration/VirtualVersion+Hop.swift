@@ -23,6 +23,8 @@ extension VirtualVersion {
         for (name, maximum) in carriedMaximumKeys {
             if let destinationName = bySource[name]?.name { next.carriedMaximumKeys[destinationName] = maximum }
         }
+        next.objectsMayHaveLeftTheirKind = objectsMayHaveLeftTheirKind || !mapping.removedEntities.isEmpty
+            || Self.ancestryChanges(mapping, from: version.model, to: destination.model)
 
         // Rows: each source row source becomes one of its destination entity.
         for source in rowSources {
@@ -117,6 +119,13 @@ extension VirtualVersion {
                         set.held[id] = kept
                     }
                     set.mayDangle = oriented.mayDangle || removedAny
+                    // Declared on another entity now, or leading to another: objects that held
+                    // or were named by these links may not be of the new ends' kinds.
+                    if bySource[oriented.a.entity]?.name != end.entity
+                        || relationship(at: oriented.a).flatMap({ bySource[$0.destinationEntityName]?.name }) != declared.destinationEntityName
+                    {
+                        next.objectsMayHaveLeftTheirKind = true
+                    }
                     set.isEmpty = oriented.isEmpty
                 } else {
                     set.needsOrderA = declared.isOrdered
@@ -137,6 +146,16 @@ extension VirtualVersion {
             if side == .a { next.links[index].needsOrderB = next.links[index].needsOrderB || (set.b.flatMap(next.relationship(at:))?.isOrdered ?? false) }
         }
         return next
+    }
+
+    /// True when an entity's ancestors (named as at the source) differ after the hop: it moved
+    /// into, out of or across a hierarchy.
+    private static func ancestryChanges(_ mapping: HopMapping, from source: ManagedObjectModel, to destination: ManagedObjectModel) -> Bool {
+        let sourceName = Dictionary(mapping.entities.compactMap { entity in entity.source.map { (entity.name, $0) } }, uniquingKeysWith: { a, _ in a })
+        return mapping.entities.contains { entity in
+            guard let name = entity.source, let before = source.entity(named: name), let after = destination.entity(named: entity.name) else { return false }
+            return source.ancestry(of: before).map(\.name) != destination.ancestry(of: after).map { sourceName[$0.name] ?? "new " + $0.name }
+        }
     }
 
     /// `{{first-key:7}}`: replaced by the first free `Z_PK` of the new objects' table when written.

@@ -87,7 +87,7 @@ extension VirtualVersion {
     /// the destination's rows) whose object is not of the holding kind here: it left the
     /// hierarchy, so the link has no column to go to. Counted, as the links a join table loses.
     func linksOnRowsThatLeft(_ end: LinkSet.End, onOwnRows: Bool, firstKeys: [Int: Int64], using connection: SQLiteConnection) throws -> Int64 {
-        guard let (set, side) = linkSet(for: end), !set.isEmpty, let relationship = relationship(at: end) else { return 0 }
+        guard objectsMayHaveLeftTheirKind, let (set, side) = linkSet(for: end), !set.isEmpty, let relationship = relationship(at: end) else { return 0 }
         let endColumn = side == .a ? "a" : "b", otherColumn = side == .a ? "b" : "a"
         let (holder, partner) = onOwnRows ? (endColumn, otherColumn) : (otherColumn, endColumn)
         guard let holders = keys(ofKind: onOwnRows ? end.entity : relationship.destinationEntityName, firstKeys: firstKeys) else { return 0 }

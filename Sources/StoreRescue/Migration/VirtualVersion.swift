@@ -23,6 +23,10 @@ struct VirtualVersion {
     /// Attributes (`Entity.attribute`) whose expression calls a function that answers
     /// differently at each call (`uuid()`): they must not be copied into later expressions.
     var nondeterministicAttributes: Set<String>
+    /// True when a hop on the way removed an entity, changed an entity's ancestry, or moved a
+    /// relationship to another entity or destination: objects may then no longer be of a kind
+    /// they were, and links they held may have no place left (`linksOnRowsThatLeft`).
+    var objectsMayHaveLeftTheirKind = false
 
     /// The row sources of `entity` (its own rows, not its subentities').
     func rowSources(of entity: String) -> [RowSource] { rowSources.filter { $0.entity == entity } }

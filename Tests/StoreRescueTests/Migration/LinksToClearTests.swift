@@ -61,7 +61,7 @@ import Testing
         let result = try #require(run.result, "\(run.refusals.map(\.message)) \(run.error?.message ?? "")", sourceLocation: sourceLocation)
         #expect(result.clearedLinks == expected, sourceLocation: sourceLocation)
         #expect(result.verification.danglingLinks == 0, sourceLocation: sourceLocation)
-        #expect(run.linksToClear.map(\.name) == expected.keys.sorted(), sourceLocation: sourceLocation)
+        #expect(run.linksToClear.isEmpty, "a forecast of the dry run only", sourceLocation: sourceLocation)
         let text = dryRun.renderText()
         let line = expected.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         #expect(text.contains("Links to clear (") && text.contains(line), "\(text)", sourceLocation: sourceLocation)
@@ -84,6 +84,21 @@ import Testing
         try expectPredictionHolds(fixture, path, expected: ["Owner.pet": 1, "Animal.keepers": 2, "Owner.fed": 1, "Animal.vet": 1])
         let dryRun = fixture.migrate(path, output: "dry2.sqlite", dryRun: true)
         #expect(dryRun.hops.first?.removedEntities.map { "\($0.name) \($0.count)" } == ["Dog 1"])
+    }
+
+    /// `vet` moves down from Animal to Cat: the dog's vet link has no place left.
+    @Test func aRelationshipMovedToASubentityLosesTheOtherSubentitiesLinks() throws {
+        let v2 = M.version("V2", [
+            EntityDescription(name: "Animal", properties: [M.attribute("name"), M.toMany("keepers", "Owner", inverse: "pets")]),
+            EntityDescription(name: "Cat", superentityName: "Animal", properties: [M.toOne("vet", "Owner")]),
+            EntityDescription(name: "Dog", superentityName: "Animal", properties: [M.attribute("tag")]),
+            EntityDescription(name: "Owner", properties: [
+                M.attribute("name"), M.toOne("pet", "Animal"), M.toMany("pets", "Animal", inverse: "keepers"), M.toMany("fed", "Animal"),
+            ]),
+        ])
+        let fixture = try MigrationFixture(versions: [Self.zoo("V1"), v2])
+        let path = try store(fixture)
+        try expectPredictionHolds(fixture, path, expected: ["Cat.vet": 1])
     }
 
     @Test func nothingToClearIsShownAsNothing() throws {
