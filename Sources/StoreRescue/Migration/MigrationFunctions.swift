@@ -54,7 +54,7 @@ enum MigrationFunctions {
         if let converted = StorageValue.convert(values[0], to: type) { return converted }
         let entity = values[2].string ?? "?", attribute = values[3].string ?? "?"
         let pk = values[4].int64.map(String.init) ?? "?"
-        throw ConversionFailure(message: conversionFailurePrefix + "\(entity).\(attribute) of the object with Z_PK \(pk) is \(describe(values[0])), which is not a \(type.modelFileName)")
+        throw ConversionFailure(message: conversionFailurePrefix + "\(entity).\(attribute) of the object with Z_PK \(pk) is \(describe(values[0])), which is not \(type.modelFileName.first.map { "AEIOU".contains($0) } == true ? "an" : "a") \(type.modelFileName)")
     }
 
     struct ConversionFailure: Error, CustomStringConvertible {

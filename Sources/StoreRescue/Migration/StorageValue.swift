@@ -113,9 +113,24 @@ enum StorageValue {
             let d = Double(n)
             return Int64(exactly: d) == n ? d : nil
         case .real(let d): return d
-        case .text(let text): return Double(text.trimmingCharacters(in: .whitespaces))
+        case .text(let text):
+            // A number SQLite can store (NaN it stores as NULL), from text no longer than a
+            // Double holds exactly (15 significant digits): `12345678901234567890.123` would
+            // come back as 1.23456789012345671677e+19, its last digits lost.
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            guard let number = Double(trimmed), !number.isNaN, number.isInfinite || significantDigits(trimmed) <= 15 else { return nil }
+            return number
         default: return nil
         }
+    }
+
+    /// The significant digits of a decimal number's text: its mantissa's digits without the
+    /// leading zeros and without the trailing zeros (which a Double keeps exactly).
+    static func significantDigits(_ text: String) -> Int {
+        let mantissa = text.prefix { $0 != "e" && $0 != "E" }
+        let digits = mantissa.filter { ("0"..."9").contains($0) }
+        let trimmed = digits.drop { $0 == "0" }
+        return trimmed.reversed().drop { $0 == "0" }.count
     }
 
     /// An ISO 8601 date (as `defaultValueString` and catalogs write dates) in seconds since 2001.

@@ -152,6 +152,23 @@ import Testing
         #expect(impossible.refusals.first?.message.contains("changes type from Binary to Integer 64") == true)
     }
 
+    /// Text that SQLite cannot keep as a number (`nan`: a NaN is stored as NULL) or that a
+    /// Double cannot hold (more than 15 significant digits) does not convert: a review's `nan`
+    /// became NULL with exit 0 and nothing reported. Trailing zeros and infinities convert.
+    @Test func textThatWouldLoseItsNumberDoesNotConvert() throws {
+        for (type, text) in [(AttributeType.double, "nan"), (.decimal, "NaN"), (.float, "nan"), (.decimal, "12345678901234567890.123"),
+                             (.double, "0.12345678901234567")] {
+            let (_, report) = try migrate([M.attribute("n", .string)], [["n": .text("1")], ["n": .text(text)]], to: [M.attribute("n", type)])
+            let refusal = try #require(report.refusals.first, "\(type) \(text)")
+            #expect(refusal.code == .typeChangeNotInferable && refusal.rowCount == 1, "\(type) \(text)")
+            #expect(refusal.message.contains("the text \"\(text)\""))
+        }
+        let texts = ["100000000000000000000", "1.500000000000000000000", "-0.000123456789012345", "inf"]
+        let (converted, report) = try migrate([M.attribute("n", .string)], texts.map { ["n": .text($0)] }, to: [M.attribute("n", .double)])
+        #expect(try values(converted, report, "n") == [.real(1e20), .real(1.5), .real(-0.000123456789012345), .real(.infinity)])
+        #expect(StorageValue.significantDigits("-0012.3400e5") == 4 && StorageValue.significantDigits("0.000") == 0)
+    }
+
     @Test func aNewUniquenessConstraintThatObjectsBreakIsRefused() throws {
         let unique = [EntityDescription(name: "Item", properties: [M.attribute("code")], uniquenessConstraints: [["code"]])]
         let fixture = try MigrationFixture(versions: [M.version("V1", item([M.attribute("code")])), M.version("V2", unique)])
