@@ -223,6 +223,10 @@ enum DataCheck: Sendable, Equatable {
     case unconvertibleValues(entity: String, attribute: String, sourceAttribute: String, type: AttributeType)
     /// Objects of `entity` with more than one link through source relationship `relationship`.
     case severalLinks(entity: String, relationship: String, sourceEntity: String, sourceRelationship: String)
+    /// Objects at the other end of source relationship `sourceRelationship` linked from more
+    /// than one object, where `relationship` becomes a to-many with no inverse: Core Data keeps
+    /// it in a column of the destination's rows, one owner each.
+    case severalOwners(entity: String, relationship: String, sourceEntity: String, sourceRelationship: String)
     /// Objects of `entity` (at the hop's destination) that share values under a uniqueness
     /// constraint the source did not have.
     case duplicates(entity: String, properties: [String])

@@ -235,6 +235,16 @@ enum HopMappingBuilder {
             } else if origin.isOrdered != relationship.isOrdered {
                 mapping.change = .orderingChanged(relationship.isOrdered ? "now ordered" : "no longer ordered")
             }
+            // A to-many with no inverse keeps one owner per destination object (a hidden column):
+            // unless the source already did (no inverse, or a to-one inverse), the data decides.
+            if relationship.isToMany, relationship.inverseName == nil,
+                !(origin.isToMany && (origin.inverseName == nil || source.entity(named: origin.destinationEntityName)
+                    .flatMap { destination in source.allProperties(of: destination).first { $0.name == origin.inverseName } }
+                    .map { if case .relationship(let inverse) = $0 { return !inverse.isToMany } else { return false } } == true))
+            {
+                checks.append(.severalOwners(
+                    entity: entity.name, relationship: relationship.name, sourceEntity: sourceEntity.name, sourceRelationship: origin.name))
+            }
             // The destination must take every object the source relationship could point at.
             let oldTarget = origin.destinationEntityName
             let newTargetSource = correspondence.entitySources[relationship.destinationEntityName]

@@ -217,6 +217,17 @@ struct MigrationAnalyzer {
                     code: .uniquenessViolated, hop: hop, entity: entity, property: properties.joined(separator: ", "), rowCount: duplicates,
                     message: "\(mapping.hop.to) makes \(entity).\(properties.joined(separator: " + ")) unique, and \(duplicates) values are shared by several \(entity) objects",
                     remedy: "declare the stage custom with a willMigrate step that removes or renames the duplicates (seed 003)"))
+            case .severalOwners(let entity, let relationship, let sourceEntity, let sourceRelationship):
+                guard let (set, side) = before.linkSet(for: LinkSet.End(entity: declaring(sourceRelationship, of: sourceEntity, in: before), relationship: sourceRelationship)) else { continue }
+                let (owner, owned) = side == .a ? ("a", "b") : ("b", "a")
+                let shared = try connection.scalar(
+                    "SELECT count(*) FROM (SELECT \(owned) FROM (\(set.query)) WHERE \(owned) IS NOT NULL AND \(owner) IS NOT NULL GROUP BY \(owned) HAVING count(DISTINCT \(owner)) > 1)")?.int64 ?? 0
+                guard shared > 0 else { continue }
+                let destination = mapping.entity(named: entity)?.relationships.first { $0.name == relationship }?.destinationEntity ?? "destination"
+                result.append(MigrationRefusal(
+                    code: .toManyHasSeveralLinks, hop: hop, entity: entity, property: relationship, rowCount: shared,
+                    message: "\(entity).\(relationship) becomes a to-many with no inverse, which keeps one \(entity) per \(destination) object, and \(shared) objects are linked from more than one \(sourceEntity) through \(sourceRelationship)",
+                    remedy: "keep an inverse (a many-to-many), or a willMigrate step that leaves each object one \(sourceEntity)"))
             case .severalLinks(let entity, let relationship, let sourceEntity, let sourceRelationship):
                 guard let (set, side) = before.linkSet(for: LinkSet.End(entity: declaring(sourceRelationship, of: sourceEntity, in: before), relationship: sourceRelationship)) else { continue }
                 let column = side == .a ? "a" : "b"

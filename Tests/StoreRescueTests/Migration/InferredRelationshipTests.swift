@@ -49,6 +49,30 @@ import Testing
         #expect(report.hops.first?.entities.first { $0.name == "Post" }?.relationships.first?.change.contains("to-many") == true)
     }
 
+    /// A to-many with no inverse keeps one owner per destination object (a hidden column): a
+    /// review's many-to-many, and a to-one with no inverse, made into one lost every second
+    /// owner's link, exit 0 and nothing reported. Refused when a destination has two owners,
+    /// migrated when each has one.
+    @Test(arguments: ["manyToMany", "toOne"])
+    func aToManyWithNoInverseRefusesObjectsWithSeveralOwners(from kind: String) throws {
+        let (post, person): ([PropertyDescription], [PropertyDescription]) = kind == "manyToMany"
+            ? ([M.toMany("readers", "Person", inverse: "reads")], [M.toMany("reads", "Post", inverse: "readers")])
+            : ([M.toOne("readers", "Person")], [])
+        let next = [M.toMany("readers", "Person")]
+        func link(_ context: MigrationContext, shared: Bool) throws {
+            try context.link("Post", key: 1, "readers", to: 1)
+            try context.link("Post", key: 2, "readers", to: shared ? 1 : 2)
+        }
+        let (_, refused) = try authored(post, person, next: next, []) { try link($0, shared: true) }
+        #expect(refused.status == .refused && refused.exitStatus == .refused)
+        let refusal = try #require(refused.refusals.first)
+        #expect(refusal.code == .toManyHasSeveralLinks && refusal.rowCount == 1 && refusal.property == "readers")
+        #expect(refusal.message.contains("becomes a to-many with no inverse"), "\(refusal.message)")
+        let (fixture, report) = try authored(post, person, next: next, []) { try link($0, shared: false) }
+        let path = try output(report)
+        #expect(try fixture.links(path, at: "V2", "Post", "readers") == [[1, 1], [2, 2]])
+    }
+
     @Test func manyToManyBecomesOneToManyWhenEveryPostHasOneAuthor() throws {
         let many = [M.toMany("authors", "Person", inverse: "posts")], manyBack = [M.toMany("posts", "Post", inverse: "authors")]
         let one = [M.toOne("author", "Person", inverse: "posts", renamedFrom: "authors")], oneBack = [M.toMany("posts", "Post", inverse: "author")]
