@@ -159,6 +159,9 @@ public struct MigrationRefusal: Sendable, Equatable, Codable {
         case plan
         /// The store's version cannot be told: ambiguous, unknown, or drifted beyond adoption.
         case storeNotIdentified
+        /// `upgrade` only: an undamaged store names its version by its stored hashes, and no
+        /// version of the catalog has them: the catalog lacks the store's version.
+        case versionNotInCatalog
         /// The store is newer than the target: never downgrade.
         case storeNewer
         /// `upgrade` only: the store cannot be read as a store (damaged, truncated, not SQLite).
@@ -197,9 +200,10 @@ public struct MigrationRefusal: Sendable, Equatable, Codable {
 
     /// True for the refusals the catalog must change for, not the store: a custom stage or
     /// default of the models that does not hold, a stage plan that does not hold, a store newer
-    /// than the catalog's versions. The clean fallback never applies to them.
+    /// than the catalog's versions or of a version it lacks. The clean fallback never applies
+    /// to them.
     public var isCatalogsFault: Bool {
-        [.invalidCustomStage, .plan, .storeNewer].contains(code)
+        [.invalidCustomStage, .plan, .storeNewer, .versionNotInCatalog].contains(code)
     }
 
     /// The Core Data error the app would report for it.
@@ -209,7 +213,7 @@ public struct MigrationRefusal: Sendable, Equatable, Codable {
         case .typeChangeNotInferable, .structureNotInferable, .toManyHasSeveralLinks: return 134140
         case .uniquenessViolated: return 133021
         case .storeNewer: return 134100
-        case .invalidCustomStage, .plan, .storeNotIdentified, .storeDamaged: return nil
+        case .invalidCustomStage, .plan, .storeNotIdentified, .versionNotInCatalog, .storeDamaged: return nil
         }
     }
 }

@@ -474,7 +474,7 @@ final class UpgradeRun {
         case .success(let reading):
             let preparation = reading.preparation
             guard preparation.refusals.isEmpty, let source = preparation.sourceVersion, let plan = preparation.plan else {
-                return .cannotSave(preparation.refusals)
+                return .cannotSave(catalogsGaps(in: preparation.refusals, of: reading))
             }
             guard let version = catalog.versions.first(where: { $0.name == source }) else { return .cannotSave(preparation.refusals) }
             let stamp = AdoptionStamp(metadata: reading.readout.metadata, version: version)
@@ -494,6 +494,25 @@ final class UpgradeRun {
             }
             if plan.isAtTarget { return .adopt(stamp) }
             return .migrate(stamp)
+        }
+    }
+
+    /// `refusals` with "not identified" told apart when it is the catalog's gap: the store is
+    /// undamaged and names its version by its stored hashes, which no version of the catalog
+    /// has (a review's healthy V2 store, against a catalog without V2, was quarantined for an
+    /// empty store by `--on-failure clean`). A store whose hashes were lost stays unidentified.
+    private func catalogsGaps(in refusals: [MigrationRefusal], of reading: Reading) -> [MigrationRefusal] {
+        guard refusals.contains(where: { $0.code == .storeNotIdentified }),
+            reading.readout.metadata?.versionHashes?.isEmpty == false, reading.preparation.match.outcome != .ambiguous,
+            damage(of: reading.store) == nil
+        else { return refusals }
+        return refusals.map { refusal in
+            guard refusal.code == .storeNotIdentified else { return refusal }
+            var gap = refusal
+            gap.code = .versionNotInCatalog
+            gap.message += "; the store is undamaged and its metadata names its version by hashes the catalog has for no version"
+            gap.remedy = "add the version that wrote it to the catalog (its model, or `storerescue catalog learn` from a copy of this store), then upgrade again"
+            return gap
         }
     }
 

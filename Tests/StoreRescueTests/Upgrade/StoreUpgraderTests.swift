@@ -288,6 +288,32 @@ struct StoreUpgraderTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.backups + "/quarantine"))
     }
 
+    /// An undamaged store of a version the catalog lacks (V2 taken out of the Journal catalog):
+    /// its stored hashes name its version, so the catalog must change, not the store. A
+    /// review's `--on-failure clean` put an empty V4 store in its place (exit 5).
+    @Test func aHealthyStoreOfAVersionTheCatalogLacksNeverFallsBack() throws {
+        let fixture = try UpgradeFixture()
+        let journal = try fixture.journalCatalog
+        let v2 = try #require(journal.version(named: "V2"))
+        let custom = try #require(journal.stages.last)
+        let catalog = Catalog(
+            name: "Journal", versions: journal.versions.filter { $0.name != "V2" }, currentVersionName: "V4",
+            stages: [CatalogStage(from: "V1", to: "V3", kind: .lightweight), custom], sourcePath: journal.sourcePath)
+        let store = fixture.appFolder + "/Journal.sqlite"
+        try StoreCreator.create(model: v2.model, versionIdentifiers: v2.versionIdentifiers, at: store)
+        try StoreFixtureBuilder.run(store, """
+            INSERT INTO ZENTRY (Z_PK, Z_ENT, Z_OPT, ZCREATEDAT, ZTEXT, ZTITLE, ZMOOD) VALUES (1, 1, 1, 0, 'a', 't1', 3), (2, 1, 1, 0, 'b', 't2', 4);
+            UPDATE Z_PRIMARYKEY SET Z_MAX = 2 WHERE Z_NAME = 'Entry'
+            """)
+        let before = try fixture.appFiles()
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
+        #expect(report.status == .refused && report.exitStatus == .refused && report.fallback == nil, "\(report.status)")
+        #expect(report.refusals.map(\.code) == [.versionNotInCatalog])
+        #expect(report.renderText().contains("Refused: the catalog must change, not the store"))
+        #expect(try fixture.appFiles() == before)
+        #expect(!FileManager.default.fileExists(atPath: fixture.backups + "/quarantine"))
+    }
+
     /// Damage only writing meets (a broken overflow chain: SQLite's "malformed" surfaces as a
     /// failed step of the migration) and a store that lost Z_METADATA (its entity tables
     /// intact) are damaged stores, saved by the clean fallback, not faults of the catalog or
