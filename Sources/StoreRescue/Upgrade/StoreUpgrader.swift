@@ -243,12 +243,13 @@ final class UpgradeRun {
             second = try readSnapshot(snapshot)
         } catch let error where Self.isDataFailure(error) {
             // The bytes backed up cannot be read as a store: damaged.
-            _ = try? verification.wait()
             report.refusals = [Self.failureRefusal(error, store: storePath)]
             if options.onFailure == .keep || isAdoptOnly {
+                _ = try? verification.wait()
                 report.status = .refused
                 return
             }
+            try requireVerifiedBackup(verification, backup: backup)
             try fallBack(backup: backup, reading: .failure(error), since: Date())
             return
         } catch {
@@ -258,11 +259,12 @@ final class UpgradeRun {
         decision = decide(.success(second))
         if case .cannotSave(let refusals) = decision {
             report.refusals = refusals
-            _ = try? verification.wait()
             if options.onFailure == .keep || isAdoptOnly || refuseForTheCatalog(refusals) {
+                _ = try? verification.wait()
                 report.status = .refused
                 return
             }
+            try requireVerifiedBackup(verification, backup: backup)
             try fallBack(backup: backup, reading: .success(second), since: Date())
             return
         }
@@ -300,8 +302,8 @@ final class UpgradeRun {
             }
             throw error
         } catch let error where Self.isDataFailure(error) && options.onFailure == .clean && !isAdoptOnly {
-            _ = try? verification.wait()
             report.refusals = [Self.failureRefusal(error, store: storePath)]
+            try requireVerifiedBackup(verification, backup: backup)
             try fallBack(backup: backup, reading: .success(second), since: Date())
             return
         } catch let error as StoreAccessError where Self.isDataFailure(error) {
@@ -358,6 +360,24 @@ final class UpgradeRun {
         case .adopt: report.status = .adoptedOnly
         default: report.status = .upgraded
         }
+    }
+
+    /// No verified backup, no write: before the clean fallback moves anything, the backup's
+    /// gzip stream and both SHA-256 sums must hold (its snapshot's `integrity_check` may fail:
+    /// the store is damaged), and the report says what the verification found. A review's
+    /// fallback reported the backup "verified: no" and swapped the store without waiting.
+    private func requireVerifiedBackup(_ verification: BackgroundTask<BackupVerification>, backup: BackupResult) throws {
+        let started = Date()
+        let checked = try verification.wait()
+        report.backup?.verified = checked.isGood
+        report.backup?.integrityCheck = checked.integrityCheck
+        let problems = checked.problems.filter { !$0.contains("fails PRAGMA") }
+        guard problems.isEmpty else {
+            report.addPhase(.verify, "failed", since: started, "the backup does not verify: " + problems.joined(separator: "; "))
+            throw UpgradeError.backupNotVerified(backup: backup.backupPath, problems: problems)
+        }
+        report.addPhase(.verify, "done", since: started, "backup verified (gzip stream, both SHA-256 match); its snapshot: "
+            + (checked.isGood ? "\(options.fullIntegrityCheck ? "integrity_check" : "quick_check") ok" : "fails its check (the store is damaged)"))
     }
 
     /// The backup's sums are right but its snapshot fails `integrity_check`: the store itself is

@@ -133,6 +133,10 @@ struct StoreUpgraderTests {
         let uuid = try UpgradeFixture.uuid(of: store)
         let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
         #expect(report.status == .fellBackToClean && report.exitStatus == .fellBackToClean, "\(report.error?.message ?? "")")
+        // No verified backup, no write: the fallback waited for the backup's verification (a
+        // review's report said "verified: no" and had no verify phase).
+        #expect(report.backup?.verified == true && report.backup?.integrityCheck == "ok")
+        #expect(report.phases.contains { $0.name == "verify" && $0.status == "done" }, "\(report.phases)")
         let incident = try #require(report.fallback)
         #expect(incident.state == "complete")
         #expect(incident.reasons.first?.coreDataErrorCode == 134110)
