@@ -112,11 +112,13 @@ struct CleanFallback {
 
         // 5. The incident (pending) and the swap's journal.
         let uuid = Self.storeUUID(of: clean.path) ?? ""
+        // The original's UUID as read, or (a store SQLite could not read) as the salvage read it.
+        let originalUUID = storeUUID ?? clean.recoveredUUID
         var incident = IncidentReport(
             state: "pending", store: storePath, createdAt: BackupManifest.timestampFormatter().string(from: now), reasons: refusals,
             quarantine: quarantine, quarantinedFiles: [], backup: backupPath, backupKind: backupEntry.kind,
             cleanStore: IncidentReport.CleanStore(
-                path: storePath, version: target.name, uuid: uuid, uuidKept: storeUUID != nil && storeUUID?.uppercased() == uuid.uppercased(),
+                path: storePath, version: target.name, uuid: uuid, uuidKept: originalUUID != nil && originalUUID?.uppercased() == uuid.uppercased(),
                 content: clean.carried ? "salvaged" : "empty"),
             salvageDatabase: salvageDatabase, rowsUnreadable: rowsUnreadable, entities: clean.entities,
             restoreCommand: Self.restoreCommand(backup: backupPath, kind: backupEntry.kind, store: storePath),
@@ -185,6 +187,8 @@ struct CleanFallback {
         var path: String
         var carried: Bool
         var entities: [IncidentReport.EntityOutcome]
+        /// The damaged store's UUID when only the salvage could read it (its `Z_METADATA` row).
+        var recoveredUUID: String? = nil
     }
 
     /// The store salvaged as its version and migrated to the target (entities the plan refuses
@@ -205,9 +209,10 @@ struct CleanFallback {
         if let salvageReport, let sourceName = salvageReport.version,
            let source = catalog.versions.first(where: { $0.name == sourceName }) {
             let salvagedRows = Self.rowsByEntity(salvageReport)
-            if let carried = try carry(
+            if var carried = try carry(
                 salvaged: salvaged, source: source, target: target, salvagedRows: salvagedRows, rowsInStore: rowsInStore, notes: &notes
             ) {
+                if salvageReport.metadata?.source == "recovered" { carried.recoveredUUID = salvageReport.metadata?.uuid }
                 return carried
             }
             notes.append("the salvaged rows could not be carried to \(target.name); the clean store is empty and every row is in the salvage database")

@@ -81,6 +81,11 @@ struct UpgradeCommandTests {
             #expect(fallback[key] != nil, "fallback key \(key)")
         }
         #expect(fallback["state"] as? String == "complete")
+        // The UUID only the salvage could read is kept, and said so (a review's said "new").
+        let cleanStore = try #require(fallback["cleanStore"] as? [String: Any])
+        #expect(cleanStore["uuid"] as? String == "D4A3A6ED-0000-4000-8000-000000000300" && cleanStore["uuidKept"] as? Bool == true, "\(cleanStore)")
+        let backedUp = try #require(try clean.json()["backup"] as? [String: Any])
+        #expect(backedUp["verified"] as? Bool == false && (backedUp["integrityCheck"] as? String)?.contains("malformed") == true, "\(backedUp)")
         let note = try #require((fallback["entities"] as? [[String: Any]])?.first { $0["entity"] as? String == "Note" })
         #expect(note["rowsInCleanStore"] as? Int == 267 && note["keptIn"] as? String == "clean store", "\(note)")
         #expect(try UpgradeFixture.count("ZNOTE", in: notes) == 267)
