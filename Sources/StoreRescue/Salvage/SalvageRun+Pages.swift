@@ -229,7 +229,7 @@ extension SalvageRun {
                 let shape = ShapeMatcher.Shape(classes: columns.map(\.storageClass), secondInteger: second)
                 let fits: Bool
                 switch owner {
-                case .table(let index): fits = matcher.score(shape, table: index) != nil
+                case .table(let index): fits = matcher.score(shape, table: index, evidenced: true) != nil
                 case .schema: fits = isSchemaRow(columns, local)
                 case .bookkeeping(let table): fits = bookkeepingMatcher.tables.firstIndex { $0.name == table.rawValue }
                     .map { bookkeepingMatcher.score(shape, table: $0) != nil } ?? true

@@ -53,7 +53,7 @@ struct ShapeMatcher {
         guard !shapes.isEmpty else { return nil }
         let majority = shapes.count / 2 + 1
         if let preferred {
-            return preferred < tables.count && tally(shapes, table: preferred).fits >= majority ? preferred : nil
+            return preferred < tables.count && tally(shapes, table: preferred, evidenced: true).fits >= majority ? preferred : nil
         }
         var best: (index: Int, fits: Int, score: Int)?
         var tied = false
@@ -76,10 +76,10 @@ struct ShapeMatcher {
         return tied ? nil : best?.index
     }
 
-    private func tally(_ shapes: [Shape], table: Int) -> (fits: Int, score: Int) {
+    private func tally(_ shapes: [Shape], table: Int, evidenced: Bool = false) -> (fits: Int, score: Int) {
         var fits = 0, score = 0
         for shape in shapes {
-            if let value = self.score(shape, table: table) {
+            if let value = self.score(shape, table: table, evidenced: evidenced) {
                 fits += 1
                 score += value
             }
@@ -89,12 +89,18 @@ struct ShapeMatcher {
 
     /// How well one record fits the table at `index` in `tables`; nil when it cannot be one of
     /// its rows.
-    func score(_ shape: Shape, table index: Int) -> Int? {
+    /// - Parameter evidenced: the page is this table's by other evidence (its tree leads to it,
+    ///   or the pointer map to its root): in plain mode any value then fits any column, as SQLite
+    ///   allows — an app's `''` in an INTEGER column or `'N/A'` in a REAL one is its data, and a
+    ///   review's undamaged store had such leaves sent to lost and found and called damaged. Only
+    ///   a page no evidence places, or whose values no SQLite table holds (a number in a TEXT
+    ///   column), is judged by how typical its values are.
+    func score(_ shape: Shape, table index: Int, evidenced: Bool = false) -> Int? {
         let table = tables[index]
         let count = shape.classes.count
         guard count >= 1, count <= table.columns.count else { return nil }
         var score = count == table.columns.count ? 4 : 0
-        var atypical = 0, valued = 0
+        var atypical = 0, valued = 0, impossible = 0
         let fixable = fixableColumns[index]
         for (column, storage) in shape.classes.enumerated() {
             if column == table.rowidColumn {
@@ -121,12 +127,15 @@ struct ShapeMatcher {
                 if isStrict { return nil }
                 atypical += 1
                 valued += 1
+                // A number in a TEXT column: SQLite turns numbers into text there, so no app
+                // stored one; the column's declared type (or the record) is damaged.
+                if affinity == .text, storage == .integer || storage == .real { impossible += 1 }
             case .null: score += 1
             }
         }
         // SQLite accepts any value in any column, but apps mostly store what they declare: a
         // record whose values are often not what the columns declare is another table's.
-        if atypical * 4 > valued { return nil }
+        if atypical * 4 > valued, !evidenced || isStrict || impossible > 0 { return nil }
         if let entities = table.entityNumbers {
             if let entity = shape.secondInteger, entities.contains(entity) {
                 score += 8
