@@ -72,17 +72,34 @@ extension SalvageRun {
             }
             // SQLite reads a statement's text up to its first NUL: a name holding one (damage,
             // or a hostile file) could not be written into the new store as it is.
-            let name = entry.name.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}")
-            guard let definition = parser.parse(name: name, sql: sql, rootPage: entry.rootPage) else {
+            let name = Self.writable(entry.name.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}"))
+            guard var definition = parser.parse(name: name, sql: sql, rootPage: entry.rootPage) else {
                 notes.append("table \(name): its CREATE TABLE statement cannot be read; its rows count as lost and found")
                 continue
             }
             if name != entry.name {
-                notes.append("table \(name): its name holds NUL characters, written as U+FFFD")
+                notes.append("table \(name): its name holds NUL characters or noncharacters, written as U+FFFD")
+            }
+            for index in definition.columns.indices {
+                let column = definition.columns[index]
+                definition.columns[index].name = Self.writable(column.name)
+                definition.columns[index].declaredType = Self.writable(column.declaredType)
+                if definition.columns[index].name != column.name {
+                    notes.append("table \(name): the name of its column \(index + 1) holds noncharacters, written as U+FFFD")
+                }
             }
             tables.append(definition)
         }
         assumeSequenceTable()
+    }
+
+    /// `text` with U+FFFE and U+FFFF as U+FFFD: SQLite turns them into U+FFFD when it converts
+    /// text to UTF-16, so in a UTF-16 store a table made with a column so named has another
+    /// name than the one its rows are then inserted by (a review's damaged schema row ended the
+    /// whole salvage, exit 74, "no column named z\u{FFFF}REAL").
+    static func writable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value == 0xFFFE || $0.value == 0xFFFF }) else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value == 0xFFFE || $0.value == 0xFFFF ? "\u{FFFD}" : $0 }))
     }
 
     /// `sqlite_sequence` when the schema has `AUTOINCREMENT` tables but lost its row: SQLite made

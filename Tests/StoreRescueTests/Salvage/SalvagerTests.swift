@@ -81,7 +81,31 @@ import Testing
         #expect(recovered["peo\u{FFFD}ple"] == original["people"])
         #expect(recovered["events"] == original["events"])
         #expect(report.tables.first { $0.name == "peo\u{FFFD}ple" }?.rows.recovered == original["people"]?.count)
-        #expect(report.notes.contains("table peo\u{FFFD}ple: its name holds NUL characters, written as U+FFFD"))
+        #expect(report.notes.contains("table peo\u{FFFD}ple: its name holds NUL characters or noncharacters, written as U+FFFD"))
+    }
+
+    /// A noncharacter (U+FFFF, U+FFFE) in a UTF-16 store's schema row, as damage leaves it:
+    /// SQLite makes it U+FFFD when it writes the new table, so the column is written so named.
+    /// A review's salvage ended there for every table (exit 74, "no column named z\u{FFFF}REAL").
+    @Test(arguments: [0xFFFF, 0xFFFE] as [UInt16])
+    func aNoncharacterInAUTF16SchemaIsWrittenAsAReplacementCharacter(scalar: UInt16) throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("u.sqlite")
+        try StoreFixtureBuilder.database(at: store, sql: """
+            PRAGMA encoding = 'UTF-16le'; CREATE TABLE alt (x INT, z REAL DEFAULT 2.5);
+            WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i < 99) INSERT INTO alt SELECT i, i FROM k;
+            """)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: store))
+        let needle = Data("z REAL".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+        let at = try #require(bytes.range(of: needle)).lowerBound
+        bytes[at + 2] = UInt8(scalar & 0xFF)
+        bytes[at + 3] = UInt8(scalar >> 8)
+        try bytes.write(to: URL(fileURLWithPath: store))
+        let output = directory.path("out.sqlite")
+        let report = try Salvager.salvage(store: store, into: output)
+        let recovered = try SalvageFixtures.rows(of: output)
+        #expect(recovered["alt"]?.count == 100 && report.totals.recovered == 100)
+        #expect(report.notes.contains("table alt: the name of its column 2 holds noncharacters, written as U+FFFD"), "\(report.notes)")
     }
 
     /// A UTF-16 database comes back in its own encoding, its records copied as they are (the
