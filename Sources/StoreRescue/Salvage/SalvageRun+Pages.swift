@@ -191,7 +191,10 @@ extension SalvageRun {
         pagesProcessed += 1
         let header = pageBuffer.withUnsafeBytes { BTreePageHeader(page: $0, pageNumber: page, usableSize: geometry.usableSize) }
         guard let header, accepts(header.kind) else {
-            if refusedFirst(page) { tally.pagesDamaged += 1 }
+            if refusedFirst(page) {
+                tally.pagesDamaged += 1
+                if header == nil { _ = unreadableTreePages.insert(page) }
+            }
             return nil
         }
         return header

@@ -85,18 +85,20 @@ extension SalvageRun {
     /// Page kinds over the whole file; zeroed and unrecognised pages that no overflow chain
     /// explained are damage.
     private func pageSummary(tables: [SalvageReport.TableSummary]) -> SalvageReport.PageSummary {
-        var zeroed = 0, unknown = 0, maps = 0
+        var zeroed = 0, unknown = 0, maps = 0, countedByTrees = 0
         for page in UInt32(1)...max(1, capacity) where page <= capacity {
             if pointerMap?.isMapPage(page) == true { maps += 1 }
             guard !overflowPages.contains(page) else { continue }
             if zeroedPages.contains(page) { zeroed += 1 }
             if unknownPages.contains(page) { unknown += 1 }
+            if unreadableTreePages.contains(page), zeroedPages.contains(page) || unknownPages.contains(page) { countedByTrees += 1 }
         }
         let tableDamage = tables.reduce(0) { $0 + $1.pages.damaged }
         return SalvageReport.PageSummary(
             total: Int(source.pageCount), read: Int(capacity) - pageKinds.readFailures,
             missing: Int(source.pageCount) - Int(capacity) + pageKinds.readFailures,
-            damaged: tableDamage + pagesDamagedOutsideTables + zeroed + unknown,
+            // A zeroed or unknown page a tree led to is that tree's damage already: once.
+            damaged: tableDamage + pagesDamagedOutsideTables + zeroed + unknown - countedByTrees,
             tableLeaf: pageKinds.tableLeaf, tableInterior: pageKinds.tableInterior, indexLeaf: pageKinds.indexLeaf,
             indexInterior: pageKinds.indexInterior, overflow: overflowPages.count, freelistTrunk: freeTrunks.count,
             freelistLeaf: freeLeaves.count, pointerMap: maps, zeroed: zeroed, unknown: unknown)

@@ -43,6 +43,9 @@ final class SalvageRun {
     var freeLeaves: PageBitmap
     var zeroedPages: PageBitmap
     var unknownPages: PageBitmap
+    /// Pages a tree led to that are no b-tree page (zeroed, garbage): counted as the tree's
+    /// damage, so the file's damage does not count them again as zeroed or unknown.
+    var unreadableTreePages: PageBitmap
     var pointerMap: PointerMap?
     /// Pages the tree being walked has refused (not its leaf, not a table page, unreadable, or
     /// already claimed), each counted once: many pointers to one such page (damage, or a file
@@ -113,6 +116,7 @@ final class SalvageRun {
         freeLeaves = PageBitmap(capacity: capacity)
         zeroedPages = PageBitmap(capacity: capacity)
         unknownPages = PageBitmap(capacity: capacity)
+        unreadableTreePages = PageBitmap(capacity: capacity)
         refusedInWalk = PageBitmap(capacity: capacity)
         chainReader = OverflowChainReader(maximumPayloadBytes: options.maximumPayloadBytes)
         notes = source.geometry.notes

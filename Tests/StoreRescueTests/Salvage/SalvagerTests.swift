@@ -64,6 +64,22 @@ import Testing
         #expect(table.rows.recovered == 3000 && table.identifiedBy.recordShape == 0 && table.pages.damaged == 0)
     }
 
+    /// Zeroed leaves a tree leads to are its table's damage and zeroed pages of the file, counted
+    /// once in the file's damage (a review's report said 6 damaged pages for 3).
+    @Test func aZeroedLeafIsOneDamagedPage() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("s.sqlite")
+        try StoreFixtureBuilder.database(at: store, sql: """
+            CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, n INT);
+            WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 20000) INSERT INTO t SELECT i, printf('v%d v%d v%d', i, i, i), i FROM k;
+            """)
+        for page in [20, 30, 40] { try SalvageFixtures.zeroPage(page, of: store, pageSize: 4096) }
+        let report = try Salvager.salvage(store: store, into: directory.path("out.sqlite"))
+        let table = try #require(report.tables.first { $0.name == "t" })
+        #expect(table.pages.damaged == 3 && report.pages.zeroed == 3)
+        #expect(report.pages.damaged == 3, "\(report.pages)")
+    }
+
     /// A table name holding a NUL (SQLite reads a statement's text up to it): the table is written
     /// with U+FFFD for it, and noted. It used to end the salvage with "unrecognized token"
     /// (exit 74), every other table's rows with it.
