@@ -129,6 +129,19 @@ enum MigrationEngine {
                 // Only a forecast: the plan stands, and a real run checks the written store itself.
                 preparation.notes.append("the required values the store already lacks could not be counted: \(StoreMigrator.operatorFacing(error, store: path).description)")
             }
+            // Links to clear on a required relationship: objects left with none stop the run.
+            if let target = catalog.version(named: plan.targetVersion)?.model {
+                for clearing in (preparation.analysis?.linksToClear ?? [:]).sorted(by: { $0.key < $1.key }) {
+                    let parts = clearing.key.split(separator: ".", maxSplits: 1).map(String.init)
+                    guard parts.count == 2, let entity = target.entity(named: parts[0]),
+                        case .relationship(let relationship)? = target.allProperties(of: entity).first(where: { $0.name == parts[1] }),
+                        !relationship.isOptional
+                    else { continue }
+                    preparation.notes.append(
+                        "\(clearing.key) is required at \(plan.targetVersion), and \(clearing.value) of its links are cleared: an object left with none that had one "
+                            + "stops the migration (134110) — make it optional, keep the hierarchy, or link them again in a custom stage")
+                }
+            }
         }
         return preparation
     }
@@ -384,6 +397,12 @@ enum MigrationEngine {
             }).sorted()
             if carriesPreexistingGaps, !stagesWithSteps.isEmpty, verification.requiredValueProblems == verification.problems.count {
                 throw MigrationError.customStepsLeftRequiredValuesMissing(path: file, stages: stagesWithSteps, problems: verification.problems)
+            }
+            // Links cleared because their objects left the relationship's kind (an entity moved
+            // out of a hierarchy) left required relationships empty: 134110 on the device, not a
+            // bug of ours (a review's run ended in exit 70, "report a bug").
+            if carriesPreexistingGaps, !summary.clearedLinks.isEmpty, verification.requiredValueProblems == verification.problems.count {
+                throw MigrationError.clearedLinksLeftRequiredValuesMissing(path: file, cleared: summary.clearedLinks, problems: verification.problems)
             }
             throw MigrationError.verificationFailed(path: file, problems: verification.problems)
         }

@@ -24,6 +24,10 @@ public enum MigrationError: OperatorFacingError, Equatable {
     /// The written store lacks required values it did not lack before, and the catalog's custom
     /// steps ran: they made the gap (on the device, saving the stage's changes fails validation).
     case customStepsLeftRequiredValuesMissing(path: String, stages: [String], problems: [String])
+    /// The written store lacks required values it did not lack before because links were
+    /// cleared: the objects they named are not of the relationship's kind at the target (an
+    /// entity moved out of a hierarchy or removed). Core Data's migration fails validation (134110).
+    case clearedLinksLeftRequiredValuesMissing(path: String, cleared: [String: Int64], problems: [String])
     /// The store changed while it was being migrated (another process wrote it).
     case storeChanged(path: String)
     /// SIGINT/SIGTERM or a cancellation flag stopped it.
@@ -48,6 +52,9 @@ public enum MigrationError: OperatorFacingError, Equatable {
         case .customStepsLeftRequiredValuesMissing(let path, let stages, let problems):
             let named = stages.count == 1 ? "the custom stage \(stages[0])" : "the custom stages \(stages.joined(separator: ", "))"
             return "migrating \(path) stopped: after \(named), \(problems.prefix(5).joined(separator: "; "))\(problems.count > 5 ? "; …" : ""); nothing was written"
+        case .clearedLinksLeftRequiredValuesMissing(let path, let cleared, let problems):
+            let links = cleared.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            return "migrating \(path) stopped: links had to be cleared (\(links)) because the objects they named are not of the relationship's kind at the target, and \(problems.prefix(5).joined(separator: "; "))\(problems.count > 5 ? "; …" : "") (134110); nothing was written"
         case .storeChanged(let path): return "\(path) changed while it was being migrated; nothing was written"
         case .interrupted(let path): return "migrating to \(path) was interrupted; nothing was written"
         }
@@ -69,6 +76,8 @@ public enum MigrationError: OperatorFacingError, Equatable {
         case .verificationFailed: return "report a bug with the command line, the catalog and (if you can) the store"
         case .customStepsLeftRequiredValuesMissing:
             return "correct the stage's steps so every object keeps a value for its required properties (on the device the stage's save would fail validation), or make the property optional in the next version"
+        case .clearedLinksLeftRequiredValuesMissing:
+            return "make the relationship optional in the target version, keep its destination's hierarchy, or add a custom stage whose didMigrate step links those objects again"
         case .storeChanged: return "close the app that uses the store and run the command again"
         case .interrupted: return "run the command again"
         }
@@ -78,7 +87,8 @@ public enum MigrationError: OperatorFacingError, Equatable {
         switch self {
         case .unknownVersion: return .usage
         case .notACoreDataStore: return .notAStore
-        case .notThatVersion, .valueDoesNotConvert, .constraintViolated, .customStepFailed, .customStepsLeftRequiredValuesMissing: return .refused
+        case .notThatVersion, .valueDoesNotConvert, .constraintViolated, .customStepFailed, .customStepsLeftRequiredValuesMissing,
+            .clearedLinksLeftRequiredValuesMissing: return .refused
         case .writeFailed, .readFailed: return .ioError
         case .verificationFailed: return .internalError
         case .storeChanged, .interrupted: return .temporaryFailure
@@ -104,6 +114,8 @@ extension MigrationError {
         case .verificationFailed(let file, let problems): return .verificationFailed(path: rename(file), problems: problems)
         case .customStepsLeftRequiredValuesMissing(let file, let stages, let problems):
             return .customStepsLeftRequiredValuesMissing(path: rename(file), stages: stages, problems: problems)
+        case .clearedLinksLeftRequiredValuesMissing(let file, let cleared, let problems):
+            return .clearedLinksLeftRequiredValuesMissing(path: rename(file), cleared: cleared, problems: problems)
         case .storeChanged(let file): return .storeChanged(path: rename(file))
         case .interrupted(let file): return .interrupted(path: rename(file))
         }

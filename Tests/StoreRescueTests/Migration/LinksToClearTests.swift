@@ -101,6 +101,37 @@ import Testing
         try expectPredictionHolds(fixture, path, expected: ["Cat.vet": 1])
     }
 
+    /// A required to-one whose object leaves its kind: the run stops with 134110 (exit 3),
+    /// naming the cleared links, and the dry run warns (a review's run ended in exit 70, "report
+    /// a bug"). An owner whose pet stays an Animal keeps it.
+    @Test func aRequiredLinkClearedStopsTheRunAsARefusal() throws {
+        func zoo(_ name: String, dogHasOwn: Bool) -> CatalogVersion {
+            M.version(name, [
+                EntityDescription(name: "Animal", properties: [M.attribute("name")]),
+                EntityDescription(name: "Cat", superentityName: "Animal"),
+                EntityDescription(name: "Owner", properties: [M.attribute("name"), M.toOne("pet", "Animal", optional: false)]),
+                dogHasOwn ? EntityDescription(name: "Dog", properties: [M.attribute("name")]) : EntityDescription(name: "Dog", superentityName: "Animal"),
+            ])
+        }
+        let fixture = try MigrationFixture(versions: [zoo("V1", dogHasOwn: false), zoo("V2", dogHasOwn: true)])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            let cat = try context.insert("Cat", values: ["name": .text("tom")])
+            let dog = try context.insert("Dog", values: ["name": .text("rex")])
+            for (name, pet) in [("Ann", dog), ("Bob", cat)] {
+                let owner = try context.insert("Owner", values: ["name": .text(name)])
+                try context.link("Owner", key: owner, "pet", to: pet)
+            }
+        }
+        let dryRun = fixture.migrate(path, output: "dry.sqlite", dryRun: true)
+        #expect(dryRun.linksToClear.map { "\($0.name) \($0.count)" } == ["Owner.pet 1"])
+        #expect(dryRun.notes.contains { $0.hasPrefix("Owner.pet is required at V2, and 1 of its links are cleared") }, "\(dryRun.notes)")
+        let run = fixture.migrate(path)
+        #expect(run.exitStatus == .refused && run.result == nil, "\(run.status) \(run.error?.message ?? "")")
+        #expect(run.error?.message.contains("links had to be cleared (Owner.pet 1)") == true, "\(run.error?.message ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory.path("out.sqlite")))
+    }
+
     @Test func nothingToClearIsShownAsNothing() throws {
         let fixture = try MigrationFixture(versions: [Self.zoo("V1"), Self.zoo("V2", ownerNote: true)])
         let path = try store(fixture)
