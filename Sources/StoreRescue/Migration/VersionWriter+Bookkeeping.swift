@@ -102,6 +102,11 @@ extension VersionWriter {
             }
             summary.carriedTables.append(table.name)
         }
+        // Views and triggers are not carried (a trigger may name what the target no longer
+        // has, and Core Data makes its own): left out, and said so (a review's were dropped
+        // without a word).
+        for view in basePhysical.views { summary.leftOutTables.append("view \(view.name)") }
+        for trigger in basePhysical.triggers { summary.leftOutTables.append("trigger \(trigger.name)") }
     }
 
     /// True when the rows of base table `name` are some entity's at this version, or its links
