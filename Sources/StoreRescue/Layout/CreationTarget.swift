@@ -11,7 +11,8 @@ struct CreationTarget {
     /// - Throws: `StoreCreationError` when the path or a sidecar exists, the path is a symbolic
     ///   link, or the folder is not a folder.
     init(path: String) throws {
-        guard !path.isEmpty, !path.hasSuffix("/"), !["", ".", ".."].contains(Self.lastComponent(of: path)) else {
+        guard !path.isEmpty else { throw StoreCreationError.emptyPath }
+        guard !path.hasSuffix("/"), !["", ".", ".."].contains(Self.lastComponent(of: path)) else {
             throw StoreCreationError.folderUnusable(path: path, folder: path, reason: "is a folder; name the store file inside it")
         }
         self.path = path

@@ -14,6 +14,8 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
     case targetIsSymlink(path: String)
     /// The folder that should hold the store is missing, not a folder, or not writable.
     case folderUnusable(path: String, folder: String, reason: String)
+    /// The output path given is empty (`--out ""`).
+    case emptyPath
     /// The file name leaves no room in the folder's file system for its `-journal` sidecar
     /// (`bytes` + `longestSidecarSuffix` past `limit`, the longest name it allows): SQLite could not write the store
     /// afterwards, and moving it into place could already fail.
@@ -38,6 +40,8 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
             return "\(path) is a symbolic link; refusing to create a store through it"
         case .folderUnusable(let path, let folder, let reason):
             return "cannot create \(path): folder \(folder) \(reason)"
+        case .emptyPath:
+            return "cannot create a store at an empty path"
         case .nameTooLong(let path, let bytes, let limit):
             return "cannot create \(path): its name is \(bytes) bytes, and with its -journal (\(bytes + Self.longestSidecarSuffix)) it is longer than the \(limit) this file system allows"
         case .writeFailed(let path, let reason):
@@ -59,6 +63,8 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
             return "pass the real path of a file that does not exist yet"
         case .folderUnusable:
             return "create the folder first, or choose a folder you can write to"
+        case .emptyPath:
+            return "name the new store's file, e.g. /path/to/New.sqlite"
         case .nameTooLong(_, _, let limit):
             return "choose a file name of at most \(limit - Self.longestSidecarSuffix) bytes"
         case .writeFailed:
@@ -70,7 +76,7 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
 
     public var exitStatus: ExitStatus {
         switch self {
-        case .targetExists, .sidecarExists, .targetIsSidecar, .targetIsSymlink, .folderUnusable, .nameTooLong: return .cannotCreateOutput
+        case .targetExists, .sidecarExists, .targetIsSidecar, .targetIsSymlink, .folderUnusable, .emptyPath, .nameTooLong: return .cannotCreateOutput
         case .writeFailed: return .ioError
         case .verificationFailed: return .internalError
         }

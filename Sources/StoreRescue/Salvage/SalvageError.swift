@@ -13,6 +13,8 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
     case outputIsSymlink(path: String)
     /// The output's folder is missing, not a folder, or not writable.
     case outputFolderUnusable(path: String, folder: String, reason: String)
+    /// `--out ""`.
+    case outputPathEmpty
     /// The output's name leaves no room for its `-journal` in the folder's file system.
     case outputNameTooLong(path: String, bytes: Int, limit: Int)
     /// Writing the new store failed part way (disk full, file-size limit, I/O error).
@@ -37,6 +39,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .outputIsSidecar(let path, let store): return StoreCreationError.targetIsSidecar(path: path, store: store).description
         case .outputIsSymlink(let path): return "\(path) is a symbolic link; refusing to create a store through it"
         case .outputFolderUnusable(let path, let folder, let reason): return "cannot create \(path): folder \(folder) \(reason)"
+        case .outputPathEmpty: return "cannot write the salvaged store at an empty path"
         case .outputNameTooLong(let path, let bytes, let limit):
             return StoreCreationError.nameTooLong(path: path, bytes: bytes, limit: limit).description
         case .writeFailed(let path, let reason): return "writing \(path) failed: \(reason); nothing was left at \(path)"
@@ -57,6 +60,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .outputIsSidecar(let path, let store): return StoreCreationError.targetIsSidecar(path: path, store: store).recoverySuggestion
         case .outputIsSymlink: return "pass the real path of a file that does not exist yet"
         case .outputFolderUnusable: return "create the folder first, or choose a folder you can write to"
+        case .outputPathEmpty: return "name the new store's file with --out, e.g. --out /path/to/Salvaged.sqlite"
         case .outputNameTooLong(let path, let bytes, let limit):
             return StoreCreationError.nameTooLong(path: path, bytes: bytes, limit: limit).recoverySuggestion
         case .writeFailed: return "free disk space or raise the file-size limit (ulimit -f), then run the command again"
@@ -73,7 +77,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
     public var exitStatus: ExitStatus {
         switch self {
         case .nothingToSalvage, .versionUndetermined, .ambiguousVersion: return .notAStore
-        case .outputIsInput, .outputExists, .outputIsSidecar, .outputIsSymlink, .outputFolderUnusable, .outputNameTooLong: return .cannotCreateOutput
+        case .outputIsInput, .outputExists, .outputIsSidecar, .outputIsSymlink, .outputFolderUnusable, .outputPathEmpty, .outputNameTooLong: return .cannotCreateOutput
         case .writeFailed: return .ioError
         case .unknownVersion: return .usage
         case .verificationFailed: return .internalError
@@ -89,6 +93,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .targetIsSidecar(let path, let store): self = .outputIsSidecar(path: path, store: store)
         case .targetIsSymlink(let path): self = .outputIsSymlink(path: path)
         case .folderUnusable(let path, let folder, let reason): self = .outputFolderUnusable(path: path, folder: folder, reason: reason)
+        case .emptyPath: self = .outputPathEmpty
         case .nameTooLong(let path, let bytes, let limit): self = .outputNameTooLong(path: path, bytes: bytes, limit: limit)
         case .writeFailed(let path, let reason): self = .writeFailed(path: path, reason: reason)
         case .verificationFailed(let path, let reason): self = .verificationFailed(path: path, reason: reason)

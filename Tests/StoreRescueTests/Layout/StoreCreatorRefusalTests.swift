@@ -67,6 +67,15 @@ import Testing
         #expect(Self.refusal(at: directory.path("Folder") + suffix) == nil)
     }
 
+    /// An empty path (`--out ""`) is said to be one (a review's message read "cannot create :
+    /// folder  is a folder"), for `create` and for salvage's output.
+    @Test func anEmptyPathIsRefusedAsOne() throws {
+        let error = Self.refusal(at: "")
+        #expect(error == .emptyPath && error?.exitStatus == .cannotCreateOutput)
+        #expect(error?.description == "cannot create a store at an empty path")
+        #expect(SalvageError(creation: .emptyPath).description == "cannot write the salvaged store at an empty path")
+    }
+
     @Test func symlinkAtTheTargetIsRefused() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("store.sqlite")
