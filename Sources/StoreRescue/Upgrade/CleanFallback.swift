@@ -206,6 +206,19 @@ struct CleanFallback {
             notes.append("the rows could not be salvaged as a Core Data store: \(StoreMigrator.operatorFacing(error, store: storePath).description)")
         }
         let rowsInStore = countRowsInStore()
+        // What the entity counts do not show: links (join tables) on pages that could not be
+        // read, and links dropped because an end was lost (a review's truncated store lost 52,000
+        // of 60,000 links with every entity row "carried", and no word of it).
+        for table in salvageReport?.tables ?? [] where table.disposition == "recovered" {
+            let unreadable = table.pages.damaged + table.pages.missing
+            let dropped = table.rows.danglingRowsDropped + table.rows.danglingCleared
+            guard unreadable > 0 || dropped > 0 else { continue }
+            var parts: [String] = []
+            if unreadable > 0 { parts.append("\(unreadable) of its pages damaged or missing: the rows on them are lost") }
+            if table.rows.danglingRowsDropped > 0 { parts.append("\(table.rows.danglingRowsDropped) links dropped (an end was lost)") }
+            if table.rows.danglingCleared > 0 { parts.append("\(table.rows.danglingCleared) relationship values cleared (their object was lost)") }
+            notes.append("\(table.name): \(table.rows.recovered) rows salvaged; " + parts.joined(separator: "; "))
+        }
         if let salvageReport, let sourceName = salvageReport.version,
            let source = catalog.versions.first(where: { $0.name == sourceName }) {
             let salvagedRows = Self.rowsByEntity(salvageReport)
