@@ -115,7 +115,7 @@ import Testing
         let report = fixture.migrate(path)
         #expect(report.exitStatus == .refused)
         let message = try #require(report.error?.message)
-        #expect(message.contains("Note.length of the object with Z_PK 1 is the text \"  First  \", which is not a Integer 32"), "\(message)")
+        #expect(message.contains("Note.length of the object with Z_PK 1 is the text \"  First  \", which is not an Integer 32"), "\(message)")
         #expect(!FileManager.default.fileExists(atPath: fixture.directory.path("out.sqlite")))
     }
 
