@@ -155,7 +155,17 @@ struct CleanFallback {
         let result = try TemporaryItems.uninterruptible(publishing: published) {
             try replacement.replace(
                 with: clean.path, knownDamage: damage, ifDamaged: .moveSidecarsAside(into: quarantine),
-                whileLocked: { locked in try locked.preserve(at: mainKept) }, faultInjection: nil)
+                whileLocked: { [intent] locked in
+                    try locked.preserve(at: mainKept)
+                    // The main file as it is now, under the lock, before any sidecar moves: an
+                    // undo puts sidecars back only beside it unchanged (`FallbackIntent`).
+                    var recorded = intent
+                    if let now = FallbackIntent.state(of: storePath) {
+                        recorded.mainSize = now.size
+                        recorded.mainModified = now.modified
+                        try recorded.write(into: quarantine)
+                    }
+                }, faultInjection: nil)
         }
         intent.state = "done"
         try? intent.write(into: quarantine)

@@ -37,6 +37,20 @@ struct FallbackIntent: Codable, Equatable {
     /// `replacing`, `done`, `abandoned`.
     var state: String
     var createdAt: String
+    /// The main file as it was under the lock, once preserved and before any sidecar moved
+    /// (size, modification time in nanoseconds): an undo puts moved sidecars back only beside
+    /// that same, unchanged file. An app that opened the store after a kill there wrote to the
+    /// main file without its `-wal`; putting the old `-wal` back then would mix two states (a
+    /// review's rerun did).
+    var mainSize: Int64?
+    var mainModified: Int64?
+
+    /// The size and modification time (ns) of the file at `path`, not following a link.
+    static func state(of path: String) -> (size: Int64, modified: Int64)? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return (Int64(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+    }
 
     func write(into folder: String) throws {
         let encoder = JSONEncoder()
@@ -79,6 +93,19 @@ struct FallbackIntent: Codable, Equatable {
                 continue
             }
             // Not swapped: put back what moved, then drop the quarantine's link to the main file.
+            // Only beside the main file as it was when they moved: one written since (an app
+            // opened the store without its -wal) keeps the moved sidecars out of its way.
+            if let size = intent.mainSize, let modified = intent.mainModified, let now = Self.state(of: store),
+               now.size != size || now.modified != modified
+            {
+                intent.state = "abandoned"
+                try intent.write(into: folder)
+                let kept = intent.sidecarMoves.map(\.to).filter { FileManager.default.fileExists(atPath: $0) }
+                lines.append("undid an interrupted fallback, but the store was written after it stopped (its main file changed): "
+                    + "its sidecars moved then stay in \(folder) (\(kept.map { ($0 as NSString).lastPathComponent }.joined(separator: ", "))), "
+                    + "never put back beside a file they no longer belong to; the original as it was is the backup \(folder)/incident.json names")
+                continue
+            }
             for move in intent.sidecarMoves.reversed() {
                 var there = stat(), here = stat()
                 guard lstat(move.to, &there) == 0, lstat(move.from, &here) != 0 else { continue }

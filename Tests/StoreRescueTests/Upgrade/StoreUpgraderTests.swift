@@ -568,6 +568,41 @@ struct StoreUpgraderTests {
         #expect(try fixture.appFiles() == clean, "the clean store is left as it is")
     }
 
+    /// A fallback killed after it moved a damaged store's `-wal` into the quarantine, before the
+    /// rename: the next run puts the `-wal` back only beside the main file as it was then. One
+    /// written since (an app opened the store without its `-wal`) keeps it out of its way: a
+    /// review's rerun put the old `-wal` back beside a main file an app had changed.
+    @Test(arguments: [false, true])
+    func anInterruptedSwapPutsTheWALBackOnlyBesideTheUnchangedMainFile(changed: Bool) throws {
+        let fixture = try UpgradeFixture()
+        let store = fixture.appFolder + "/S.sqlite"
+        try StoreFixtureBuilder.database(at: store, sql: "CREATE TABLE t (a); INSERT INTO t VALUES (1)")
+        let quarantine = fixture.backups + "/quarantine/S.sqlite.20261126T000000Z"
+        try FileManager.default.createDirectory(atPath: quarantine, withIntermediateDirectories: true)
+        let wal = Data("the store's committed frames".utf8)
+        #expect(FileManager.default.createFile(atPath: quarantine + "/S.sqlite-wal", contents: wal))
+        let now = try #require(FallbackIntent.state(of: store))
+        var intent = FallbackIntent(
+            store: store, quarantine: quarantine, cleanDevice: 0, cleanInode: 0,
+            sidecarMoves: [FallbackIntent.Move(from: store + "-wal", to: quarantine + "/S.sqlite-wal")],
+            mainMove: FallbackIntent.Move(from: store, to: quarantine + "/S.sqlite"), state: "replacing", createdAt: "20261126T000000Z")
+        intent.mainSize = now.size
+        intent.mainModified = now.modified
+        try intent.write(into: quarantine)
+        if changed { try StoreFixtureBuilder.run(store, "INSERT INTO t VALUES (2)") }
+        let lines = try FallbackIntent.finishInterrupted(store: store, backupFolder: fixture.backups)
+        #expect(lines.count == 1)
+        if changed {
+            #expect(lines.first?.contains("the store was written after it stopped") == true, "\(lines)")
+            #expect(!FileManager.default.fileExists(atPath: store + "-wal"))
+            #expect(FileManager.default.contents(atPath: quarantine + "/S.sqlite-wal") == wal)
+        } else {
+            #expect(lines.first?.contains("moved sidecars put back") == true, "\(lines)")
+            #expect(FileManager.default.contents(atPath: store + "-wal") == wal)
+        }
+        #expect(try String(contentsOfFile: quarantine + "/intent.json", encoding: .utf8).contains("\"abandoned\""))
+    }
+
     @Test func anInterruptedFallbackIsUndoneByTheNextRun() throws {
         let fixture = try UpgradeFixture()
         let catalog = try fixture.catsCatalog(map: false)
