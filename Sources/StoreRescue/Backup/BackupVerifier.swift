@@ -15,6 +15,9 @@ public struct BackupVerification: Sendable, Equatable {
     public var integrityCheck: String?
 
     public var isGood: Bool { problems.isEmpty }
+    /// The problems with the backup's own bytes (gzip stream, sums, size), leaving out the
+    /// snapshot's `integrity_check`, which a damaged store fails however well it was backed up.
+    public var problemsWithTheBytes: [String] { problems.filter { !$0.contains(" fails PRAGMA ") } }
 }
 
 /// Checks a backup end to end without touching it: the gzip stream (CRC-32 and length of every

@@ -371,7 +371,7 @@ final class UpgradeRun {
         let checked = try verification.wait()
         report.backup?.verified = checked.isGood
         report.backup?.integrityCheck = checked.integrityCheck
-        let problems = checked.problems.filter { !$0.contains("fails PRAGMA") }
+        let problems = checked.problemsWithTheBytes
         guard problems.isEmpty else {
             report.addPhase(.verify, "failed", since: started, "the backup does not verify: " + problems.joined(separator: "; "))
             throw UpgradeError.backupNotVerified(backup: backup.backupPath, problems: problems)
@@ -388,7 +388,7 @@ final class UpgradeRun {
     ) throws -> Bool {
         report.backup?.verified = false
         report.backup?.integrityCheck = checked.integrityCheck
-        guard checked.problems.allSatisfy({ $0.contains("fails PRAGMA") }) else { return false }
+        guard checked.problemsWithTheBytes.isEmpty else { return false }
         let isFallingBack = options.onFailure == .clean && !isAdoptOnly
         report.refusals = [MigrationRefusal(
             code: .storeDamaged, hop: "", entity: nil, property: nil, rowCount: nil,
