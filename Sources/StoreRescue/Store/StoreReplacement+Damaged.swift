@@ -26,9 +26,10 @@ extension StoreReplacement {
     }
 
     /// A damaged store: refused, or (`moveSidecarsAside`) locked as SQLite would lock it, checked
-    /// by the caller, its sidecars moved into the folder, then replaced.
+    /// by the caller, its `-wal` folded into a copy of its main file put in its place (`Fold`),
+    /// its sidecars moved into the folder, then replaced.
     func replaceDamaged(with newFile: String, identity: FileIdentity, reason: String, policy: DamagedStorePolicy,
-                        whileLocked: ((LockedStore) throws -> Void)?,
+                        whileLocked: ((LockedStore) throws -> Void)?, beforeFolding: ((FileIdentity) throws -> Void)? = nil,
                         faultInjection: ((Step) throws -> Void)?) throws -> Result {
         guard case .moveSidecarsAside(let folder) = policy else {
             throw StoreReplacementError.cannotSettle(path: storePath, reason: reason)
@@ -42,13 +43,18 @@ extension StoreReplacement {
         let descriptor = try prepareNewFile(newFile, identity: identity)
         defer { close(descriptor) }
         try whileLocked?(store)
+        // From here the original main file's bytes are the caller's to have kept (`whileLocked`).
+        let fold = try foldWriteAheadLog(of: store, beforeRename: beforeFolding)
+        defer { fold?.store.close() }
+        if fold != nil { try faultInjection?(.folded) }
         let moved = try moveSidecars(into: folder)
         try faultInjection?(.sidecarsMoved)
         let strays = presentSidecars()
         guard strays.isEmpty else { throw StoreReplacementError.sidecarsRemain(path: storePath, sidecars: strays) }
         try putInPlace(newFile, descriptor: descriptor)
         try faultInjection?(.renamed)
-        return Result(settled: false, settledSidecars: [], movedSidecars: moved, replacedExisting: true)
+        return Result(settled: false, settledSidecars: [], movedSidecars: moved, replacedExisting: true,
+                      foldedWriteAheadLogPages: fold?.pages)
     }
 
     /// No main file: stray sidecars are refused, or moved aside (`moveSidecarsAside`); then the

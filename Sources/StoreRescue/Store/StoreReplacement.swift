@@ -105,6 +105,9 @@ public struct StoreReplacement: Sendable {
         case settled
         /// The lock is held, before the `whileLocked` check.
         case locked
+        /// A damaged store's `-wal` was folded into a copy of its main file, now at the store's
+        /// path, before any sidecar moves (only when the `-wal` holds committed frames: `Fold`).
+        case folded
         /// A damaged store's sidecars were moved aside, before the rename.
         case sidecarsMoved
         /// The new file is in place, before the lock is released.
@@ -143,6 +146,9 @@ public struct StoreReplacement: Sendable {
         /// A spent `-journal` (empty, or its header zeroed: TRUNCATE or PERSIST journal mode)
         /// that this replacement removed under the lock; it held nothing. Not in `settledSidecars`.
         public var removedSpentJournal: String? = nil
+        /// A damaged store's `-wal` pages folded into a copy of its main file before its sidecars
+        /// moved (`Fold`); nil when nothing was folded.
+        public var foldedWriteAheadLogPages: Int? = nil
     }
 
     /// The files SQLite keeps beside a main file, in the order they are moved: a `-shm` holds no
@@ -175,8 +181,11 @@ public struct StoreReplacement: Sendable {
     /// `replace`, for a caller that already found the store damaged (`knownDamage`: why, e.g. the
     /// backup SQLite could not take): SQLite is then not asked to settle it at all, so its
     /// sidecars go aside as they are (`ifDamaged`) instead of being folded into a damaged file.
+    ///
+    /// `beforeFolding`: given the identity of the copy a damaged store's `-wal` is folded into,
+    /// before it takes the store's name (`Fold`).
     func replace(with newFile: String, knownDamage: String?, ifDamaged: DamagedStorePolicy,
-                 whileLocked: ((LockedStore) throws -> Void)?,
+                 whileLocked: ((LockedStore) throws -> Void)?, beforeFolding: ((FileIdentity) throws -> Void)? = nil,
                  faultInjection: ((Step) throws -> Void)?) throws -> Result {
         let identity = try checkNewFile(newFile)
         var info = stat()
@@ -188,13 +197,13 @@ public struct StoreReplacement: Sendable {
         }
         if let damage = knownDamage ?? headerDamage() {
             return try replaceDamaged(with: newFile, identity: identity, reason: damage, policy: ifDamaged,
-                                      whileLocked: whileLocked, faultInjection: faultInjection)
+                                      whileLocked: whileLocked, beforeFolding: beforeFolding, faultInjection: faultInjection)
         }
         do {
             return try replaceSettled(with: newFile, identity: identity, whileLocked: whileLocked, faultInjection: faultInjection)
         } catch let damage as DamageFound {
             return try replaceDamaged(with: newFile, identity: identity, reason: damage.reason, policy: ifDamaged,
-                                      whileLocked: whileLocked, faultInjection: faultInjection)
+                                      whileLocked: whileLocked, beforeFolding: beforeFolding, faultInjection: faultInjection)
         }
     }
 

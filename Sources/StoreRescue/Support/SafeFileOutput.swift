@@ -1,4 +1,5 @@
 import Foundation
+import SRSQLite
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -96,6 +97,13 @@ public final class SafeFileOutput {
     public func setPermissions(_ permissions: mode_t) {
         precondition(!isPublished && !isDiscarded, "SafeFileOutput used after publish() or discard()")
         fchmod(descriptor, permissions & 0o1777)
+    }
+
+    /// Gives the temporary file an owner and group through its descriptor (root only: a copy
+    /// that takes the place of an app user's store must stay theirs).
+    public func setOwner(user: uid_t, group: gid_t) {
+        precondition(!isPublished && !isDiscarded, "SafeFileOutput used after publish() or discard()")
+        fchown(descriptor, user, group)
     }
 
     /// Appends `buffer` to the file.

@@ -152,6 +152,13 @@ struct CleanFallback {
         let published = PublishedResult(
             path: storePath, description: "a clean \(target.name) store (the original is quarantined in \(quarantine))", exitStatus: .fellBackToClean,
             nextStep: "run the same command again: it finishes the fallback's records in \(quarantine) (intent.json, incident.json) without redoing it")
+        let replacementFaults: (StoreReplacement.Step) throws -> Void = { [faultInjection] step in
+            switch step {
+            case .folded: try faultInjection?(.walFolded)
+            case .sidecarsMoved: try faultInjection?(.sidecarsQuarantined)
+            case .settled, .locked, .renamed: break
+            }
+        }
         let result = try TemporaryItems.uninterruptible(publishing: published) {
             try replacement.replace(
                 with: clean.path, knownDamage: damage, ifDamaged: .moveSidecarsAside(into: quarantine),
@@ -165,7 +172,19 @@ struct CleanFallback {
                         recorded.mainModified = now.modified
                         try recorded.write(into: quarantine)
                     }
-                }, faultInjection: nil)
+                },
+                beforeFolding: { [intent] folded in
+                    // The copy the -wal is folded into, recorded before it takes the store's name:
+                    // a run killed after that finds it there and leaves it (`FallbackIntent`).
+                    var recorded = intent
+                    if let now = FallbackIntent.state(of: storePath) {
+                        recorded.mainSize = now.size
+                        recorded.mainModified = now.modified
+                    }
+                    recorded.foldedDevice = folded.device
+                    recorded.foldedInode = folded.inode
+                    try recorded.write(into: quarantine)
+                }, faultInjection: replacementFaults)
         }
         intent.state = "done"
         try? intent.write(into: quarantine)
@@ -176,6 +195,9 @@ struct CleanFallback {
         }
         if let journal = result.removedSpentJournal {
             incident.notes.append("the store's \((journal as NSString).lastPathComponent) was spent (empty or zeroed: TRUNCATE or PERSIST journal mode) and held nothing; it was removed, not quarantined")
+        }
+        if let pages = result.foldedWriteAheadLogPages {
+            incident.notes.append("the store's -wal held committed transactions: its \(pages) pages were folded into a copy of the main file, put in the store's place before the sidecars moved, so that the store never stood without them (the quarantine holds the main file and its -wal as they were)")
         }
         if result.settled && !result.settledSidecars.isEmpty {
             incident.notes.append("SQLite folded the store's \(result.settledSidecars.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) into its main file before it was moved (the backup holds the files as they were)")

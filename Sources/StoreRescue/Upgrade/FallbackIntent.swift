@@ -1,4 +1,5 @@
 import Foundation
+import SRSQLite
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -44,6 +45,12 @@ struct FallbackIntent: Codable, Equatable {
     /// review's rerun did).
     var mainSize: Int64?
     var mainModified: Int64?
+    /// The copy of the main file a damaged store's `-wal` was folded into
+    /// (`StoreReplacement.Fold`), recorded before it took the store's name. Found at the path
+    /// after a kill, it is the store's content as SQLite read it, whatever sidecars moved: it
+    /// stays, and so do they.
+    var foldedDevice: UInt64?
+    var foldedInode: UInt64?
 
     /// The size and modification time (ns) of the file at `path`, not following a link.
     static func state(of path: String) -> (size: Int64, modified: Int64)? {
@@ -90,6 +97,21 @@ struct FallbackIntent: Codable, Equatable {
                 try intent.write(into: folder)
                 try IncidentFiles.markComplete(in: folder)
                 lines.append("finished an interrupted fallback: the clean store was already in place; incident in \(folder)")
+                continue
+            }
+            if let device = intent.foldedDevice, let inode = intent.foldedInode,
+               StoreReplacement.FileIdentity(path: store) == StoreReplacement.FileIdentity(device: device, inode: inode)
+            {
+                // Killed after the -wal was folded into a copy of the main file now at the path:
+                // that copy holds the store's content as SQLite read it, so the store is left as
+                // it is; a sidecar still beside it adds nothing (its frames are in the copy), one
+                // moved stays in the quarantine with the original main file.
+                intent.state = "abandoned"
+                try intent.write(into: folder)
+                let kept = intent.sidecarMoves.map(\.to).filter { FileManager.default.fileExists(atPath: $0) }
+                lines.append("undid an interrupted fallback: the store's -wal had been folded into a copy of its main file, which is in the store's place "
+                    + "and holds its content as it was; the store stays so\(kept.isEmpty ? "" : "; the sidecars moved then stay in \(folder) (\(kept.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")))"), "
+                    + "with the original main file; the original as it was is also the backup \(folder)/incident.json names")
                 continue
             }
             // Not swapped: put back what moved, then drop the quarantine's link to the main file.

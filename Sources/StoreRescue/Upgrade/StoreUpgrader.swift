@@ -62,6 +62,12 @@ public enum StoreUpgrader {
         case published
         /// Fallback: the clean store is ready and the incident written, nothing moved yet.
         case quarantineReady
+        /// Fallback, a damaged store with committed `-wal` frames: they are folded into a copy
+        /// of the main file now at the store's path; no sidecar has moved.
+        case walFolded
+        /// Fallback, a damaged store: its sidecars are in the quarantine, the clean store not yet
+        /// renamed into place.
+        case sidecarsQuarantined
     }
 
     static func upgrade(

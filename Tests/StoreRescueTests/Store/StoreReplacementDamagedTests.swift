@@ -99,7 +99,8 @@ import Testing
             try StoreReplacement(storePath: store, lockTimeout: 0.2).replace(
                 with: fresh, ifDamaged: .moveSidecarsAside(into: aside),
                 faultInjection: { reached.append($0); if $0 == step { throw Stop() } })
-            #expect(step == .settled && reached == [.locked, .sidecarsMoved, .renamed], "a damaged store is never settled")
+            #expect([.settled, .folded].contains(step) && reached == [.locked, .sidecarsMoved, .renamed],
+                    "a damaged store is never settled; a -wal that is not one is not folded")
         } catch is Stop {
             #expect(reached.last == step)
         }
@@ -111,9 +112,85 @@ import Testing
             #expect(try F.bytes(store) == garbage, "the old main file, its sidecars aside")
             #expect(!F.exists(store + "-wal"))
             #expect(try F.bytes(aside + "/s.sqlite-wal") == Data("old wal".utf8))
-        case .renamed, .settled:
+        case .renamed, .settled, .folded:
             #expect(try F.values(store) == [8])
             for suffix in StoreReplacement.sidecarSuffixes { #expect(!F.exists(store + suffix), "\(suffix)") }
         }
+    }
+    /// A damaged store whose `-wal` holds committed transactions: the `-wal` is folded into a copy
+    /// of the main file, put in the store's place before any sidecar moves, so that a stop at any
+    /// step leaves the store's content as SQLite read it. A review's kill between the sidecars'
+    /// move and the rename left the main file without the rows only its `-wal` held.
+    @Test(arguments: [StoreReplacement.Step.folded, .sidecarsMoved, .renamed])
+    func aCommittedWALIsFoldedIntoTheMainFileBeforeItMoves(step: StoreReplacement.Step) throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("s.sqlite")
+        try F.walStoreAtRest(at: store, rows: 40)
+        let original = try F.bytes(store), wal = try F.bytes(store + "-wal")
+        let fresh = dir.path("fresh.sqlite")
+        try F.newStore(at: fresh, marker: 8)
+        let aside = dir.path("aside")
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: false)
+        var reached: [StoreReplacement.Step] = []
+        var folded: StoreReplacement.FileIdentity?
+        do {
+            try StoreReplacement(storePath: store, lockTimeout: 0.2).replace(
+                with: fresh, knownDamage: "a test calls it damaged", ifDamaged: .moveSidecarsAside(into: aside),
+                whileLocked: { try $0.preserve(at: aside + "/s.sqlite") }, beforeFolding: { folded = $0 },
+                faultInjection: { reached.append($0); if $0 == step { throw Stop() } })
+            Issue.record("the replacement was not stopped at \(step)")
+        } catch is Stop {}
+        let order: [StoreReplacement.Step] = [.locked, .folded, .sidecarsMoved, .renamed]
+        #expect(reached == Array(order.prefix(through: try #require(order.firstIndex(of: step)))))
+        #expect(try F.bytes(aside + "/s.sqlite") == original, "the original main file, kept as it was")
+        switch step {
+        case .folded, .sidecarsMoved:
+            #expect(folded != nil && StoreReplacement.FileIdentity(path: store) == folded, "the folded copy is at the path")
+            // The main file alone holds every row only the -wal held.
+            let alone = dir.path("alone/s.sqlite")
+            try FileManager.default.createDirectory(atPath: dir.path("alone"), withIntermediateDirectories: false)
+            try FileManager.default.copyItem(atPath: store, toPath: alone)
+            #expect(try F.values(alone) == Array(0..<40))
+            if step == .folded {
+                #expect(try F.bytes(store + "-wal") == wal, "not moved yet")
+                // With the -wal still beside it: the same rows (its frames are in the copy already).
+                let both = dir.path("both/s.sqlite")
+                try FileManager.default.createDirectory(atPath: dir.path("both"), withIntermediateDirectories: false)
+                for suffix in ["", "-wal"] { try FileManager.default.copyItem(atPath: store + suffix, toPath: both + suffix) }
+                #expect(try F.values(both) == Array(0..<40))
+            } else {
+                #expect(!F.exists(store + "-wal"))
+                #expect(try F.bytes(aside + "/s.sqlite-wal") == wal)
+            }
+        default:
+            #expect(try F.values(store) == [8])
+            for suffix in StoreReplacement.sidecarSuffixes { #expect(!F.exists(store + suffix), "\(suffix)") }
+            #expect(try F.bytes(aside + "/s.sqlite-wal") == wal)
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
+        #expect(names.allSatisfy { !$0.contains(TemporaryItems.marker) }, "\(names)")
+    }
+
+    /// The fold, whole: the result says how many pages went in; the copy keeps the store's mode.
+    @Test func theResultCountsTheFoldedPages() throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("s.sqlite")
+        try F.walStoreAtRest(at: store, rows: 5)
+        chmod(store, 0o640)
+        let fresh = dir.path("fresh.sqlite")
+        try F.newStore(at: fresh, marker: 8)
+        let aside = dir.path("aside")
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: false)
+        var foldedMode: mode_t?
+        let result = try StoreReplacement(storePath: store, lockTimeout: 0.2).replace(
+            with: fresh, knownDamage: "a test calls it damaged", ifDamaged: .moveSidecarsAside(into: aside), whileLocked: nil,
+            faultInjection: { step in
+                var info = stat()
+                if step == .folded, lstat(store, &info) == 0 { foldedMode = info.st_mode & 0o7777 }
+            })
+        #expect(result.foldedWriteAheadLogPages == 2, "page 1 and the table's page")
+        #expect(result.movedSidecars == [aside + "/s.sqlite-wal"])
+        #expect(foldedMode == 0o640)
+        #expect(try F.values(store) == [8])
     }
 }

@@ -603,6 +603,75 @@ struct StoreUpgraderTests {
         #expect(try String(contentsOfFile: quarantine + "/intent.json", encoding: .utf8).contains("\"abandoned\""))
     }
 
+    /// A damaged cats store (three zeroed pages in the middle) whose owners 6–10 live only in
+    /// its `-wal`, as an app killed leaves them.
+    private func damagedStoreWithALiveWAL(_ fixture: UpgradeFixture, catalog: Catalog) throws -> String {
+        let store = try fixture.catsStore(cats: 2_000, owners: 5, catalog: catalog)
+        do {
+            let writer = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            _ = try writer.scalar("PRAGMA journal_mode = WAL")
+            try writer.disableCheckpointOnClose()
+            try writer.execute("""
+                PRAGMA wal_autocheckpoint = 0;
+                INSERT INTO ZOWNER (Z_PK, Z_ENT, Z_OPT, ZNAME) SELECT Z_PK + 5, Z_ENT, 1, 'late owner ' || Z_PK FROM ZOWNER;
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 10 WHERE Z_NAME = 'Owner';
+                """)
+        }
+        try UpgradeFixture.zeroPagesInTheMiddle(of: store, after: [0, 1, 7])
+        #expect(try ownersIn(mainFileAlone: store, of: fixture) == 5, "the main file alone has the first five")
+        return store
+    }
+
+    /// The owners SQLite reads from a copy of the store's main file alone (no sidecar).
+    private func ownersIn(mainFileAlone store: String, of fixture: UpgradeFixture) throws -> Int64 {
+        let folder = fixture.directory.path("alone-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: store, toPath: folder + "/Cats.sqlite")
+        let connection = try SQLiteConnection(path: folder + "/Cats.sqlite", options: SQLiteOpenOptions(mode: .readOnly))
+        return try connection.scalar("SELECT count(*) FROM ZOWNER")?.int64 ?? -1
+    }
+
+    /// `--on-failure clean` of a damaged store with a live `-wal`, stopped after its sidecars moved
+    /// into the quarantine and before the clean store took the store's name. A review's kill
+    /// there left the main file without the transactions only its `-wal` held. The `-wal` is now
+    /// folded into a copy of the main file put in its place first: the store alone holds every
+    /// owner, and the next run leaves it so and says why.
+    @Test func aFallbackStoppedAfterTheSidecarsMovedLeavesTheStoreWithTheRowsOfItsWAL() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let store = try damagedStoreWithALiveWAL(fixture, catalog: catalog)
+        let stopped = StoreUpgrader.upgrade(
+            store: store, catalog: catalog, options: fixture.options(.clean), progress: nil, cancellation: nil,
+            faultInjection: { if $0 == .sidecarsQuarantined { throw InjectedFailure() } })
+        #expect(stopped.status == .failed, "\(stopped.status) \(stopped.error?.message ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: store + "-wal"), "the -wal is in the quarantine")
+        #expect(try ownersIn(mainFileAlone: store, of: fixture) == 10, "the main file holds the -wal's owners")
+
+        let next = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.keep))
+        #expect(next.recovered.count == 1 && next.recovered.first?.contains("folded into a copy of its main file") == true, "\(next.recovered)")
+        #expect(!FileManager.default.fileExists(atPath: store + "-wal"), "the moved -wal is not put back")
+        #expect(try ownersIn(mainFileAlone: store, of: fixture) == 10)
+        let quarantine = try #require(try FileManager.default.contentsOfDirectory(atPath: fixture.backups + "/quarantine").first)
+        let intent = try String(contentsOfFile: fixture.backups + "/quarantine/" + quarantine + "/intent.json", encoding: .utf8)
+        #expect(intent.contains("\"abandoned\"") && intent.contains("foldedInode"))
+    }
+
+    /// The same store, run to its end: the clean store has every owner, and the incident says
+    /// the `-wal` was folded before it moved into the quarantine.
+    @Test func aDamagedStoreWithALiveWALFallsBackWithItsWALFoldedFirst() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let store = try damagedStoreWithALiveWAL(fixture, catalog: catalog)
+        let wal = try Data(contentsOf: URL(fileURLWithPath: store + "-wal"))
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
+        #expect(report.status == .fellBackToClean, "\(report.status) \(report.error?.message ?? "")")
+        let incident = try #require(report.fallback)
+        #expect(incident.notes.contains { $0.contains("pages were folded into a copy of the main file") }, "\(incident.notes)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: incident.quarantine + "/Cats.sqlite-wal")) == wal)
+        #expect(try UpgradeFixture.count("ZOWNER", in: store) == 10)
+        #expect(try fixture.strayNames(besides: store) == [])
+    }
+
     @Test func anInterruptedFallbackIsUndoneByTheNextRun() throws {
         let fixture = try UpgradeFixture()
         let catalog = try fixture.catsCatalog(map: false)
