@@ -26,7 +26,7 @@ extension StoreReplacement {
     }
 
     /// A damaged store: refused, or (`moveSidecarsAside`) locked as SQLite would lock it, checked
-    /// by the caller, its `-wal` folded into a copy of its main file put in its place (`Fold`),
+    /// by the caller, its `-wal` (or hot `-journal`) folded into a copy of its main file put in its place (`Fold`),
     /// its sidecars moved into the folder, then replaced.
     func replaceDamaged(with newFile: String, identity: FileIdentity, reason: String, policy: DamagedStorePolicy,
                         whileLocked: ((LockedStore) throws -> Void)?, beforeFolding: ((FileIdentity) throws -> Void)? = nil,
@@ -44,7 +44,7 @@ extension StoreReplacement {
         defer { close(descriptor) }
         try whileLocked?(store)
         // From here the original main file's bytes are the caller's to have kept (`whileLocked`).
-        let fold = try foldWriteAheadLog(of: store, beforeRename: beforeFolding)
+        let fold = try foldSidecar(of: store, beforeRename: beforeFolding)
         defer { fold?.store.close() }
         if fold != nil { try faultInjection?(.folded) }
         let moved = try moveSidecars(into: folder)
@@ -54,7 +54,7 @@ extension StoreReplacement {
         try putInPlace(newFile, descriptor: descriptor)
         try faultInjection?(.renamed)
         return Result(settled: false, settledSidecars: [], movedSidecars: moved, replacedExisting: true,
-                      foldedWriteAheadLogPages: fold?.pages)
+                      foldedSidecar: fold.map { FoldedSidecar(name: $0.source, pages: $0.pages) })
     }
 
     /// No main file: stray sidecars are refused, or moved aside (`moveSidecarsAside`); then the

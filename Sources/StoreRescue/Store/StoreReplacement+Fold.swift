@@ -7,7 +7,8 @@ import Darwin
 
 extension StoreReplacement {
     /// A damaged store's `-wal` folded into a copy of its main file, as SQLite's checkpoint would
-    /// fold it, and that copy put at the store's path before any sidecar moves.
+    /// fold it (or its hot `-journal`, as SQLite's rollback would play it back), and that copy
+    /// put at the store's path before any sidecar moves.
     ///
     /// Why: a damaged store is never settled by SQLite (it would fold its `-wal` into a file it
     /// then calls corrupt), so `moveSidecarsAside` moves the `-wal` into the caller's folder and
@@ -27,6 +28,13 @@ extension StoreReplacement {
     /// page size of a valid main-file header: SQLite reports such a store corrupt at its first
     /// checkpoint, and no fold could say what it holds; its sidecars move as before.
     ///
+    /// A store in rollback mode left by a crash mid-transaction has a hot `-journal` instead: the
+    /// main file holds part of a transaction, and the journal the pages it overwrote. Moved away
+    /// first, it left the main file half-written; so, with no `-wal` to fold, the journal's
+    /// original pages are laid over a copy cut to the original size (`RollbackJournal`, SQLite's
+    /// playback rules). A journal SQLite would not play back (no magic, an empty main file, a
+    /// super-journal named) is not folded.
+    ///
     /// The copy is written to a temporary beside the store (`SafeFileOutput`: synced, removed on
     /// any failure), locked as SQLite would lock it before it is renamed over the main file —
     /// the original main file's lock does not follow the name, and an app must not open the
@@ -34,37 +42,78 @@ extension StoreReplacement {
     struct Fold {
         /// The folded copy, at the store's path now, locked as SQLite would lock it.
         var store: LockedStore
-        /// How many of the `-wal`'s pages went into it.
+        /// How many pages of the sidecar went into it.
         var pages: Int
+        /// The sidecar folded: `NAME-wal` or `NAME-journal`.
+        var source: String
     }
 
-    /// Folds the store's `-wal` into a copy of the main file read through `store` (the locked
-    /// original) and renames the copy over the store; nil when nothing needs folding (see `Fold`).
+    /// Where a fold's pages come from: the `-wal`'s latest committed frames, or the original
+    /// content a hot `-journal` restores.
+    struct Overlay {
+        var source: String
+        var descriptor: Int32
+        var pageSize: Int
+        /// The database's size in pages once folded: the last commit's, or the original size.
+        var pageCount: UInt32
+        /// Page number → offset of its content in the source, in page order.
+        var pages: [(page: UInt32, offset: Int64)]
+    }
+
+    /// Folds the store's `-wal` (or, with none to fold, its hot `-journal`) into a copy of the
+    /// main file read through `store` (the locked original) and renames the copy over the store;
+    /// nil when nothing needs folding (see `Fold`).
     ///
     /// - Parameter beforeRename: given the copy's identity once it is written, synced and locked,
     ///   before it takes the store's name (the fallback records it in its journal, so a run
     ///   killed after the rename is told apart from one that never got there); when it throws,
     ///   the copy is removed and nothing has changed.
-    /// - Throws: `StoreReplacementError.cannotRead` for the `-wal` or the main file,
+    /// - Throws: `StoreReplacementError.cannotRead` for a sidecar or the main file,
     ///   `SafeFileOutputError` when the copy cannot be written (a full disk: nothing changed),
     ///   `renameFailed`.
-    func foldWriteAheadLog(of store: LockedStore, beforeRename: ((FileIdentity) throws -> Void)?) throws -> Fold? {
-        let walPath = storePath + "-wal"
-        var walInfo = stat()
-        guard lstat(walPath, &walInfo) == 0, walInfo.st_mode & S_IFMT == S_IFREG,
-              walInfo.st_size > Int64(WriteAheadLog.headerSize) else { return nil }
-        let wal = open(walPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard wal >= 0 else { throw StoreReplacementError.cannotRead(path: walPath, code: errno) }
-        defer { close(wal) }
-        guard let log = WriteAheadLog.read(descriptor: wal, size: Int64(walInfo.st_size)), log.committedFrames > 0,
-              let committedPages = log.committedPageCount, committedPages > 0 else { return nil }
+    func foldSidecar(of store: LockedStore, beforeRename: ((FileIdentity) throws -> Void)?) throws -> Fold? {
         var headerBytes = [UInt8](repeating: 0, count: SQLiteFileHeader.size)
         let headerCount = try headerBytes.withUnsafeMutableBytes { try store.read(into: $0, at: 0) }
-        if let header = SQLiteFileHeader(bytes: Array(headerBytes.prefix(headerCount))), header.hasValidPageSize,
-           header.pageSize != log.pageSize {
-            return nil
+        let header = SQLiteFileHeader(bytes: Array(headerBytes.prefix(headerCount)))
+        let mainPageSize = header.flatMap { $0.hasValidPageSize ? $0.pageSize : nil }
+        for (suffix, reader) in [("-wal", Self.writeAheadLogOverlay), ("-journal", Self.rollbackJournalOverlay)] {
+            let path = storePath + suffix
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 else { continue }
+            let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            guard descriptor >= 0 else { throw StoreReplacementError.cannotRead(path: path, code: errno) }
+            defer { close(descriptor) }
+            guard let overlay = reader(path, descriptor, Int64(info.st_size), mainPageSize, try store.size()) else { continue }
+            return try writeFold(of: store, overlay: overlay, beforeRename: beforeRename)
         }
+        return nil
+    }
 
+    /// The `-wal`'s committed frames; nil when SQLite would apply none, or when its page size
+    /// differs from a valid main-file header's.
+    static func writeAheadLogOverlay(path: String, descriptor: Int32, size: Int64, mainPageSize: Int?, mainSize: Int64) -> Overlay? {
+        guard let log = WriteAheadLog.read(descriptor: descriptor, size: size), log.committedFrames > 0,
+              let committedPages = log.committedPageCount, committedPages > 0,
+              mainPageSize == nil || mainPageSize == log.pageSize
+        else { return nil }
+        let pages = log.frames.filter { $0.key <= committedPages }.sorted { $0.key < $1.key }.map { (page: $0.key, offset: $0.value) }
+        return Overlay(source: path, descriptor: descriptor, pageSize: log.pageSize, pageCount: committedPages, pages: pages)
+    }
+
+    /// A hot `-journal`'s original pages (`RollbackJournal`); nil when SQLite would play nothing
+    /// back: not hot, an empty main file (SQLite deletes the journal then), a super-journal
+    /// named, or a page size differing from a valid main-file header's.
+    static func rollbackJournalOverlay(path: String, descriptor: Int32, size: Int64, mainPageSize: Int?, mainSize: Int64) -> Overlay? {
+        guard mainSize > 0, let journal = RollbackJournal.read(descriptor: descriptor, size: size), !journal.namesSuperJournal,
+              mainPageSize == nil || mainPageSize == journal.pageSize
+        else { return nil }
+        let pages = journal.pages.sorted { $0.key < $1.key }.map { (page: $0.key, offset: $0.value) }
+        return Overlay(source: path, descriptor: descriptor, pageSize: journal.pageSize, pageCount: journal.originalPageCount, pages: pages)
+    }
+
+    /// Writes the main file, cut or extended to the overlay's size, with the overlay's pages laid
+    /// over it, beside the store; then locks it and renames it over the store.
+    private func writeFold(of store: LockedStore, overlay: Overlay, beforeRename: ((FileIdentity) throws -> Void)?) throws -> Fold {
         var mainInfo = stat()
         guard lstat(storePath, &mainInfo) == 0 else { throw StoreReplacementError.cannotRead(path: storePath, code: errno) }
         let output = try SafeFileOutput(destinationPath: storePath, permissions: mainInfo.st_mode & 0o777)
@@ -72,10 +121,10 @@ extension StoreReplacement {
         output.setPermissions(mainInfo.st_mode & 0o1777)
         if geteuid() == 0 { output.setOwner(user: mainInfo.st_uid, group: mainInfo.st_gid) }
 
-        // The main file up to the committed size, as it is under the lock.
-        let pageSize = log.pageSize
-        let mainSize = try store.size()
-        let end = min(mainSize, Int64(committedPages) * Int64(pageSize))
+        // The main file up to the folded size, as it is under the lock; zeros past its end.
+        let pageSize = overlay.pageSize
+        let foldedSize = Int64(overlay.pageCount) * Int64(pageSize)
+        let end = min(try store.size(), foldedSize)
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { chunk.deallocate() }
         var offset: Int64 = 0
@@ -86,12 +135,19 @@ extension StoreReplacement {
             try output.write(UnsafeRawBufferPointer(rebasing: chunk[0..<count]))
             offset += Int64(count)
         }
-        // Each page's latest committed frame, in page order.
+        if offset < foldedSize {
+            chunk.initializeMemory(as: UInt8.self, repeating: 0)
+            while offset < foldedSize {
+                let count = Int(min(Int64(chunk.count), foldedSize - offset))
+                try output.write(UnsafeRawBufferPointer(rebasing: chunk[0..<count]))
+                offset += Int64(count)
+            }
+        }
+        // The overlay's pages, in page order.
         var page = [UInt8](repeating: 0, count: pageSize)
-        let folded = log.frames.filter { $0.key <= committedPages }.sorted { $0.key < $1.key }
-        for (number, frameOffset) in folded {
-            guard FileReading.read(wal, into: &page, at: frameOffset) == pageSize else {
-                throw StoreReplacementError.cannotRead(path: walPath, code: EIO)
+        for (number, sourceOffset) in overlay.pages {
+            guard FileReading.read(overlay.descriptor, into: &page, at: sourceOffset) == pageSize else {
+                throw StoreReplacementError.cannotRead(path: overlay.source, code: EIO)
             }
             try page.withUnsafeBytes { try output.write($0, at: Int64(number - 1) * Int64(pageSize)) }
         }
@@ -114,6 +170,6 @@ extension StoreReplacement {
             locked = copy
         }
         guard let locked else { throw InternalError(detail: "the folded copy was published without its lock") }
-        return Fold(store: locked, pages: folded.count)
+        return Fold(store: locked, pages: overlay.pages.count, source: (overlay.source as NSString).lastPathComponent)
     }
 }

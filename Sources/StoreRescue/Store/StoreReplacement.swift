@@ -105,8 +105,9 @@ public struct StoreReplacement: Sendable {
         case settled
         /// The lock is held, before the `whileLocked` check.
         case locked
-        /// A damaged store's `-wal` was folded into a copy of its main file, now at the store's
-        /// path, before any sidecar moves (only when the `-wal` holds committed frames: `Fold`).
+        /// A damaged store's `-wal` (or hot `-journal`) was folded into a copy of its main file,
+        /// now at the store's path, before any sidecar moves (only when there is something to
+        /// fold: `Fold`).
         case folded
         /// A damaged store's sidecars were moved aside, before the rename.
         case sidecarsMoved
@@ -130,6 +131,12 @@ public struct StoreReplacement: Sendable {
         case moveSidecarsAside(into: String)
     }
 
+    /// A sidecar folded into a copy of the main file (`Fold`): its name and how many pages.
+    public struct FoldedSidecar: Sendable, Equatable {
+        public var name: String
+        public var pages: Int
+    }
+
     /// What was done.
     public struct Result: Sendable, Equatable {
         /// True when SQLite settled the store before it was replaced; false when there was no
@@ -146,9 +153,10 @@ public struct StoreReplacement: Sendable {
         /// A spent `-journal` (empty, or its header zeroed: TRUNCATE or PERSIST journal mode)
         /// that this replacement removed under the lock; it held nothing. Not in `settledSidecars`.
         public var removedSpentJournal: String? = nil
-        /// A damaged store's `-wal` pages folded into a copy of its main file before its sidecars
-        /// moved (`Fold`); nil when nothing was folded.
-        public var foldedWriteAheadLogPages: Int? = nil
+        /// A damaged store's sidecar (`NAME-wal`, or a hot `NAME-journal`) folded into a copy of
+        /// its main file before its sidecars moved, and how many of its pages (`Fold`); nil when
+        /// nothing was folded.
+        public var foldedSidecar: FoldedSidecar? = nil
     }
 
     /// The files SQLite keeps beside a main file, in the order they are moved: a `-shm` holds no

@@ -196,8 +196,10 @@ struct CleanFallback {
         if let journal = result.removedSpentJournal {
             incident.notes.append("the store's \((journal as NSString).lastPathComponent) was spent (empty or zeroed: TRUNCATE or PERSIST journal mode) and held nothing; it was removed, not quarantined")
         }
-        if let pages = result.foldedWriteAheadLogPages {
-            incident.notes.append("the store's -wal held committed transactions: its \(pages) pages were folded into a copy of the main file, put in the store's place before the sidecars moved, so that the store never stood without them (the quarantine holds the main file and its -wal as they were)")
+        if let folded = result.foldedSidecar {
+            incident.notes.append(folded.name.hasSuffix("-journal")
+                ? "the store held an unfinished transaction: the \(folded.pages) pages its -journal had kept were rolled back into a copy of the main file, put in the store's place before the sidecars moved, so that the store never stood half-written (the quarantine holds the main file and its sidecars as they were)"
+                : "the store's -wal held committed transactions: its \(folded.pages) pages were folded into a copy of the main file, put in the store's place before the sidecars moved, so that the store never stood without them (the quarantine holds the main file and its sidecars as they were)")
         }
         if result.settled && !result.settledSidecars.isEmpty {
             incident.notes.append("SQLite folded the store's \(result.settledSidecars.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) into its main file before it was moved (the backup holds the files as they were)")

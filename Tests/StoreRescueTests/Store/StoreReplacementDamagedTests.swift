@@ -188,9 +188,98 @@ import Testing
                 var info = stat()
                 if step == .folded, lstat(store, &info) == 0 { foldedMode = info.st_mode & 0o7777 }
             })
-        #expect(result.foldedWriteAheadLogPages == 2, "page 1 and the table's page")
+        #expect(result.foldedSidecar == .init(name: "s.sqlite-wal", pages: 2), "page 1 and the table's page")
         #expect(result.movedSidecars == [aside + "/s.sqlite-wal"])
         #expect(foldedMode == 0o640)
         #expect(try F.values(store) == [8])
+    }
+    /// A rollback-mode store left by a process killed mid-transaction: 2,000 rows, an `UPDATE` of
+    /// every row spilled part-way into the main file (a cache of 2 pages), and the hot `-journal`
+    /// holding the pages it overwrote.
+    private func hotJournalStore(at store: String) throws {
+        let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .create))
+        try connection.execute("""
+            CREATE TABLE t (x INTEGER, pad TEXT);
+            WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 1999)
+            INSERT INTO t SELECT i, printf('%.*c', 200, 'p') FROM n;
+            """)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try #require(BackupFixtures.pythonPath))
+        process.arguments = ["-c", """
+            import sqlite3, os, sys
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute('PRAGMA cache_size = 2')
+            c.execute('BEGIN')
+            c.execute('UPDATE t SET x = x + 1000000')
+            os._exit(0)
+            """, store]
+        try process.run()
+        process.waitUntilExit()
+        #expect(F.exists(store + "-journal"))
+    }
+
+    /// A damaged store in rollback mode with a hot `-journal`: the journal's original pages are
+    /// rolled back into a copy of the main file put in its place before the journal moves, so a
+    /// stop between the two never leaves the main file half-written (it did until stop 25).
+    @Test(arguments: [StoreReplacement.Step.folded, .sidecarsMoved])
+    func aHotJournalIsRolledBackIntoACopyBeforeItMoves(step: StoreReplacement.Step) throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("s.sqlite")
+        try hotJournalStore(at: store)
+        let journal = try F.bytes(store + "-journal")
+        let halfWritten = dir.path("alone-before/s.sqlite")
+        try FileManager.default.createDirectory(atPath: dir.path("alone-before"), withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: store, toPath: halfWritten)
+        #expect(try F.values(halfWritten) != Array(0..<2000), "the main file alone is half-written")
+        // What SQLite reads: both files copied, the journal rolled back by SQLite itself.
+        let both = dir.path("both/s.sqlite")
+        try FileManager.default.createDirectory(atPath: dir.path("both"), withIntermediateDirectories: false)
+        for suffix in ["", "-journal"] { try FileManager.default.copyItem(atPath: store + suffix, toPath: both + suffix) }
+        let rolledBack = try SQLiteConnection(path: both, options: SQLiteOpenOptions(mode: .readWrite))
+            .rows("SELECT x FROM t ORDER BY x").compactMap { $0.first?.int64 }
+        #expect(rolledBack == Array(0..<2000))
+
+        let fresh = dir.path("fresh.sqlite")
+        try F.newStore(at: fresh, marker: 8)
+        let aside = dir.path("aside")
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: false)
+        var reached: [StoreReplacement.Step] = []
+        do {
+            try StoreReplacement(storePath: store, lockTimeout: 0.2).replace(
+                with: fresh, knownDamage: "a test calls it damaged", ifDamaged: .moveSidecarsAside(into: aside), whileLocked: nil,
+                faultInjection: { reached.append($0); if $0 == step { throw Stop() } })
+            Issue.record("the replacement was not stopped at \(step)")
+        } catch is Stop {}
+        #expect(reached.contains(.folded))
+        let alone = dir.path("alone/s.sqlite")
+        try FileManager.default.createDirectory(atPath: dir.path("alone"), withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: store, toPath: alone)
+        #expect(try F.values(alone) == rolledBack, "the main file alone holds what SQLite read")
+        #expect(try F.bytes(step == .folded ? store + "-journal" : aside + "/s.sqlite-journal") == journal)
+    }
+
+    /// The journal reader against SQLite's own rollback, byte for byte: the fold of a hot journal
+    /// is the main file SQLite leaves after rolling it back.
+    @Test func theFoldOfAHotJournalIsTheFileSQLiteRollsBackTo() throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("s.sqlite")
+        try hotJournalStore(at: store)
+        let both = dir.path("both/s.sqlite")
+        try FileManager.default.createDirectory(atPath: dir.path("both"), withIntermediateDirectories: false)
+        for suffix in ["", "-journal"] { try FileManager.default.copyItem(atPath: store + suffix, toPath: both + suffix) }
+        _ = try SQLiteConnection(path: both, options: SQLiteOpenOptions(mode: .readWrite)).scalar("SELECT count(*) FROM t")
+        #expect(!F.exists(both + "-journal"), "SQLite rolled it back")
+
+        let fresh = dir.path("fresh.sqlite")
+        try F.newStore(at: fresh, marker: 8)
+        let aside = dir.path("aside")
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: false)
+        var folded: Data?
+        let result = try StoreReplacement(storePath: store, lockTimeout: 0.2).replace(
+            with: fresh, knownDamage: "a test calls it damaged", ifDamaged: .moveSidecarsAside(into: aside), whileLocked: nil,
+            faultInjection: { if $0 == .folded { folded = try F.bytes(store) } })
+        let segments = try #require(result.foldedSidecar)
+        #expect(segments.name == "s.sqlite-journal" && segments.pages > 1)
+        #expect(folded == (try F.bytes(both)))
     }
 }
