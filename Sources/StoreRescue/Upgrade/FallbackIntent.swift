@@ -102,14 +102,14 @@ struct FallbackIntent: Codable, Equatable {
             if let device = intent.foldedDevice, let inode = intent.foldedInode,
                StoreReplacement.FileIdentity(path: store) == StoreReplacement.FileIdentity(device: device, inode: inode)
             {
-                // Killed after the -wal was folded into a copy of the main file now at the path:
+                // Killed after the -wal (or a hot -journal) was folded into a copy of the main file now at the path:
                 // that copy holds the store's content as SQLite read it, so the store is left as
                 // it is; a sidecar still beside it adds nothing (its frames are in the copy), one
                 // moved stays in the quarantine with the original main file.
                 intent.state = "abandoned"
                 try intent.write(into: folder)
                 let kept = intent.sidecarMoves.map(\.to).filter { FileManager.default.fileExists(atPath: $0) }
-                lines.append("undid an interrupted fallback: the store's -wal had been folded into a copy of its main file, which is in the store's place "
+                lines.append("undid an interrupted fallback: the store's -wal (or hot -journal) had been folded into a copy of its main file, which is in the store's place "
                     + "and holds its content as it was; the store stays so\(kept.isEmpty ? "" : "; the sidecars moved then stay in \(folder) (\(kept.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")))"), "
                     + "with the original main file; the original as it was is also the backup \(folder)/incident.json names")
                 continue
