@@ -257,6 +257,11 @@ enum HopMappingBuilder {
                         "\(entity.name).\(relationship.name) pointed at \(oldTarget) and now points at \(relationship.destinationEntityName), which does not take every \(oldTarget)",
                         remedy: "a custom stage that re-links the objects, or keep the destination")
                 }
+            } else if let counterpart = correspondingDestination(of: oldTarget), isKind(counterpart, of: relationship.destinationEntityName) {
+                // A new entity (an abstract parent) has no objects of its own, but it takes
+                // those of its subentities: when the old destination's objects become one of
+                // them, the relationship is widened, as Core Data infers (a review's Dog renamed
+                // Hound under a new Base was refused here).
             } else {
                 refuse(
                     .structureNotInferable, entity: entity.name, property: relationship.name,

@@ -177,7 +177,18 @@ extension MigrationReport {
 
     private static func hop(_ mapping: HopMapping, rows: MigrationAnalysis.VersionRows?, discarded: MigrationAnalysis.Discarded?) -> Hop {
         let entities = mapping.entities.map { entity -> Entity in
-            Entity(
+            // A new abstract entity (a new parent) has no objects of its own: its properties
+            // are its subentities', whose lines say where their values and links come from.
+            if entity.source == nil, entity.isAbstract {
+                let inherited = "on its subentities' objects (abstract: no objects of its own)"
+                return Entity(
+                    name: entity.name, source: nil, change: "added", sourceNumber: nil, destinationNumber: entity.destinationNumber,
+                    sourceTable: nil, destinationTable: entity.destinationTable, rows: nil,
+                    attributes: entity.attributes.map { Property(name: $0.name, change: $0.change.summary, value: inherited) },
+                    relationships: entity.relationships.map { Property(name: $0.name, change: $0.change.summary, value: inherited) },
+                    removedAttributes: [], removedRelationships: [], likelyRenames: [])
+            }
+            return Entity(
                 name: entity.name, source: entity.source,
                 change: entity.source == nil ? "added" : entity.isRenamed ? "renamed from \(entity.source ?? "")" : "kept",
                 sourceNumber: entity.sourceNumber, destinationNumber: entity.destinationNumber, sourceTable: entity.sourceTable,

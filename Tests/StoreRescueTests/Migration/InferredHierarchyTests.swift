@@ -38,6 +38,80 @@ import Testing
         #expect(try connection.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Animal'")?.int64 == 2)
     }
 
+    /// A relationship widened to a new abstract parent: V2 renames Dog to Hound (renaming
+    /// identifier) under a new abstract Base, and Owner.pets now points at Base. Base has no
+    /// objects of its own, but it takes every Hound, and every Hound was a Dog: Core Data's
+    /// inferred mapping keeps the links (a review's run refused it as "a new entity with no objects").
+    @Test func aRelationshipWidenedToANewAbstractParentKeepsItsLinks() throws {
+        let fixture = try MigrationFixture(versions: [
+            M.version("V1", [
+                EntityDescription(name: "Dog", properties: [M.attribute("name"), M.toOne("owner", "Owner", inverse: "pets")]),
+                EntityDescription(name: "Owner", properties: [M.attribute("name"), M.toMany("pets", "Dog", inverse: "owner")]),
+            ]),
+            M.version("V2", [
+                EntityDescription(name: "Base", isAbstract: true, properties: [M.toOne("owner", "Owner", inverse: "pets")]),
+                EntityDescription(name: "Hound", superentityName: "Base", renamingIdentifier: "Dog", properties: [M.attribute("name")]),
+                EntityDescription(name: "Owner", properties: [M.attribute("name"), M.toMany("pets", "Base", inverse: "owner")]),
+            ]),
+        ])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            let ann = try context.insert("Owner", values: ["name": .text("ann")])
+            let rex = try context.insert("Dog", values: ["name": .text("rex")])
+            let fido = try context.insert("Dog", values: ["name": .text("fido")])
+            try context.insert("Dog", values: ["name": .text("stray")])
+            try context.link("Owner", key: ann, "pets", to: rex)
+            try context.link("Owner", key: ann, "pets", to: fido)
+        }
+        let dryRun = fixture.migrate(path, dryRun: true)
+        #expect(dryRun.status == .wouldMigrate, "\(dryRun.refusals.map(\.message))")
+        #expect(dryRun.linksToClear.isEmpty)
+        let plan = dryRun.renderText()
+        #expect(plan.contains("Hound (renamed from Dog): 3 rows, moved from ZDOG to ZBASE, Z_ENT 1 → 2"), "\(plan)")
+        #expect(plan.contains("on its subentities' objects (abstract: no objects of its own)") && !plan.contains("no links"), "\(plan)")
+        let report = fixture.migrate(path)
+        let output = try output(report)
+        try fixture.expectExactLayout(output, version: "V2")
+        let hounds = try fixture.objects(output, at: "V2", "Hound")
+        #expect(hounds.map { "\($0.key) \($0["name"]?.string ?? "")" } == ["1 rex", "2 fido", "3 stray"])
+        #expect(hounds.allSatisfy { $0.entity == "Hound" })
+        #expect(try fixture.links(output, at: "V2", "Owner", "pets").map { Array($0.prefix(2)) } == [[1, 1], [1, 2]])
+        #expect(report.result?.clearedLinks.values.reduce(0, +) ?? -1 == 0)
+        #expect(report.result?.rowsByEntity["Hound"] == 3 && report.result?.rowsByEntity["Owner"] == 1)
+        let entity = try #require(report.hops.first?.entities.first { $0.name == "Hound" })
+        #expect(entity.source == "Dog" && entity.sourceTable == "ZDOG" && entity.destinationTable == "ZBASE")
+        #expect(entity.sourceNumber == 1 && entity.destinationNumber == 2)
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+        #expect(try connection.rows("SELECT Z_PK, Z_ENT, ZOWNER FROM ZBASE ORDER BY Z_PK").map { $0.map { $0.int64 ?? -1 } }
+            == [[1, 2, 1], [2, 2, 1], [3, 2, -1]])
+        #expect(try connection.rows("SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { row in
+            "\(row[0].int64 ?? -1) \(row[1].string ?? "") \(row[2].int64 ?? -1)"
+        } == ["1 Base 0", "2 Hound 1", "3 Owner 0"])
+        #expect(try connection.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Base'")?.int64 ?? 0 >= 3)
+        let match = StoreMatcher.match(storePath: output, catalog: fixture.catalog)
+        #expect(match.outcome == .exact && match.version == "V2")
+    }
+
+    /// A new entity that takes none of the old destination's objects is still no widening.
+    @Test func aRelationshipMovedToANewEntityOutsideTheHierarchyIsRefused() throws {
+        let fixture = try MigrationFixture(versions: [
+            M.version("V1", [
+                EntityDescription(name: "Dog", properties: [M.attribute("name")]),
+                EntityDescription(name: "Owner", properties: [M.toMany("pets", "Dog")]),
+            ]),
+            M.version("V2", [
+                EntityDescription(name: "Base", isAbstract: true),
+                EntityDescription(name: "Cat", properties: [M.attribute("name")]),
+                EntityDescription(name: "Hound", superentityName: "Base", renamingIdentifier: "Dog", properties: [M.attribute("name")]),
+                EntityDescription(name: "Owner", properties: [M.toMany("pets", "Cat")]),
+            ]),
+        ])
+        let report = fixture.migrate(try fixture.store(at: "V1"), dryRun: true)
+        let refusal = try #require(report.refusals.first)
+        #expect(refusal.code == .structureNotInferable && refusal.entity == "Owner" && refusal.property == "pets")
+        #expect(refusal.message == "Owner.pets now points at Cat, a new entity with no objects, while it pointed at Dog")
+    }
+
     @Test func twoHierarchiesCannotBeMerged() throws {
         let fixture = try MigrationFixture(versions: [
             M.version("V1", [EntityDescription(name: "Cat", properties: [M.attribute("name")]),
