@@ -232,6 +232,7 @@ enum DataCheck: Sendable, Equatable {
     /// it in a column of the destination's rows, one owner each.
     case severalOwners(entity: String, relationship: String, sourceEntity: String, sourceRelationship: String)
     /// Objects of `entity` (at the hop's destination) that share values under a uniqueness
-    /// constraint the source did not have.
-    case duplicates(entity: String, properties: [String])
+    /// constraint: one the source did not have (`valueChanges` empty), or one it had over values
+    /// the hop changes (`valueChanges` says how: a type change, a `map`, a default).
+    case duplicates(entity: String, properties: [String], valueChanges: [String])
 }

@@ -195,7 +195,7 @@ struct MigrationAnalyzer {
                     code: .typeChangeNotInferable, hop: hop, entity: entity, property: attribute, rowCount: rows,
                     message: "\(entity).\(attribute) becomes \(type.modelFileName), and \(rows) stored values do not convert\(example.map { " (for example \($0))" } ?? "")",
                     remedy: "a custom stage that computes \(attribute) (\"map\"), or a willMigrate step that corrects the values first"))
-            case .duplicates(let entity, let properties):
+            case .duplicates(let entity, let properties, let valueChanges):
                 guard !hasCustomSteps(before: index + 1) else { continue }
                 let after = states[index + 1]
                 var duplicates: Int64 = 0
@@ -213,10 +213,15 @@ struct MigrationAnalyzer {
                         """)?.int64 ?? 0
                 }
                 guard duplicates > 0 else { continue }
+                let constrained = "\(entity).\(properties.joined(separator: " + "))"
                 result.append(MigrationRefusal(
                     code: .uniquenessViolated, hop: hop, entity: entity, property: properties.joined(separator: ", "), rowCount: duplicates,
-                    message: "\(mapping.hop.to) makes \(entity).\(properties.joined(separator: " + ")) unique, and \(duplicates) values are shared by several \(entity) objects",
-                    remedy: "declare the stage custom with a willMigrate step that removes or renames the duplicates (seed 003)"))
+                    message: valueChanges.isEmpty
+                        ? "\(mapping.hop.to) makes \(constrained) unique, and \(duplicates) values are shared by several \(entity) objects"
+                        : "\(mapping.hop.to) keeps \(constrained) unique and \(valueChanges.joined(separator: ", ")): then \(duplicates) values are shared by several \(entity) objects",
+                    remedy: valueChanges.isEmpty
+                        ? "declare the stage custom with a willMigrate step that removes or renames the duplicates (seed 003)"
+                        : "declare the stage custom with a willMigrate step that removes or renames the objects whose values become equal (seed 003), or keep the values as they are"))
             case .severalOwners(let entity, let relationship, let sourceEntity, let sourceRelationship):
                 guard let (set, side) = before.linkSet(for: LinkSet.End(entity: declaring(sourceRelationship, of: sourceEntity, in: before), relationship: sourceRelationship)) else { continue }
                 let (owner, owned) = side == .a ? ("a", "b") : ("b", "a")
