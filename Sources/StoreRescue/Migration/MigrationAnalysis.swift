@@ -32,6 +32,27 @@ public struct MigrationAnalysis: Sendable, Equatable {
     /// True when a hop's steps (`willMigrate`, `didMigrate`) run between versions: counts after
     /// them are predicted from the data as it is before they run.
     public var countsPrecedeCustomSteps: Bool
+    /// Uniqueness checks left to the run: steps that run before the hop's copy (`willMigrate`,
+    /// an earlier `didMigrate`) may change the values, so the run checks after them.
+    public var deferredUniquenessChecks: [DeferredUniquenessCheck] = []
+
+    /// A uniqueness constraint checked by the run after the steps that precede a hop's copy.
+    public struct DeferredUniquenessCheck: Sendable, Equatable {
+        /// The hop's position in the plan, and the hop as `V1 → V2`.
+        public var hopIndex: Int
+        public var hop: String
+        /// The version that declares the constraint (the hop's destination).
+        public var version: String
+        public var entity: String
+        public var properties: [String]
+        /// The steps it waits for, in words (`the willMigrate steps of stages[0]`).
+        public var steps: [String]
+
+        /// `Item.code`, `Item.a + b`.
+        public var constrained: String { "\(entity).\(properties.joined(separator: " + "))" }
+        /// `the willMigrate steps of stages[0] and …`.
+        public var stepsText: String { steps.joined(separator: " and ") }
+    }
 
     /// Rows of `entity` at `version`, when counted.
     public func rows(of entity: String, at version: String) -> Int64? {

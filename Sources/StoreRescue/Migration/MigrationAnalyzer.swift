@@ -9,6 +9,9 @@ struct MigrationAnalyzer {
     /// The versions along the path, the first being the store's (over `baseSchema`).
     let states: [VirtualVersion]
     let mappings: [HopMapping]
+    /// The Swift handlers of the plan's custom stages: like catalog steps, they run between
+    /// versions, and a uniqueness check after them waits for them (`stepsBeforeCopy`).
+    var handlers: [CustomStageHandlers] = []
 
     /// What to count: everything a dry run shows (`forecast`: also the links the writing will
     /// clear, which costs a scan per relationship), everything a migration reports and checks
@@ -87,6 +90,13 @@ struct MigrationAnalyzer {
             }
             analysis.discarded.append(discarded)
             analysis.refusals += try refusals(for: mapping, index: index, answer: answer)
+            let steps = stepsBeforeCopy(ofHop: index)
+            if !steps.isEmpty {
+                for case .duplicates(let entity, let properties, _) in mapping.checks {
+                    analysis.deferredUniquenessChecks.append(.init(
+                        hopIndex: index, hop: hop, version: mapping.hop.to, entity: entity, properties: properties, steps: steps))
+                }
+            }
         }
         if depth == .forecast, mappings.count > 0, let last = states.last { analysis.linksToClear = try linksToClear(in: last) }
         return analysis
@@ -196,32 +206,12 @@ struct MigrationAnalyzer {
                     message: "\(entity).\(attribute) becomes \(type.modelFileName), and \(rows) stored values do not convert\(example.map { " (for example \($0))" } ?? "")",
                     remedy: "a custom stage that computes \(attribute) (\"map\"), or a willMigrate step that corrects the values first"))
             case .duplicates(let entity, let properties, let valueChanges):
-                guard !hasCustomSteps(before: index + 1) else { continue }
-                let after = states[index + 1]
-                var duplicates: Int64 = 0
-                for (from, sources) in Dictionary(grouping: after.rowSources(ofKind: entity), by: \.from) {
-                    let values = properties.map { name in sources[0].attributes[name] ?? "NULL" }
-                    // Values drawn at random (uuid()) are unique by construction; only the same
-                    // expression for every row source of a table can be grouped.
-                    guard !properties.contains(where: { after.nondeterministicAttributes.contains("\(entity).\($0)") }),
-                        sources.allSatisfy({ source in properties.map { source.attributes[$0] ?? "NULL" } == values })
-                    else { continue }
-                    let condition = sources.map { "(\($0.condition))" }.joined(separator: " OR ")
-                    duplicates += try connection.scalar("""
-                        SELECT count(*) FROM (SELECT 1 FROM \(from) \(RowSource.alias) WHERE (\(condition)) \
-                        AND \(values.map { "(\($0)) IS NOT NULL" }.joined(separator: " AND ")) GROUP BY \(values.joined(separator: ", ")) HAVING count(*) > 1)
-                        """)?.int64 ?? 0
+                // Steps that run first may remove the duplicates (seed 003): the run checks
+                // after them (`deferredUniquenessChecks`, `uniquenessRefusals`).
+                guard stepsBeforeCopy(ofHop: index).isEmpty else { continue }
+                if let refusal = try duplicatesRefusal(entity: entity, properties: properties, valueChanges: valueChanges, mapping: mapping, after: states[index + 1]) {
+                    result.append(refusal)
                 }
-                guard duplicates > 0 else { continue }
-                let constrained = "\(entity).\(properties.joined(separator: " + "))"
-                result.append(MigrationRefusal(
-                    code: .uniquenessViolated, hop: hop, entity: entity, property: properties.joined(separator: ", "), rowCount: duplicates,
-                    message: valueChanges.isEmpty
-                        ? "\(mapping.hop.to) makes \(constrained) unique, and \(duplicates) values are shared by several \(entity) objects"
-                        : "\(mapping.hop.to) keeps \(constrained) unique and \(valueChanges.joined(separator: ", ")): then \(duplicates) values are shared by several \(entity) objects",
-                    remedy: valueChanges.isEmpty
-                        ? "declare the stage custom with a willMigrate step that removes or renames the duplicates (seed 003)"
-                        : "declare the stage custom with a willMigrate step that removes or renames the objects whose values become equal (seed 003), or keep the values as they are"))
             case .severalOwners(let entity, let relationship, let sourceEntity, let sourceRelationship):
                 guard let (set, side) = before.linkSet(for: LinkSet.End(entity: declaring(sourceRelationship, of: sourceEntity, in: before), relationship: sourceRelationship)) else { continue }
                 let (owner, owned) = side == .a ? ("a", "b") : ("b", "a")
@@ -249,9 +239,70 @@ struct MigrationAnalyzer {
         return result
     }
 
-    /// True when a hop up to `hopCount` runs steps the analysis cannot foresee.
-    private func hasCustomSteps(before hopCount: Int) -> Bool {
-        mappings.prefix(hopCount).contains { !$0.hop.custom.willMigrate.isEmpty || !$0.hop.custom.didMigrate.isEmpty }
+    /// The steps that run before hop `index` copies the data, which the analysis cannot foresee:
+    /// `willMigrate` of that hop and of earlier ones, `didMigrate` of earlier ones (a hop's own
+    /// `didMigrate` runs after its copy, as on the device), catalog steps and Swift handlers.
+    func stepsBeforeCopy(ofHop index: Int) -> [String] {
+        var steps: [String] = []
+        for (position, mapping) in mappings.prefix(index + 1).enumerated() {
+            let hop = mapping.hop
+            let stage = hop.stage ?? hop.summary
+            let handler = handlers.first { $0.from == hop.from && $0.to == hop.to }
+            if !hop.custom.willMigrate.isEmpty { steps.append("the willMigrate steps of \(stage)") }
+            if handler?.willMigrate != nil { steps.append("the willMigrate handler of \(hop.from) → \(hop.to)") }
+            guard position < index else { continue }
+            if !hop.custom.didMigrate.isEmpty { steps.append("the didMigrate steps of \(stage)") }
+            if handler?.didMigrate != nil { steps.append("the didMigrate handler of \(hop.from) → \(hop.to)") }
+        }
+        return steps
+    }
+
+    /// The uniqueness refusals of the single hop this analyzer spans (`states` before and after
+    /// it, over a base on which every step before its copy has run): the check the analysis
+    /// deferred, made by the run at the point Core Data would make it.
+    func uniquenessRefusals() throws -> [MigrationRefusal] {
+        guard let mapping = mappings.first, states.count == 2 else { return [] }
+        var result: [MigrationRefusal] = []
+        for case .duplicates(let entity, let properties, let valueChanges) in mapping.checks {
+            if let refusal = try duplicatesRefusal(entity: entity, properties: properties, valueChanges: valueChanges, mapping: mapping, after: states[1]) {
+                result.append(refusal)
+            }
+        }
+        return result
+    }
+
+    /// Objects of `entity` that share values of `properties` at `after`, grouped by the very
+    /// expressions the writer inserts (conversions, `map`, defaults): the unique index it
+    /// creates would refuse them.
+    private func duplicatesRefusal(
+        entity: String, properties: [String], valueChanges: [String], mapping: HopMapping, after: VirtualVersion
+    ) throws -> MigrationRefusal? {
+        let firstKeys = try after.firstFreeKeys(using: connection)
+        var duplicates: Int64 = 0
+        for (from, sources) in Dictionary(grouping: after.rowSources(ofKind: entity), by: \.from) {
+            let values = properties.map { name in sources[0].attributes[name] ?? "NULL" }
+            // Values drawn at random (uuid()) are unique by construction; only the same
+            // expression for every row source of a table can be grouped.
+            guard !properties.contains(where: { after.nondeterministicAttributes.contains("\(entity).\($0)") }),
+                sources.allSatisfy({ source in properties.map { source.attributes[$0] ?? "NULL" } == values })
+            else { continue }
+            let condition = sources.map { "(\($0.condition))" }.joined(separator: " OR ")
+            duplicates += try connection.scalar(VirtualVersion.resolve("""
+                SELECT count(*) FROM (SELECT 1 FROM \(from) \(RowSource.alias) WHERE (\(condition)) \
+                AND \(values.map { "(\($0)) IS NOT NULL" }.joined(separator: " AND ")) GROUP BY \(values.joined(separator: ", ")) HAVING count(*) > 1)
+                """, firstKeys))?.int64 ?? 0
+        }
+        guard duplicates > 0 else { return nil }
+        let constrained = "\(entity).\(properties.joined(separator: " + "))"
+        return MigrationRefusal(
+            code: .uniquenessViolated, hop: "\(mapping.hop.from) → \(mapping.hop.to)", entity: entity, property: properties.joined(separator: ", "),
+            rowCount: duplicates,
+            message: valueChanges.isEmpty
+                ? "\(mapping.hop.to) makes \(constrained) unique, and \(duplicates) values are shared by several \(entity) objects"
+                : "\(mapping.hop.to) keeps \(constrained) unique and \(valueChanges.joined(separator: ", ")): then \(duplicates) values are shared by several \(entity) objects",
+            remedy: valueChanges.isEmpty
+                ? "declare the stage custom with a willMigrate step that removes or renames the duplicates (seed 003)"
+                : "declare the stage custom with a willMigrate step that removes or renames the objects whose values become equal (seed 003), or keep the values as they are")
     }
 
     /// The entity declaring `relationship` as `entity` sees it (itself or an ancestor).

@@ -121,6 +121,14 @@ enum MigrationEngine {
         preparation.mappings = assessment.mappings
         preparation.analysis = assessment.analysis
         preparation.refusals += assessment.refusals
+        if options.isDryRun {
+            // Not silently skipped (a review's dry run said nothing of it): when, and by whom.
+            for check in preparation.analysis?.deferredUniquenessChecks ?? [] {
+                preparation.notes.append(
+                    "\(check.hop): whether objects share values of \(check.constrained) (unique at \(check.version)) is not checked before "
+                        + "\(check.stepsText), which may change them: the run checks it after they ran, before it writes \(check.version)")
+            }
+        }
         if options.isDryRun, preparation.refusals.isEmpty, let plan = preparation.plan, !plan.isAtTarget, let physical = readout.schema {
             do {
                 preparation.requiredValuesAlreadyMissing = try forecastCarriedGaps(
@@ -238,7 +246,8 @@ enum MigrationEngine {
                    remedy: "correct the step: SQLite's expression syntax, names of the entity at the step's version")
             return assessment
         }
-        let analysis = try MigrationAnalyzer(connection: store.connection, states: states, mappings: context.mappings).analyse(depth: depth)
+        let analysis = try MigrationAnalyzer(connection: store.connection, states: states, mappings: context.mappings, handlers: handlers)
+            .analyse(depth: depth)
         assessment.analysis = analysis
         assessment.refusals += analysis.refusals
         return assessment
@@ -270,6 +279,9 @@ enum MigrationEngine {
         var frameworkVersion: Int
         var modelCacheWritten: Bool
         var intermediateFiles: Int
+        /// What the run checked that the analysis left to it (a uniqueness constraint checked
+        /// after the steps before its hop's copy), for the report's notes.
+        var notes: [String] = []
     }
 
     /// Writes the target version into a new file at `file` (which must not exist), composing hops
@@ -304,6 +316,7 @@ enum MigrationEngine {
         var hopsSinceBase = 0
         var nextID = (state.rowSources.map(\.id).max() ?? 0) + 1
         var stepRows: [String: [Int64]] = [:]
+        var notes: [String] = []
         var intermediates = 0
         let totalSteps = context.mappings.count + 2
         var finishedSteps = 0
@@ -345,12 +358,16 @@ enum MigrationEngine {
                 }
             }
             report(.writing)
+            let before = state
             do {
                 state = try state.applying(mapping, destination: context.version(hop.to), layout: layouts[hop.to] ?? context.layout(hop.to), nextID: &nextID)
             } catch {
                 throw MigrationError.customStepFailed(path: file, stage: hop.stage ?? hop.summary, detail: "\(error.jsonPath): \(error.reason)")
             }
             hopsSinceBase += 1
+            notes += try checkDeferredUniqueness(
+                preparation.analysis?.deferredUniquenessChecks.filter { $0.hopIndex == index } ?? [], before: before, after: state,
+                mapping: mapping, base: base, path: file)
             let runsAfter = !hop.custom.didMigrate.isEmpty || handlers?.didMigrate != nil
             let isLast = index == context.mappings.count - 1
             if (!hop.custom.create.isEmpty || runsAfter) && !(isLast && !runsAfter) {
@@ -410,7 +427,29 @@ enum MigrationEngine {
         report(.verifying)
         return Written(
             summary: summary, verification: verification, stepRows: stepRows, frameworkVersion: frameworkVersion,
-            modelCacheWritten: modelCache != nil, intermediateFiles: intermediates)
+            modelCacheWritten: modelCache != nil, intermediateFiles: intermediates, notes: notes)
+    }
+
+    /// The uniqueness checks the analysis left to the run (`deferredUniquenessChecks`), made
+    /// on `base` once the steps before the hop's copy have run — where Core Data's copy into
+    /// the destination's unique index would meet the duplicates. Refused as the analysis
+    /// refuses (exit 3, the same wording), said when and after what; a note when they pass.
+    private static func checkDeferredUniqueness(
+        _ checks: [MigrationAnalysis.DeferredUniquenessCheck], before: VirtualVersion, after: VirtualVersion, mapping: HopMapping,
+        base: Base, path: String
+    ) throws -> [String] {
+        guard let first = checks.first else { return [] }
+        let connection = try SQLiteConnection(path: ":memory:", options: SQLiteOpenOptions(mode: .memory))
+        try MigrationFunctions.register(on: connection)
+        try connection.execute("ATTACH DATABASE \(SQLLiteral.string(SQLiteConnection.readOnlyURI(path: base.path, immutable: base.isImmutable))) AS base")
+        let refusals = try MigrationAnalyzer(connection: connection, states: [before, after], mappings: [mapping]).uniquenessRefusals()
+        if let refusal = refusals.first {
+            throw MigrationError.constraintViolated(
+                path: path, version: first.version, detail: "\(refusal.message) (checked after \(first.stepsText) ran)")
+        }
+        return checks.map { check in
+            "\(check.hop): \(check.constrained) (unique at \(check.version)) was checked after \(check.stepsText) ran, not before them: no value is shared"
+        }
     }
 
     /// The largest string or blob a migration statement may make: the store's size (main file

@@ -97,6 +97,7 @@ public enum StoreMigrator {
                 throw MigrationError.writeFailed(path: output, reason: error.description)
             }
             report.result = MigrationReport.Result(path: output, written: written, seconds: Date().timeIntervalSince(started))
+            report.notes += written.notes
             return report
         } catch {
             // A failure while an app wrote to the original read in place (its half-written

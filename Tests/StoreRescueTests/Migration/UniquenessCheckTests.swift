@@ -4,7 +4,8 @@ import Testing
 
 /// The target's uniqueness constraints, checked against the data the way the run will write it:
 /// values a type change makes equal are forecast by the dry run (the same refusal the run
-/// makes).
+/// makes), and a check that `willMigrate` steps decide is made after they ran, in the run, and
+/// said so in both reports.
 @Suite struct UniquenessCheckTests {
     typealias M = TestModel
 
@@ -56,5 +57,58 @@ import Testing
         let refusal = try #require(dryRun.refusals.first, "\(dryRun.status)")
         #expect(refusal.code == .uniquenessViolated && refusal.rowCount == 1)
         #expect(refusal.message == "V2 keeps Item.code unique and Item.code's NULLs take the default 'none': then 1 values are shared by several Item objects")
+    }
+
+    /// V1: Item(code, n) with no constraint; V2 makes `code` unique, and a custom stage's
+    /// `willMigrate` step renames the duplicates (seed 003) — or, with `dedupes` false, a step
+    /// that matches no object and leaves them.
+    private func deduplicating(_ dedupes: Bool) throws -> (MigrationFixture, String) {
+        let custom = CustomStageDefinition(willMigrate: [
+            .init(entity: "Item", action: .update([.init(property: "code", expression: "code || '-' || n", jsonPath: "stages[0].willMigrate[0].set.code")]),
+                  condition: dedupes ? "n > 1" : "n > 100", jsonPath: "stages[0].willMigrate[0]"),
+        ])
+        let fixture = try MigrationFixture(
+            versions: [
+                M.version("V1", [EntityDescription(name: "Item", properties: [M.attribute("code"), M.attribute("n", .integer64)])]),
+                M.version("V2", [EntityDescription(name: "Item", properties: [M.attribute("code"), M.attribute("n", .integer64)], uniquenessConstraints: [["code"]])]),
+            ],
+            stages: [CatalogStage(kind: .custom, span: .pair(from: "V1", to: "V2"), custom: custom, jsonPath: "stages[0]")])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            for (code, n) in [("a", 1), ("a", 2), ("b", 1), ("a", 3)] {
+                try context.insert("Item", values: ["code": .text(code), "n": .integer(Int64(n))])
+            }
+        }
+        return (fixture, path)
+    }
+
+    @Test func aCheckAWillMigrateStepDecidesIsDeferredAndSaidSo() throws {
+        let (fixture, path) = try deduplicating(true)
+        let dryRun = fixture.migrate(path, dryRun: true)
+        #expect(dryRun.status == .wouldMigrate, "\(dryRun.refusals.map(\.message))")
+        let deferred = try #require(dryRun.notes.first { $0.contains("Item.code") }, "\(dryRun.notes)")
+        #expect(deferred.contains("not checked before the willMigrate steps") && deferred.contains("the run checks it after they ran"), "\(deferred)")
+        #expect(dryRun.renderText().contains(deferred))
+
+        let run = fixture.migrate(path)
+        let output = try #require(run.result?.path, "\(run.refusals.map(\.message)) \(run.error?.message ?? "")")
+        #expect(try fixture.objects(output, at: "V2", "Item").compactMap { $0["code"]?.string } == ["a", "a-2", "b", "a-3"])
+        let checked = try #require(run.notes.first { $0.contains("Item.code") }, "\(run.notes)")
+        #expect(checked.contains("checked after the willMigrate steps of stages[0] ran, not before them") && checked.contains("no value is shared"), "\(checked)")
+        #expect(run.renderText().contains(checked))
+    }
+
+    @Test func duplicatesAWillMigrateStepLeavesAreRefusedAfterIt() throws {
+        let (fixture, path) = try deduplicating(false)
+        // The dry run cannot know what the step does: it says when the check is made.
+        let dryRun = fixture.migrate(path, dryRun: true)
+        #expect(dryRun.status == .wouldMigrate && dryRun.notes.contains { $0.contains("Item.code") }, "\(dryRun.notes)")
+
+        let run = fixture.migrate(path)
+        #expect(run.exitStatus == .refused && run.result == nil)
+        let message = try #require(run.error?.message)
+        #expect(message.contains("V2 makes Item.code unique, and 1 values are shared by several Item objects"), "\(message)")
+        #expect(message.contains("checked after the willMigrate steps of stages[0] ran"), "\(message)")
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory.path("out.sqlite")))
     }
 }
