@@ -193,7 +193,11 @@ extension MigrationReport {
                 change: entity.source == nil ? "added" : entity.isRenamed ? "renamed from \(entity.source ?? "")" : "kept",
                 sourceNumber: entity.sourceNumber, destinationNumber: entity.destinationNumber, sourceTable: entity.sourceTable,
                 destinationTable: entity.destinationTable, rows: entity.source.flatMap { rows?.rows[$0] },
-                attributes: entity.attributes.map { Property(name: $0.name, change: $0.change.summary, value: describe($0)) },
+                attributes: entity.attributes.map { attribute in
+                    Property(
+                        name: attribute.name, change: attribute.change.summary,
+                        value: describe(attribute, creations: mapping.creations.filter { $0.entity == entity.name }, isNew: entity.source == nil))
+                },
                 relationships: entity.relationships.map { relationship in
                     var value = relationship.source.map { "links of \($0)" } ?? "no links"
                     if relationship.isFilledByCreate { value += ", plus those the custom stage's create makes" }
@@ -212,6 +216,28 @@ extension MigrationReport {
 
     private static func counts(_ values: [String: Int64]?) -> [Count] {
         (values ?? [:]).sorted { $0.key < $1.key }.map { Count(name: $0.key, count: $0.value) }
+    }
+
+    /// Where an attribute's values come from: for the objects that go through the hop, and for
+    /// those a `create` step makes (each step's `set`, else the default, else nothing — which
+    /// stops the run when the attribute is required). A new entity has only the latter.
+    private static func describe(_ attribute: AttributeMapping, creations: [StoreRescue.Creation], isNew: Bool) -> String {
+        guard !creations.isEmpty else { return describe(attribute) }
+        let created = creations.map { creation -> String in
+            if let assignment = creation.assignments.last(where: { $0.property == attribute.name }) {
+                return "set by the create step (\(assignment.jsonPath.isEmpty ? creation.step.jsonPath : assignment.jsonPath))"
+            }
+            switch attribute.value {
+            case .defaultValue(let value):
+                return "default \(SQLLiteral.value(value)) (the create step \(creation.step.jsonPath) does not set it)"
+            case .missing where attribute.isRequired:
+                return "no value (required, no default): the create step \(creation.step.jsonPath) does not set it, so the run stops at the first object it creates"
+            default:
+                return "NULL (the create step \(creation.step.jsonPath) does not set it)"
+            }
+        }
+        let fromCreate = created.joined(separator: "; ")
+        return isNew ? fromCreate : describe(attribute) + "; objects the custom stage creates: " + fromCreate
     }
 
     private static func describe(_ attribute: AttributeMapping) -> String {

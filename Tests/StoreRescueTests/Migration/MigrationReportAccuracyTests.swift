@@ -87,6 +87,55 @@ import Testing
         #expect(report.renderText().contains("match: newer V2 (its hashes exactly; the catalog's current version is V1)"))
     }
 
+    /// V1: Post(title); V2 adds Note(text, required with no default; length, optional), which
+    /// a custom stage's `create` fills, one per Post — setting `text` or, with `setsText` false,
+    /// leaving it unset.
+    private func creating(setsText: Bool) throws -> (MigrationFixture, String) {
+        let v1 = M.version("V1", [EntityDescription(name: "Post", properties: [M.attribute("title")])])
+        let v2 = M.version("V2", [
+            EntityDescription(name: "Note", properties: [M.attribute("text", optional: false), M.attribute("length", .integer32)]),
+            EntityDescription(name: "Post", properties: [M.attribute("title")]),
+        ])
+        let set: [CustomStageDefinition.Assignment] = setsText ? [.init(property: "text", expression: "upper(title)", jsonPath: "stages[0].create[0].set.text")] : []
+        let custom = CustomStageDefinition(create: [.init(entity: "Note", forEach: "Post", assignments: set, jsonPath: "stages[0].create[0]")])
+        let fixture = try MigrationFixture(
+            versions: [v1, v2], stages: [CatalogStage(kind: .custom, span: .pair(from: "V1", to: "V2"), custom: custom, jsonPath: "stages[0]")])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            for title in ["a", "b"] { try context.insert("Post", values: ["title": .text(title)]) }
+        }
+        return (fixture, path)
+    }
+
+    /// The plan of an entity a `create` step fills says where its values come from: the step
+    /// (a review's plan said "no value (required, no default)", as if the run would fail).
+    @Test func thePlanSaysACreatedEntitysValuesComeFromTheCreateStep() throws {
+        let (fixture, path) = try creating(setsText: true)
+        let dryRun = fixture.migrate(path, dryRun: true)
+        #expect(dryRun.status == .wouldMigrate, "\(dryRun.refusals.map(\.message))")
+        let note = try #require(dryRun.hops.first?.entities.first { $0.name == "Note" })
+        #expect(note.attributes.first { $0.name == "text" }?.value == "set by the create step (stages[0].create[0].set.text)")
+        #expect(note.attributes.first { $0.name == "length" }?.value == "NULL (the create step stages[0].create[0] does not set it)")
+        let plan = dryRun.renderText()
+        #expect(plan.contains("set by the create step (stages[0].create[0].set.text)") && !plan.contains("no value (required, no default)"), "\(plan)")
+
+        // What the plan says is what the run does.
+        let run = fixture.migrate(path)
+        let output = try output(run)
+        #expect(try fixture.objects(output, at: "V2", "Note").map { $0["text"] } == [.text("A"), .text("B")])
+    }
+
+    /// …and when the step leaves a required attribute unset, the plan says the run stops, as it does.
+    @Test func thePlanSaysWhenACreateStepLeavesARequiredValueUnset() throws {
+        let (fixture, path) = try creating(setsText: false)
+        let dryRun = fixture.migrate(path, dryRun: true)
+        let note = try #require(dryRun.hops.first?.entities.first { $0.name == "Note" })
+        #expect(note.attributes.first { $0.name == "text" }?.value
+            == "no value (required, no default): the create step stages[0].create[0] does not set it, so the run stops at the first object it creates")
+        let run = fixture.migrate(path)
+        #expect(run.exitStatus == .refused && run.result == nil, "\(run.status) \(run.error?.message ?? "")")
+    }
+
     /// The Employees lineage as shipped: its folder names the first version current.
     @Test(.enabled(if: Samples.available)) func theEmployeesStoreGoesToItsSecondVersionWithTo() throws {
         let directory = try TemporaryDirectory()
