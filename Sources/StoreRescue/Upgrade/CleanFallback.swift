@@ -188,6 +188,7 @@ struct CleanFallback {
         }
         intent.state = "done"
         try? intent.write(into: quarantine)
+        try faultInjection?(.fallbackSwapped)
         incident.state = "complete"
         incident.quarantinedFiles = ([mainKept] + result.movedSidecars).map {
             IncidentReport.QuarantinedFile(

@@ -88,14 +88,21 @@ struct FallbackIntent: Codable, Equatable {
             let path = folder + "/" + fileName
             guard let data = try? BoundedFile.contents(of: path, limit: 1 << 20, followsSymlinks: false),
                   var intent = try? JSONDecoder().decode(FallbackIntent.self, from: data),
-                  intent.store == store, intent.state == "replacing"
+                  intent.store == store
             else { continue }
+            if intent.state == "done", IncidentFiles.state(in: folder) == "pending" {
+                // Killed after the swap and its journal, before the incident's last rewrite.
+                try IncidentFiles.mark("complete", in: folder)
+                lines.append("finished an interrupted fallback's records: the clean store was in place; its incident is now marked complete: \(folder)")
+                continue
+            }
+            guard intent.state == "replacing" else { continue }
             var info = stat()
             let isClean = lstat(store, &info) == 0 && UInt64(info.st_dev) == intent.cleanDevice && UInt64(info.st_ino) == intent.cleanInode
             if isClean {
                 intent.state = "done"
                 try intent.write(into: folder)
-                try IncidentFiles.markComplete(in: folder)
+                try IncidentFiles.mark("complete", in: folder)
                 lines.append("finished an interrupted fallback: the clean store was already in place; incident in \(folder)")
                 continue
             }
@@ -108,6 +115,7 @@ struct FallbackIntent: Codable, Equatable {
                 // moved stays in the quarantine with the original main file.
                 intent.state = "abandoned"
                 try intent.write(into: folder)
+                try IncidentFiles.mark("abandoned", in: folder)
                 let kept = intent.sidecarMoves.map(\.to).filter { FileManager.default.fileExists(atPath: $0) }
                 lines.append("undid an interrupted fallback: the store's -wal (or hot -journal) had been folded into a copy of its main file, which is in the store's place "
                     + "and holds its content as it was; the store stays so\(kept.isEmpty ? "" : "; the sidecars moved then stay in \(folder) (\(kept.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")))"), "
@@ -122,6 +130,7 @@ struct FallbackIntent: Codable, Equatable {
             {
                 intent.state = "abandoned"
                 try intent.write(into: folder)
+                try IncidentFiles.mark("abandoned", in: folder)
                 let kept = intent.sidecarMoves.map(\.to).filter { FileManager.default.fileExists(atPath: $0) }
                 lines.append("undid an interrupted fallback, but the store was written after it stopped (its main file changed): "
                     + "its sidecars moved then stay in \(folder) (\(kept.map { ($0 as NSString).lastPathComponent }.joined(separator: ", "))), "
@@ -148,6 +157,7 @@ struct FallbackIntent: Codable, Equatable {
             }
             intent.state = "abandoned"
             try intent.write(into: folder)
+            try IncidentFiles.mark("abandoned", in: folder)
             lines.append("undid an interrupted fallback (the store had not been replaced; moved sidecars put back): \(folder)")
         }
         return lines
@@ -166,13 +176,31 @@ enum IncidentFiles {
         try FallbackIntent.writeFile(folder + "/" + text, Data(incident.renderText().utf8))
     }
 
-    /// Rewrites `incident.json`'s state as complete (after a resumed swap).
-    static func markComplete(in folder: String) throws {
+    /// The `state` `incident.json` records (nil when there is none, or it cannot be read).
+    static func state(in folder: String) -> String? {
+        guard let bytes = try? BoundedFile.contents(of: folder + "/" + json, limit: 16 << 20, followsSymlinks: false),
+              let object = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any]
+        else { return nil }
+        return object["state"] as? String
+    }
+
+    /// Rewrites `incident.json`'s state: `complete` after a resumed swap or a resumed record,
+    /// `abandoned` after an undone one (the store was not replaced; `incident.txt` keeps the
+    /// text of the attempt).
+    static func mark(_ state: String, in folder: String) throws {
         let path = folder + "/" + json
         guard let bytes = try? BoundedFile.contents(of: path, limit: 16 << 20, followsSymlinks: false),
               var object = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any]
         else { return }
-        object["state"] = "complete"
+        object["state"] = state
+        // The text's state paragraph too (`IncidentReport.stateLine`).
+        let textPath = folder + "/" + text
+        if let old = try? BoundedFile.contents(of: textPath, limit: 16 << 20, followsSymlinks: false),
+           var body = String(data: old, encoding: .utf8)
+        {
+            if body.hasPrefix("State: "), let end = body.range(of: "\n\n") { body = String(body[end.upperBound...]) }
+            try FallbackIntent.writeFile(textPath, Data(((IncidentReport.stateLine(state).map { $0 + "\n\n" } ?? "") + body).utf8))
+        }
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         try FallbackIntent.writeFile(path, data + Data("\n".utf8))
     }

@@ -63,8 +63,21 @@ public struct IncidentReport: Sendable, Encodable, Equatable {
     public var notes: [String]
 
     /// The incident as people read it (also `incident.txt`).
+    /// The first paragraph of `incident.txt` while the incident is not complete.
+    static func stateLine(_ state: String) -> String? {
+        switch state {
+        case "pending":
+            return "State: pending. This was written before the store was swapped; a run stopped there leaves it so, and the next run with the same backup folder finishes or undoes the swap and says so."
+        case "abandoned":
+            return "State: abandoned. The swap did not finish and a later run undid it: the store was not replaced by a clean one (what is below was the plan). The quarantine and the backup are kept."
+        default:
+            return nil
+        }
+    }
+
     public func renderText() -> String {
         var lines: [String] = []
+        if let line = Self.stateLine(state) { lines += [line, ""] }
         lines.append("Incident: \(store) could not be saved and fell back to a clean store (\(createdAt)).")
         lines.append("")
         lines.append("Why:")

@@ -68,6 +68,9 @@ public enum StoreUpgrader {
         /// Fallback, a damaged store: its sidecars are in the quarantine, the clean store not yet
         /// renamed into place.
         case sidecarsQuarantined
+        /// Fallback: the clean store is in place and the journal says `done`; the incident is
+        /// not yet rewritten `complete`.
+        case fallbackSwapped
     }
 
     static func upgrade(

@@ -682,11 +682,47 @@ struct StoreUpgraderTests {
             faultInjection: { if $0 == .quarantineReady { throw InjectedFailure() } })
         #expect(stopped.status == .failed)
         #expect(try fixture.appFiles() == before, "the store set is as it was")
-        // The next run (keep) finds the unfinished fallback, undoes it, and reports it.
+        let quarantine = try Self.onlyQuarantine(of: fixture)
+        #expect(IncidentFiles.state(in: quarantine) == "pending")
+        #expect(try String(contentsOfFile: quarantine + "/incident.txt", encoding: .utf8).hasPrefix("State: pending."))
+        // The next run (keep) finds the unfinished fallback, undoes it, and reports it; the
+        // incident says the attempt was abandoned (it stayed "pending" until stop 25).
         let next = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.keep))
         #expect(next.recovered.count == 1 && next.recovered.first?.contains("undid an interrupted fallback") == true, "\(next.recovered)")
         #expect(next.status == .refused)
         #expect(try fixture.appFiles() == before)
+        #expect(IncidentFiles.state(in: quarantine) == "abandoned")
+        let text = try String(contentsOfFile: quarantine + "/incident.txt", encoding: .utf8)
+        #expect(text.hasPrefix("State: abandoned.") && !text.contains("State: pending"), "\(text.prefix(300))")
+    }
+
+    /// A run stopped after the swap and its journal's `done`, before the incident's last rewrite:
+    /// the next run marks the incident complete (a review's stayed "pending" for ever).
+    @Test func aFallbackStoppedBeforeItsIncidentsLastRewriteIsCompletedByTheNextRun() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let store = try fixture.catsStore(cats: 2_000, owners: 5, catalog: catalog)
+        try UpgradeFixture.zeroPagesInTheMiddle(of: store, after: [0, 1, 7])
+        let stopped = StoreUpgrader.upgrade(
+            store: store, catalog: catalog, options: fixture.options(.clean), progress: nil, cancellation: nil,
+            faultInjection: { if $0 == .fallbackSwapped { throw InjectedFailure() } })
+        #expect(stopped.status == .failed)
+        let quarantine = try Self.onlyQuarantine(of: fixture)
+        #expect(IncidentFiles.state(in: quarantine) == "pending")
+        #expect(StoreMatcher.match(storePath: store, catalog: catalog).version == "V2", "the clean store is in place")
+        let next = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.keep))
+        #expect(next.recovered.count == 1 && next.recovered.first?.contains("its incident is now marked complete") == true, "\(next.recovered)")
+        #expect(next.status == .alreadyCurrent, "\(next.status)")
+        #expect(IncidentFiles.state(in: quarantine) == "complete")
+        #expect(try !String(contentsOfFile: quarantine + "/incident.txt", encoding: .utf8).contains("State: "))
+        let again = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.keep))
+        #expect(again.recovered.isEmpty, "once")
+    }
+
+    private static func onlyQuarantine(of fixture: UpgradeFixture) throws -> String {
+        let names = try FileManager.default.contentsOfDirectory(atPath: fixture.backups + "/quarantine")
+        #expect(names.count == 1, "\(names)")
+        return fixture.backups + "/quarantine/" + (try #require(names.first))
     }
 }
 
