@@ -627,7 +627,10 @@ final class UpgradeRun {
             report.addPhase(.publish, "predicted", since: now, "replace \(storePath) atomically")
             report.status = .upgraded
         case .cannotSave:
-            report.addPhase(.fallback, "predicted", since: now, "quarantine the store into \(backupFolder)/quarantine/, create a clean store at the target with every row that can be salvaged, and write an incident report")
+            // No incident (`fallback` stays null): its counts come from a salvage, which writes.
+            // The phase names the read-only way to see them (a review took the null for a bug).
+            report.addPhase(.fallback, "predicted", since: now, "quarantine the store into \(backupFolder)/quarantine/, create a clean store at the target with every row that can be salvaged, and write an incident report; "
+                + "to see which rows it would carry, run `storerescue salvage \(ShellQuote.quote(storePath)) --out NEW --catalog CATALOG` (it reads the store only)")
             report.status = .fellBackToClean
         case .alreadyCurrent:
             report.status = .alreadyCurrent

@@ -404,6 +404,13 @@ struct StoreUpgraderTests {
         let damagedCopy = fixture.directory.path("damaged.sqlite")
         try FileManager.default.copyItem(atPath: store, toPath: damagedCopy)
 
+        // A dry run says it would fall back, writes nothing, and names the salvage that shows
+        // what would be carried (its `fallback` is null: documented).
+        let predicted = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean, dryRun: true))
+        #expect(predicted.status == .fellBackToClean && predicted.fallback == nil)
+        #expect(predicted.phases.last?.detail.contains("storerescue salvage \(store) --out NEW --catalog CATALOG") == true, "\(predicted.phases.last?.detail ?? "")")
+        #expect(try FileDigest.of(path: store) == damaged, "a dry run changes nothing")
+
         let kept = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.keep))
         #expect(kept.status == .refused, "\(kept.status) \(kept.error?.message ?? "")")
         #expect(kept.refusals.contains { $0.code == .storeDamaged })
