@@ -85,9 +85,20 @@ struct CleanFallback {
         }
         try checkCancellation()
 
-        // 2. The quarantine folder.
+        // 2. The quarantine folder, held by this run until it ends (`QuarantineLock`), and its
+        // journal saying it is being prepared: a run killed from here leaves a folder the next
+        // run recognises (until stop 25 a kill before the incident left a folder with nothing
+        // to say what it was).
         let quarantine = try Self.makeQuarantine(in: backupFolder, store: storePath, date: now)
         let name = (storePath as NSString).lastPathComponent
+        let held = QuarantineLock(folder: quarantine)
+        defer { held?.release() }
+        try FallbackIntent(
+            store: storePath, quarantine: quarantine, cleanDevice: 0, cleanInode: 0, sidecarMoves: [],
+            mainMove: FallbackIntent.Move(from: storePath, to: quarantine + "/" + name), state: "preparing",
+            createdAt: BackupManifest.timestampFormatter().string(from: now)
+        ).write(into: quarantine)
+        try faultInjection?(.fallbackPreparing)
 
         // 3. The salvage database: every readable row, as found.
         // A store name too long to take the suffix is cut as backup names are (`BackupNaming`).

@@ -35,7 +35,8 @@ struct FallbackIntent: Codable, Equatable {
     var sidecarMoves: [Move]
     /// The main file's move.
     var mainMove: Move
-    /// `replacing`, `done`, `abandoned`.
+    /// `preparing` (the quarantine folder is made; nothing has moved), `replacing`, `done`,
+    /// `abandoned`.
     var state: String
     var createdAt: String
     /// The main file as it was under the lock, once preserved and before any sidecar moved
@@ -88,8 +89,20 @@ struct FallbackIntent: Codable, Equatable {
             let path = folder + "/" + fileName
             guard let data = try? BoundedFile.contents(of: path, limit: 1 << 20, followsSymlinks: false),
                   var intent = try? JSONDecoder().decode(FallbackIntent.self, from: data),
-                  intent.store == store
+                  intent.store == store, intent.state != "abandoned",
+                  let lock = QuarantineLock(folder: folder)  // else a live run's
             else { continue }
+            defer { lock.release() }
+            if intent.state == "preparing" {
+                // Stopped before anything moved: the store was never touched. Its partial
+                // salvage temporaries go (no process holds them); what it published stays.
+                _ = TemporaryItems.sweep(folder: folder, olderThan: 0)
+                intent.state = "abandoned"
+                try intent.write(into: folder)
+                try IncidentFiles.mark("abandoned", in: folder)
+                lines.append("found a fallback that stopped while it prepared, before anything was moved (the store was not touched); its folder is kept, marked abandoned: \(folder)")
+                continue
+            }
             if intent.state == "done", IncidentFiles.state(in: folder) == "pending" {
                 // Killed after the swap and its journal, before the incident's last rewrite.
                 try IncidentFiles.mark("complete", in: folder)
@@ -161,6 +174,33 @@ struct FallbackIntent: Codable, Equatable {
             lines.append("undid an interrupted fallback (the store had not been replaced; moved sidecars put back): \(folder)")
         }
         return lines
+    }
+}
+
+/// A quarantine folder a live run is using: an exclusive `flock` on the folder, held until the
+/// run's fallback ends, or the process dies (the kernel releases it then). `finishInterrupted`
+/// leaves a folder whose lock it cannot take: a second run of the same store, started while
+/// the first prepares or swaps, must not undo the first's work as if it had been killed.
+final class QuarantineLock {
+    private var descriptor: Int32
+
+    /// Nil when another process holds the folder (or it cannot be opened).
+    init?(folder: String) {
+        let opened = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard opened >= 0 else { return nil }
+        guard flock(opened, LOCK_EX | LOCK_NB) == 0 else {
+            close(opened)
+            return nil
+        }
+        descriptor = opened
+    }
+
+    deinit { release() }
+
+    func release() {
+        guard descriptor >= 0 else { return }
+        close(descriptor)
+        descriptor = -1
     }
 }
 

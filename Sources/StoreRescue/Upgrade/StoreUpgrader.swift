@@ -60,6 +60,9 @@ public enum StoreUpgrader {
         case beforeSwap
         /// The new store is at the path.
         case published
+        /// Fallback: the quarantine folder is made and its journal says `preparing`; nothing
+        /// salvaged, nothing moved.
+        case fallbackPreparing
         /// Fallback: the clean store is ready and the incident written, nothing moved yet.
         case quarantineReady
         /// Fallback, a damaged store with committed `-wal` frames: they are folded into a copy

@@ -312,4 +312,102 @@ struct UpgradeCommandTests {
         }
         #expect(!outcomes.isEmpty)
     }
+    /// The Journal sample grown to 3,000 entries, then 100 more left only in its `-wal` (as an app
+    /// killed leaves them), then three pages of its main file zeroed: a damaged store with a
+    /// live `-wal`, which `--on-failure clean` quarantines.
+    private func damagedJournalWithALiveWAL(at store: String) throws {
+        try FileManager.default.copyItem(atPath: Self.samples.appendingPathComponent("Journal/Journal.sqlite").path, toPath: store)
+        do {
+            let writer = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+            try writer.execute("""
+                WITH RECURSIVE n(i) AS (SELECT 6 UNION ALL SELECT i + 1 FROM n WHERE i < 3005)
+                INSERT INTO ZENTRY (Z_PK, Z_ENT, Z_OPT, ZCREATEDAT, ZBODY, ZTITLE) SELECT i, 1, 1, 752112000, 'body ' || i || printf('%.*c', 300, 'x'), 'title ' || i FROM n;
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 3005 WHERE Z_ENT = 1;
+                """)
+            _ = try writer.scalar("PRAGMA wal_checkpoint(TRUNCATE)")
+            try writer.disableCheckpointOnClose()
+            try writer.execute("""
+                PRAGMA wal_autocheckpoint = 0;
+                WITH RECURSIVE n(i) AS (SELECT 3006 UNION ALL SELECT i + 1 FROM n WHERE i < 3105)
+                INSERT INTO ZENTRY (Z_PK, Z_ENT, Z_OPT, ZCREATEDAT, ZBODY, ZTITLE) SELECT i, 1, 1, 752112000, 'late ' || i, 'late ' || i FROM n;
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 3105 WHERE Z_ENT = 1;
+                """)
+        }
+        try UpgradeFixture.zeroPagesInTheMiddle(of: store, after: [0, 1, 7])
+    }
+
+    /// The database as SQLite reads the store's files: the main file with the committed `-wal`
+    /// frames laid over it, page by page (a page that cannot be read as zeros).
+    private func pagesAsRead(_ store: String) throws -> [UInt8] {
+        let source = try PageSource(path: store)
+        var pages: [UInt8] = []
+        var page: [UInt8] = []
+        for number in 1...max(1, source.pageCount) {
+            if !source.read(number, into: &page) { page = [UInt8](repeating: 0, count: source.geometry.pageSize) }
+            pages += page
+        }
+        return pages
+    }
+
+    /// `--on-failure clean` of a damaged store with a live `-wal`, killed at instants spread over
+    /// a run and packed near its end (the swap): the store's path holds its content as SQLite
+    /// read it, or the clean store with no `-wal` beside it — never the main file without the
+    /// `-wal`'s transactions (a review's kill did that until stop 25). The next run finishes.
+    @Test func aFallbackKilledAtAnyInstantLeavesTheStoresContentOrTheCleanStore() throws {
+        let fixture = try UpgradeFixture()
+        let template = fixture.directory.path("template/Journal.sqlite")
+        try FileManager.default.createDirectory(atPath: fixture.directory.path("template"), withIntermediateDirectories: false)
+        try damagedJournalWithALiveWAL(at: template)
+        let original = try pagesAsRead(template)
+        let catalog = Self.samples.appendingPathComponent("Journal/catalog.json").path
+        let loaded = try Catalog.load(path: catalog)
+        let store = fixture.appFolder + "/Journal.sqlite"
+        func fresh() throws {
+            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: store + suffix) }
+            for suffix in ["", "-wal"] { try FileManager.default.copyItem(atPath: template + suffix, toPath: store + suffix) }
+        }
+        // An uncut run, timed.
+        try fresh()
+        let started = Date()
+        let uncut = try CommandRunner.run(["upgrade", store, "--catalog", catalog, "--backup-dir", fixture.backups + "-uncut", "--on-failure", "clean"])
+        let wall = Date().timeIntervalSince(started)
+        #expect(uncut.status == 5, "\(uncut.stdout) \(uncut.stderr)")
+        var states: [String] = []
+        for (round, fraction) in [0.3, 0.6, 0.85, 0.9, 0.94, 0.97, 0.99, 1.0].enumerated() {
+            try fresh()
+            let backups = fixture.backups + "-\(round)"
+            let process = Process()
+            process.executableURL = CommandRunner.executable
+            process.arguments = ["upgrade", store, "--catalog", catalog, "--backup-dir", backups, "--on-failure", "clean"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: wall * fraction)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let match = StoreMatcher.match(storePath: store, catalog: loaded)
+            let isClean = match.outcome == .exact && match.version == "V4" && !FileManager.default.fileExists(atPath: store + "-wal")
+            let isOriginal = try pagesAsRead(store) == original
+            #expect(isClean || isOriginal, "round \(round): neither the store's content nor the clean store")
+            states.append(isClean ? "clean" : "original")
+            for name in try FileManager.default.contentsOfDirectory(atPath: fixture.appFolder) where name.contains(TemporaryItems.marker) {
+                try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: fixture.appFolder + "/" + name)
+            }
+            let next = try CommandRunner.run(["upgrade", store, "--catalog", catalog, "--backup-dir", backups, "--on-failure", "clean"])
+            #expect([0, 2, 5].contains(next.status), "round \(round): \(next.stdout) \(next.stderr)")
+            #expect(StoreMatcher.match(storePath: store, catalog: loaded).version == "V4", "round \(round)")
+            #expect(try UpgradeFixture.count("ZENTRY", in: store, where: "ZTITLE LIKE 'late %'") == 100, "round \(round): the -wal's entries carried")
+            #expect(try fixture.strayNames(besides: store) == [], "round \(round): swept")
+            // Every quarantine folder says what became of it: its incident, or (a run killed
+            // before it wrote one) its journal.
+            for quarantine in (try? FileManager.default.contentsOfDirectory(atPath: backups + "/quarantine")) ?? [] {
+                let folder = backups + "/quarantine/" + quarantine
+                let intent = (try? Data(contentsOf: URL(fileURLWithPath: folder + "/intent.json")))
+                    .flatMap { try? JSONDecoder().decode(FallbackIntent.self, from: $0) }
+                let state = IncidentFiles.state(in: folder) ?? intent?.state
+                #expect(state == "complete" || state == "abandoned", "round \(round): \(quarantine) \(state ?? "none")")
+            }
+        }
+        #expect(states.count == 8)
+    }
 }

@@ -726,6 +726,55 @@ struct StoreUpgraderTests {
         #expect(again.recovered.isEmpty, "once")
     }
 
+    /// A run stopped once its quarantine folder is made, before it salvaged or moved anything:
+    /// the folder says so (`preparing`), and the next run marks it abandoned. Until stop 25 such
+    /// a folder held nothing that said what it was.
+    @Test func aFallbackStoppedWhileItPreparesIsMarkedAbandonedByTheNextRun() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let store = try fixture.catsStore(cats: 2_000, owners: 5, catalog: catalog)
+        try UpgradeFixture.zeroPagesInTheMiddle(of: store, after: [0, 1, 7])
+        let before = try fixture.appFiles()
+        let stopped = StoreUpgrader.upgrade(
+            store: store, catalog: catalog, options: fixture.options(.clean), progress: nil, cancellation: nil,
+            faultInjection: { if $0 == .fallbackPreparing { throw InjectedFailure() } })
+        #expect(stopped.status == .failed)
+        #expect(try fixture.appFiles() == before)
+        let quarantine = try Self.onlyQuarantine(of: fixture)
+        #expect(try Self.intentState(in: quarantine) == "preparing")
+        let next = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.keep))
+        #expect(next.recovered.count == 1 && next.recovered.first?.contains("stopped while it prepared") == true, "\(next.recovered)")
+        #expect(try Self.intentState(in: quarantine) == "abandoned")
+        #expect(try fixture.appFiles() == before, "the store was never touched")
+        let again = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.keep))
+        #expect(again.recovered.isEmpty, "once")
+    }
+
+    /// A quarantine folder a live run holds is not the next run's to finish or undo: a second
+    /// run of the same store must not undo the first's swap as if it had been killed.
+    @Test func aQuarantineALiveRunHoldsIsLeftAlone() throws {
+        let fixture = try UpgradeFixture()
+        let store = fixture.appFolder + "/S.sqlite"
+        try StoreFixtureBuilder.database(at: store, sql: "CREATE TABLE t (a)")
+        let quarantine = fixture.backups + "/quarantine/S.sqlite.20261126T000000Z"
+        try FileManager.default.createDirectory(atPath: quarantine, withIntermediateDirectories: true)
+        let intent = FallbackIntent(
+            store: store, quarantine: quarantine, cleanDevice: 0, cleanInode: 0, sidecarMoves: [],
+            mainMove: FallbackIntent.Move(from: store, to: quarantine + "/S.sqlite"), state: "replacing", createdAt: "20261126T000000Z")
+        try intent.write(into: quarantine)
+        let held = try #require(QuarantineLock(folder: quarantine))
+        #expect(QuarantineLock(folder: quarantine) == nil, "one holder at a time")
+        #expect(try FallbackIntent.finishInterrupted(store: store, backupFolder: fixture.backups).isEmpty)
+        #expect(try Self.intentState(in: quarantine) == "replacing")
+        held.release()
+        #expect(try FallbackIntent.finishInterrupted(store: store, backupFolder: fixture.backups).count == 1)
+        #expect(try Self.intentState(in: quarantine) == "abandoned")
+    }
+
+    private static func intentState(in folder: String) throws -> String {
+        try JSONDecoder().decode(FallbackIntent.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/intent.json"))).state
+    }
+
     private static func onlyQuarantine(of fixture: UpgradeFixture) throws -> String {
         let names = try FileManager.default.contentsOfDirectory(atPath: fixture.backups + "/quarantine")
         #expect(names.count == 1, "\(names)")
