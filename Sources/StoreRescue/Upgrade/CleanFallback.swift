@@ -47,6 +47,8 @@ struct CleanFallback {
     /// The workspace folder as the run made it (`UpgradeRun.workspaceIdentity`): checked before
     /// the clean store's identity is taken, the file the replacement must put in place.
     var workspaceIdentity: StoreReplacement.FileIdentity? = nil
+    /// Told what was undone when the swap failed (the run's report notes it).
+    var undone: ((String) -> Void)? = nil
 
     struct Outcome {
         var backup: UpgradeReport.Backup?
@@ -170,7 +172,9 @@ struct CleanFallback {
             case .settled, .locked, .renamed: break
             }
         }
-        let result = try TemporaryItems.uninterruptible(publishing: published) {
+        let result: StoreReplacement.Result
+        do {
+            result = try TemporaryItems.uninterruptible(publishing: published) {
             try replacement.replace(
                 with: clean.path, knownDamage: damage, ifDamaged: .moveSidecarsAside(into: quarantine),
                 whileLocked: { [intent] locked in
@@ -196,6 +200,14 @@ struct CleanFallback {
                     recorded.foldedInode = folded.inode
                     try recorded.write(into: quarantine)
                 }, faultInjection: replacementFaults)
+            }
+        } catch let error where !(error is any StandsForAKill) {
+            // The swap failed (a full disk while folding, a sidecar that would not move, the
+            // store in use): undone now, as the next run would undo a killed one, rather than
+            // left half-made with the quarantine holding a second name of the live main file
+            // until then (a review's EFBIG while folding). This run holds the folder.
+            if let line = try? FallbackIntent.finish(folder: quarantine, store: storePath) { undone?(line) }
+            throw error
         }
         intent.state = "done"
         try? intent.write(into: quarantine)

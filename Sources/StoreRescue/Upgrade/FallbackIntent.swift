@@ -86,94 +86,96 @@ struct FallbackIntent: Codable, Equatable {
         var lines: [String] = []
         for name in names.sorted() {
             let folder = root + "/" + name
-            let path = folder + "/" + fileName
-            guard let data = try? BoundedFile.contents(of: path, limit: 1 << 20, followsSymlinks: false),
-                  var intent = try? JSONDecoder().decode(FallbackIntent.self, from: data),
-                  intent.store == store, intent.state != "abandoned",
-                  let lock = QuarantineLock(folder: folder)  // else a live run's
-            else { continue }
+            guard let lock = QuarantineLock(folder: folder) else { continue }  // a live run's
             defer { lock.release() }
-            if intent.state == "preparing" {
-                // Stopped before anything moved: the store was never touched. Its partial
-                // salvage temporaries go (no process holds them); what it published stays.
-                _ = TemporaryItems.sweep(folder: folder, olderThan: 0)
-                intent.state = "abandoned"
-                try intent.write(into: folder)
-                try IncidentFiles.mark("abandoned", in: folder)
-                lines.append("found a fallback that stopped while it prepared, before anything was moved (the store was not touched); its folder is kept, marked abandoned: \(folder)")
-                continue
-            }
-            if intent.state == "done", IncidentFiles.state(in: folder) == "pending" {
-                // Killed after the swap and its journal, before the incident's last rewrite.
-                try IncidentFiles.mark("complete", in: folder)
-                lines.append("finished an interrupted fallback's records: the clean store was in place; its incident is now marked complete: \(folder)")
-                continue
-            }
-            guard intent.state == "replacing" else { continue }
-            var info = stat()
-            let isClean = lstat(store, &info) == 0 && UInt64(info.st_dev) == intent.cleanDevice && UInt64(info.st_ino) == intent.cleanInode
-            if isClean {
-                intent.state = "done"
-                try intent.write(into: folder)
-                try IncidentFiles.mark("complete", in: folder)
-                lines.append("finished an interrupted fallback: the clean store was already in place; incident in \(folder)")
-                continue
-            }
-            if let device = intent.foldedDevice, let inode = intent.foldedInode,
-               StoreReplacement.FileIdentity(path: store) == StoreReplacement.FileIdentity(device: device, inode: inode)
-            {
-                // Killed after the -wal (or a hot -journal) was folded into a copy of the main file now at the path:
-                // that copy holds the store's content as SQLite read it, so the store is left as
-                // it is; a sidecar still beside it adds nothing (its frames are in the copy), one
-                // moved stays in the quarantine with the original main file.
-                intent.state = "abandoned"
-                try intent.write(into: folder)
-                try IncidentFiles.mark("abandoned", in: folder)
-                let kept = intent.sidecarMoves.map(\.to).filter { FileManager.default.fileExists(atPath: $0) }
-                lines.append("undid an interrupted fallback: the store's -wal (or hot -journal) had been folded into a copy of its main file, which is in the store's place "
-                    + "and holds its content as it was; the store stays so\(kept.isEmpty ? "" : "; the sidecars moved then stay in \(folder) (\(kept.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")))"), "
-                    + "with the original main file; the original as it was is also the backup \(folder)/incident.json names")
-                continue
-            }
-            // Not swapped: put back what moved, then drop the quarantine's link to the main file.
-            // Only beside the main file as it was when they moved: one written since (an app
-            // opened the store without its -wal) keeps the moved sidecars out of its way.
-            if let size = intent.mainSize, let modified = intent.mainModified, let now = Self.state(of: store),
-               now.size != size || now.modified != modified
-            {
-                intent.state = "abandoned"
-                try intent.write(into: folder)
-                try IncidentFiles.mark("abandoned", in: folder)
-                let kept = intent.sidecarMoves.map(\.to).filter { FileManager.default.fileExists(atPath: $0) }
-                lines.append("undid an interrupted fallback, but the store was written after it stopped (its main file changed): "
-                    + "its sidecars moved then stay in \(folder) (\(kept.map { ($0 as NSString).lastPathComponent }.joined(separator: ", "))), "
-                    + "never put back beside a file they no longer belong to; the original as it was is the backup \(folder)/incident.json names")
-                continue
-            }
-            for move in intent.sidecarMoves.reversed() {
-                var there = stat(), here = stat()
-                guard lstat(move.to, &there) == 0, lstat(move.from, &here) != 0 else { continue }
-                do {
-                    try FileMover.move(move.to, to: move.from)
-                } catch {
-                    throw UpgradeError.interruptedFallback(path: store, intent: path, detail: "cannot move \(move.to) back: \(error)")
-                }
-            }
-            var linked = stat(), original = stat()
-            if lstat(intent.mainMove.to, &linked) == 0, lstat(store, &original) == 0,
-               linked.st_dev == original.st_dev, linked.st_ino == original.st_ino {
-                unlink(intent.mainMove.to)  // a second name of the store's own file, not a copy
-            } else if lstat(intent.mainMove.to, &linked) == 0 {
-                // A copy (the quarantine is on another file system) of a file still at its path.
-                let kept = intent.mainMove.to + ".incomplete-copy"
-                rename(intent.mainMove.to, kept)
-            }
+            if let line = try finish(folder: folder, store: store) { lines.append(line) }
+        }
+        return lines
+    }
+
+    /// Finishes or undoes the unfinished fallback of `store` recorded in `folder` (the caller
+    /// holds the folder: `QuarantineLock`); nil when there is none. Also what a run whose swap
+    /// failed (not killed) does at once for its own folder.
+    static func finish(folder: String, store: String) throws -> String? {
+        let path = folder + "/" + fileName
+        guard let data = try? BoundedFile.contents(of: path, limit: 1 << 20, followsSymlinks: false),
+              var intent = try? JSONDecoder().decode(FallbackIntent.self, from: data),
+              intent.store == store, intent.state != "abandoned"
+        else { return nil }
+        if intent.state == "preparing" {
+            // Stopped before anything moved: the store was never touched. Its partial
+            // salvage temporaries go (no process holds them); what it published stays.
+            _ = TemporaryItems.sweep(folder: folder, olderThan: 0)
             intent.state = "abandoned"
             try intent.write(into: folder)
             try IncidentFiles.mark("abandoned", in: folder)
-            lines.append("undid an interrupted fallback (the store had not been replaced; moved sidecars put back): \(folder)")
+            return "found a fallback that stopped while it prepared, before anything was moved (the store was not touched); its folder is kept, marked abandoned: \(folder)"
         }
-        return lines
+        if intent.state == "done", IncidentFiles.state(in: folder) == "pending" {
+            // Killed after the swap and its journal, before the incident's last rewrite.
+            try IncidentFiles.mark("complete", in: folder)
+            return "finished an interrupted fallback's records: the clean store was in place; its incident is now marked complete: \(folder)"
+        }
+        guard intent.state == "replacing" else { return nil }
+        var info = stat()
+        let isClean = lstat(store, &info) == 0 && UInt64(info.st_dev) == intent.cleanDevice && UInt64(info.st_ino) == intent.cleanInode
+        if isClean {
+            intent.state = "done"
+            try intent.write(into: folder)
+            try IncidentFiles.mark("complete", in: folder)
+            return "finished an interrupted fallback: the clean store was already in place; incident in \(folder)"
+        }
+        if let device = intent.foldedDevice, let inode = intent.foldedInode,
+           StoreReplacement.FileIdentity(path: store) == StoreReplacement.FileIdentity(device: device, inode: inode)
+        {
+            // Killed after the -wal (or a hot -journal) was folded into a copy of the main file now at the path:
+            // that copy holds the store's content as SQLite read it, so the store is left as
+            // it is; a sidecar still beside it adds nothing (its frames are in the copy), one
+            // moved stays in the quarantine with the original main file.
+            intent.state = "abandoned"
+            try intent.write(into: folder)
+            try IncidentFiles.mark("abandoned", in: folder)
+            let kept = intent.sidecarMoves.map(\.to).filter { FileManager.default.fileExists(atPath: $0) }
+            return "undid an interrupted fallback: the store's -wal (or hot -journal) had been folded into a copy of its main file, which is in the store's place "
+                + "and holds its content as it was; the store stays so\(kept.isEmpty ? "" : "; the sidecars moved then stay in \(folder) (\(kept.map { ($0 as NSString).lastPathComponent }.joined(separator: ", "))) with the original main file"); "
+                + "the original as it was is also the backup \(folder)/incident.json names"
+        }
+        // Not swapped: put back what moved, then drop the quarantine's link to the main file.
+        // Only beside the main file as it was when they moved: one written since (an app
+        // opened the store without its -wal) keeps the moved sidecars out of its way.
+        if let size = intent.mainSize, let modified = intent.mainModified, let now = Self.state(of: store),
+           now.size != size || now.modified != modified
+        {
+            intent.state = "abandoned"
+            try intent.write(into: folder)
+            try IncidentFiles.mark("abandoned", in: folder)
+            let kept = intent.sidecarMoves.map(\.to).filter { FileManager.default.fileExists(atPath: $0) }
+            return "undid an interrupted fallback, but the store was written after it stopped (its main file changed): "
+                + "its sidecars moved then stay in \(folder) (\(kept.map { ($0 as NSString).lastPathComponent }.joined(separator: ", "))), "
+                + "never put back beside a file they no longer belong to; the original as it was is the backup \(folder)/incident.json names"
+        }
+        for move in intent.sidecarMoves.reversed() {
+            var there = stat(), here = stat()
+            guard lstat(move.to, &there) == 0, lstat(move.from, &here) != 0 else { continue }
+            do {
+                try FileMover.move(move.to, to: move.from)
+            } catch {
+                throw UpgradeError.interruptedFallback(path: store, intent: path, detail: "cannot move \(move.to) back: \(error)")
+            }
+        }
+        var linked = stat(), original = stat()
+        if lstat(intent.mainMove.to, &linked) == 0, lstat(store, &original) == 0,
+           linked.st_dev == original.st_dev, linked.st_ino == original.st_ino {
+            unlink(intent.mainMove.to)  // a second name of the store's own file, not a copy
+        } else if lstat(intent.mainMove.to, &linked) == 0 {
+            // A copy (the quarantine is on another file system) of a file still at its path.
+            let kept = intent.mainMove.to + ".incomplete-copy"
+            rename(intent.mainMove.to, kept)
+        }
+        intent.state = "abandoned"
+        try intent.write(into: folder)
+        try IncidentFiles.mark("abandoned", in: folder)
+        return "undid an interrupted fallback (the store had not been replaced; moved sidecars put back): \(folder)"
     }
 }
 

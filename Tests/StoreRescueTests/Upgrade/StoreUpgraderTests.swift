@@ -6,7 +6,9 @@ import Testing
 /// clean fallback, and — with a fault injected at every stage — that the store at its path is
 /// always the original (every row) or the finished upgrade.
 struct StoreUpgraderTests {
-    struct InjectedFailure: Error {}
+    struct InjectedFailure: StandsForAKill {}
+    /// A real failure at that point (a full disk), not a kill: the run cleans up after itself.
+    struct FailedThere: Error {}
 
     @Test func theJournalSampleIsAdoptedAsV1AndMigratedToV4InOneRun() throws {
         let fixture = try UpgradeFixture()
@@ -661,6 +663,28 @@ struct StoreUpgraderTests {
         let quarantine = try #require(try FileManager.default.contentsOfDirectory(atPath: fixture.backups + "/quarantine").first)
         let intent = try String(contentsOfFile: fixture.backups + "/quarantine/" + quarantine + "/intent.json", encoding: .utf8)
         #expect(intent.contains("\"abandoned\"") && intent.contains("foldedInode"))
+    }
+
+    /// A swap that fails (not killed) after the fold, or after the sidecars moved: the run deals
+    /// with what it began at once, as the next run would after a kill — the store keeps its
+    /// content (the folded copy), the journal and incident say `abandoned`, the report says so
+    /// — instead of leaving a `replacing` journal and a `pending` incident (a review's EFBIG).
+    @Test(arguments: [StoreUpgrader.Stage.walFolded, .sidecarsQuarantined])
+    func aSwapThatFailsIsDealtWithByTheRunItself(stage: StoreUpgrader.Stage) throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let store = try damagedStoreWithALiveWAL(fixture, catalog: catalog)
+        let failed = StoreUpgrader.upgrade(
+            store: store, catalog: catalog, options: fixture.options(.clean), progress: nil, cancellation: nil,
+            faultInjection: { if $0 == stage { throw FailedThere() } })
+        #expect(failed.status == .failed)
+        #expect(failed.notes.contains { $0.contains("the fallback's swap failed") && $0.contains("folded into a copy of its main file") }, "\(failed.notes)")
+        #expect(try ownersIn(mainFileAlone: store, of: fixture) == 10, "the store keeps its content")
+        let quarantine = try Self.onlyQuarantine(of: fixture)
+        #expect(try Self.intentState(in: quarantine) == "abandoned")
+        #expect(IncidentFiles.state(in: quarantine) == "abandoned")
+        let next = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.keep))
+        #expect(next.recovered.isEmpty, "nothing left for the next run: \(next.recovered)")
     }
 
     /// The same store, run to its end: the clean store has every owner, and the incident says
