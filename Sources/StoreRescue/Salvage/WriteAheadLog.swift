@@ -30,8 +30,10 @@ struct WriteAheadLog: Sendable {
         return header.withUnsafeBytes { bytes -> WriteAheadLog? in
             let magic = bytes.bigEndianUInt32(at: 0)
             guard magic == 0x377F_0682 || magic == 0x377F_0683, bytes.bigEndianUInt32(at: 4) == 3_007_000 else { return nil }
-            var pageSize = Int(bytes.bigEndianUInt32(at: 8))
-            if pageSize == 1 { pageSize = 65536 }
+            // The WAL header holds the page size itself (65536 too): unlike the database
+            // header's two bytes, it has no "1 means 65536", and SQLite ignores a log whose
+            // size is under 512 (a review's crafted log with 1 there was folded as 64 KiB pages).
+            let pageSize = Int(bytes.bigEndianUInt32(at: 8))
             guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else { return nil }
             let bigEndian = magic & 1 == 1
             let checksum = Checksum.compute(UnsafeRawBufferPointer(rebasing: bytes[0..<24]), seed: (0, 0), bigEndian: bigEndian)

@@ -11,9 +11,10 @@ import Foundation
 /// - records follow each header, one sector in; a record count of `0xFFFFFFFF` means "as many
 ///   as the file holds"; each segment's next header starts at the next sector boundary, and the
 ///   playback ends at the first header without the magic or that the file cannot hold;
-/// - a record with page 0 or the pending-byte page, or whose checksum (the segment's nonce plus
-///   every 200th byte of the page, from the end) fails, ends the playback; a page past the
-///   original size is skipped; the first record of a page wins (it is the oldest content);
+/// - a record with page 0 or the pending-byte page ends the playback; one for a page past the
+///   original size is skipped, its checksum unread; one whose checksum (the segment's nonce
+///   plus every 200th byte of the page, from the end) fails ends the playback; every other
+///   record is written in turn, so a page's last record wins (SQLite replays them all);
 /// - the database is cut (or extended) to the original size before any record is applied.
 ///
 /// A journal that names a super-journal (a transaction across attached databases, which Core
@@ -31,7 +32,8 @@ struct RollbackJournal: Sendable {
     var pageSize: Int
     /// The database size in pages before the transaction the journal undoes.
     var originalPageCount: UInt32
-    /// Page number → offset of its journaled content (the page's first record).
+    /// Page number → offset of its journaled content (the page's last record: SQLite writes
+    /// every record in turn).
     var pages: [UInt32: Int64]
     var namesSuperJournal: Bool
 
@@ -69,12 +71,15 @@ struct RollbackJournal: Sendable {
                 guard offset + recordSize <= size, FileReading.read(descriptor, into: &record, at: offset) == record.count else {
                     return journal  // a short read ends the playback
                 }
+                // `pager_playback_one_page`'s order: page 0 or the pending-byte page ends it; a page
+                // past the original size is skipped unchecked; a bad checksum ends it (a review
+                // found both orders reversed, and the first record winning).
                 let page = word(record, 0)
-                guard page != 0, page != pendingPage, checksum(record, pageSize: pageSize, nonce: nonce) == word(record, 4 + pageSize) else {
-                    return journal
-                }
-                if page <= journal.originalPageCount, journal.pages[page] == nil { journal.pages[page] = offset + 4 }
+                guard page != 0, page != pendingPage else { return journal }
                 offset += recordSize
+                guard page <= journal.originalPageCount else { continue }
+                guard checksum(record, pageSize: pageSize, nonce: nonce) == word(record, 4 + pageSize) else { return journal }
+                journal.pages[page] = offset - recordSize + 4
             }
             // The next segment's header, at the next sector boundary.
             headerOffset = offset == 0 ? 0 : ((offset - 1) / Int64(sectorSize) + 1) * Int64(sectorSize)

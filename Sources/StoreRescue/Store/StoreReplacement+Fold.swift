@@ -44,7 +44,7 @@ extension StoreReplacement {
         var store: LockedStore
         /// How many pages of the sidecar went into it.
         var pages: Int
-        /// The sidecar folded: `NAME-wal` or `NAME-journal`.
+        /// The sidecar folded: `NAME-wal`, `NAME-journal`, or both (`NAME-journal and NAME-wal`).
         var source: String
     }
 
@@ -76,23 +76,32 @@ extension StoreReplacement {
         let headerCount = try headerBytes.withUnsafeMutableBytes { try store.read(into: $0, at: 0) }
         let header = SQLiteFileHeader(bytes: Array(headerBytes.prefix(headerCount)))
         let mainPageSize = header.flatMap { $0.hasValidPageSize ? $0.pageSize : nil }
-        for (suffix, reader) in [("-wal", Self.writeAheadLogOverlay), ("-journal", Self.rollbackJournalOverlay)] {
+        let mainSize = try store.size()
+        // SQLite rolls a hot journal back before it opens the -wal (`sqlite3PagerSharedLock`):
+        // both are folded, in that order (a review's store had both).
+        var overlays: [Overlay] = []
+        var descriptors: [Int32] = []
+        defer { descriptors.forEach { close($0) } }
+        for (suffix, reader) in [("-journal", Self.rollbackJournalOverlay), ("-wal", Self.writeAheadLogOverlay)] {
             let path = storePath + suffix
             var info = stat()
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 else { continue }
             let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
             guard descriptor >= 0 else { throw StoreReplacementError.cannotRead(path: path, code: errno) }
-            defer { close(descriptor) }
-            guard let overlay = reader(path, descriptor, Int64(info.st_size), mainPageSize, try store.size()) else { continue }
-            return try writeFold(of: store, overlay: overlay, beforeRename: beforeRename)
+            descriptors.append(descriptor)
+            if let overlay = reader(path, descriptor, Int64(info.st_size), mainPageSize, mainSize) { overlays.append(overlay) }
         }
-        return nil
+        // Two page sizes in one fold: no fold can say what SQLite would read.
+        guard let first = overlays.first, overlays.allSatisfy({ $0.pageSize == first.pageSize }) else { return nil }
+        return try writeFold(of: store, overlays: overlays, beforeRename: beforeRename)
     }
 
-    /// The `-wal`'s committed frames; nil when SQLite would apply none, or when its page size
-    /// differs from a valid main-file header's.
+    /// The `-wal`'s committed frames; nil when SQLite would apply none (an empty main file: SQLite
+    /// deletes its `-wal` and reads an empty database — a review's was folded into 520 kB of
+    /// pages SQLite called malformed), or when its page size differs from a valid main-file
+    /// header's.
     static func writeAheadLogOverlay(path: String, descriptor: Int32, size: Int64, mainPageSize: Int?, mainSize: Int64) -> Overlay? {
-        guard let log = WriteAheadLog.read(descriptor: descriptor, size: size), log.committedFrames > 0,
+        guard mainSize > 0, let log = WriteAheadLog.read(descriptor: descriptor, size: size), log.committedFrames > 0,
               let committedPages = log.committedPageCount, committedPages > 0,
               mainPageSize == nil || mainPageSize == log.pageSize
         else { return nil }
@@ -102,18 +111,20 @@ extension StoreReplacement {
 
     /// A hot `-journal`'s original pages (`RollbackJournal`); nil when SQLite would play nothing
     /// back: not hot, an empty main file (SQLite deletes the journal then), a super-journal
-    /// named, or a page size differing from a valid main-file header's.
+    /// named. Its page size is the journal's own, whatever the main file's header says: SQLite
+    /// plays it back with that size (a review's 1024-byte journal under a 4096-byte header was
+    /// rolled back byte for byte like the original).
     static func rollbackJournalOverlay(path: String, descriptor: Int32, size: Int64, mainPageSize: Int?, mainSize: Int64) -> Overlay? {
-        guard mainSize > 0, let journal = RollbackJournal.read(descriptor: descriptor, size: size), !journal.namesSuperJournal,
-              mainPageSize == nil || mainPageSize == journal.pageSize
+        guard mainSize > 0, let journal = RollbackJournal.read(descriptor: descriptor, size: size), !journal.namesSuperJournal
         else { return nil }
         let pages = journal.pages.sorted { $0.key < $1.key }.map { (page: $0.key, offset: $0.value) }
         return Overlay(source: path, descriptor: descriptor, pageSize: journal.pageSize, pageCount: journal.originalPageCount, pages: pages)
     }
 
-    /// Writes the main file, cut or extended to the overlay's size, with the overlay's pages laid
-    /// over it, beside the store; then locks it and renames it over the store.
-    private func writeFold(of store: LockedStore, overlay: Overlay, beforeRename: ((FileIdentity) throws -> Void)?) throws -> Fold {
+    /// Writes the main file beside the store and, for each overlay in turn, cuts or extends it to
+    /// the overlay's size and lays the overlay's pages over it; then locks it and renames it over
+    /// the store.
+    private func writeFold(of store: LockedStore, overlays: [Overlay], beforeRename: ((FileIdentity) throws -> Void)?) throws -> Fold {
         var mainInfo = stat()
         guard lstat(storePath, &mainInfo) == 0 else { throw StoreReplacementError.cannotRead(path: storePath, code: errno) }
         let output = try SafeFileOutput(destinationPath: storePath, permissions: mainInfo.st_mode & 0o777)
@@ -121,10 +132,9 @@ extension StoreReplacement {
         output.setPermissions(mainInfo.st_mode & 0o1777)
         if geteuid() == 0 { output.setOwner(user: mainInfo.st_uid, group: mainInfo.st_gid) }
 
-        // The main file up to the folded size, as it is under the lock; zeros past its end.
-        let pageSize = overlay.pageSize
-        let foldedSize = Int64(overlay.pageCount) * Int64(pageSize)
-        let end = min(try store.size(), foldedSize)
+        // The main file up to the first overlay's size, as it is under the lock.
+        let pageSize = overlays[0].pageSize
+        let end = min(try store.size(), Int64(overlays[0].pageCount) * Int64(pageSize))
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { chunk.deallocate() }
         var offset: Int64 = 0
@@ -135,21 +145,17 @@ extension StoreReplacement {
             try output.write(UnsafeRawBufferPointer(rebasing: chunk[0..<count]))
             offset += Int64(count)
         }
-        if offset < foldedSize {
-            chunk.initializeMemory(as: UInt8.self, repeating: 0)
-            while offset < foldedSize {
-                let count = Int(min(Int64(chunk.count), foldedSize - offset))
-                try output.write(UnsafeRawBufferPointer(rebasing: chunk[0..<count]))
-                offset += Int64(count)
-            }
-        }
-        // The overlay's pages, in page order.
+        // Each overlay: the file cut or extended (zeros) to its size, as SQLite's rollback and
+        // checkpoint leave it, then its pages, in page order.
         var page = [UInt8](repeating: 0, count: pageSize)
-        for (number, sourceOffset) in overlay.pages {
-            guard FileReading.read(overlay.descriptor, into: &page, at: sourceOffset) == pageSize else {
-                throw StoreReplacementError.cannotRead(path: overlay.source, code: EIO)
+        for overlay in overlays {
+            try output.truncate(to: Int64(overlay.pageCount) * Int64(pageSize))
+            for (number, sourceOffset) in overlay.pages {
+                guard FileReading.read(overlay.descriptor, into: &page, at: sourceOffset) == pageSize else {
+                    throw StoreReplacementError.cannotRead(path: overlay.source, code: EIO)
+                }
+                try page.withUnsafeBytes { try output.write($0, at: Int64(number - 1) * Int64(pageSize)) }
             }
-            try page.withUnsafeBytes { try output.write($0, at: Int64(number - 1) * Int64(pageSize)) }
         }
 
         var locked: LockedStore?
@@ -170,6 +176,8 @@ extension StoreReplacement {
             locked = copy
         }
         guard let locked else { throw InternalError(detail: "the folded copy was published without its lock") }
-        return Fold(store: locked, pages: overlay.pages.count, source: (overlay.source as NSString).lastPathComponent)
+        return Fold(
+            store: locked, pages: overlays.map(\.pages.count).reduce(0, +),
+            source: overlays.map { ($0.source as NSString).lastPathComponent }.joined(separator: " and "))
     }
 }

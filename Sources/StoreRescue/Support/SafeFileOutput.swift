@@ -99,6 +99,14 @@ public final class SafeFileOutput {
         fchmod(descriptor, permissions & 0o1777)
     }
 
+    /// Cuts the temporary file to `length` bytes, or extends it with zeros (`ftruncate`).
+    public func truncate(to length: Int64) throws {
+        precondition(!isPublished && !isDiscarded, "SafeFileOutput used after publish() or discard()")
+        guard ftruncate(descriptor, off_t(length)) == 0 else {
+            throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(errno))
+        }
+    }
+
     /// Gives the temporary file an owner and group through its descriptor (root only: a copy
     /// that takes the place of an app user's store must stay theirs).
     public func setOwner(user: uid_t, group: gid_t) {

@@ -161,6 +161,26 @@ import Testing
         #expect(after == before, "nothing next to the store changed")
     }
 
+    /// A WAL header's page size is the size itself (65536 included): a 1 there — the database
+    /// header's way of writing 65536, not the WAL's — makes SQLite ignore the log, and so it is
+    /// ignored here (a review's crafted log was folded and salvaged as 64 KiB pages).
+    @Test func aWALHeaderPageSizeOfOneIsNotAPageSize() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("s.sqlite-wal")
+        func be(_ value: UInt32) -> [UInt8] { [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+        func header(pageSize: UInt32) -> [UInt8] {
+            let start = be(0x377F_0682) + be(3_007_000) + be(pageSize) + be(0) + be(7) + be(9)
+            let sum = start.withUnsafeBytes { WriteAheadLog.Checksum.compute($0, seed: (0, 0), bigEndian: false) }
+            return start + be(sum.0) + be(sum.1)
+        }
+        for (size, valid) in [(UInt32(1), false), (65536, true), (4096, true)] {
+            try Data(header(pageSize: size) + [UInt8](repeating: 0, count: 64)).write(to: URL(fileURLWithPath: path))
+            let descriptor = open(path, O_RDONLY)
+            defer { close(descriptor) }
+            #expect((WriteAheadLog.read(descriptor: descriptor, size: 96) != nil) == valid, "page size field \(size)")
+        }
+    }
+
     @Test func pointerMapNamesTheRootOfAnyPage() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("p.sqlite")

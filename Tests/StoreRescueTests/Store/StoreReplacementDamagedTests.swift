@@ -282,4 +282,128 @@ import Testing
         #expect(segments.name == "s.sqlite-journal" && segments.pages > 1)
         #expect(folded == (try F.bytes(both)))
     }
+    /// Replaces the damaged `store` (a test's word for it) with a new store, moving its sidecars
+    /// into `aside/`; returns the result and the main file's bytes once folded (nil: no fold).
+    private func replaceDamaged(_ store: String, in dir: TemporaryDirectory) throws -> (StoreReplacement.Result, Data?) {
+        let fresh = dir.path("fresh.sqlite")
+        try F.newStore(at: fresh, marker: 8)
+        let aside = dir.path("aside")
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: false)
+        var folded: Data?
+        let result = try StoreReplacement(storePath: store, lockTimeout: 0.2).replace(
+            with: fresh, knownDamage: "a test calls it damaged", ifDamaged: .moveSidecarsAside(into: aside), whileLocked: nil,
+            faultInjection: { if $0 == .folded { folded = try F.bytes(store) } })
+        return (result, folded)
+    }
+
+    /// The main file SQLite leaves once it has rolled back (and checkpointed) a copy of `store`'s
+    /// files: what a fold must equal byte for byte.
+    private func settledBySQLite(_ store: String, suffixes: [String], in dir: TemporaryDirectory) throws -> Data {
+        let copy = dir.path("sqlite/s.sqlite")
+        try FileManager.default.createDirectory(atPath: dir.path("sqlite"), withIntermediateDirectories: false)
+        for suffix in suffixes { try FileManager.default.copyItem(atPath: store + suffix, toPath: copy + suffix) }
+        let connection = try SQLiteConnection(path: copy, options: SQLiteOpenOptions(mode: .readWrite))
+        _ = try connection.scalar("SELECT count(*) FROM sqlite_schema")
+        if suffixes.contains("-wal") { _ = try connection.scalar("PRAGMA wal_checkpoint(TRUNCATE)") }
+        return try F.bytes(copy)
+    }
+
+    /// A hand-made hot journal (`pageSize`-byte records, a 512-byte sector) with `records`
+    /// (page, fill byte, whether its checksum is wrong), over a store of `originalPages` pages.
+    private func handMadeJournal(pageSize: Int, originalPages: UInt32, records: [(UInt32, UInt8, Bool)]) -> Data {
+        let nonce: UInt32 = 0x1234_5678
+        func be(_ value: UInt32) -> [UInt8] { [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+        var journal = RollbackJournal.magic + be(UInt32(records.count)) + be(nonce) + be(originalPages) + be(512) + be(UInt32(pageSize))
+        journal += [UInt8](repeating: 0, count: 512 - journal.count)
+        for (page, byte, bad) in records {
+            let data = [UInt8](repeating: byte, count: pageSize)
+            var sum = nonce
+            var index = pageSize - 200
+            while index > 0 { sum &+= UInt32(data[index]); index -= 200 }
+            journal += be(page) + data + be(bad ? sum &+ 1 : sum)
+        }
+        return Data(journal)
+    }
+
+    /// A store of at least 4 pages of 4096 bytes, in rollback mode; its page count.
+    private func fourPageStore(at store: String) throws -> UInt32 {
+        let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .create))
+        try connection.execute("PRAGMA page_size = 4096; CREATE TABLE t (x INTEGER, pad TEXT); INSERT INTO t VALUES (1, printf('%.*c', 9000, 'p'))")
+        let pages = UInt32(try connection.scalar("PRAGMA page_count")?.int64 ?? 0)
+        #expect(pages >= 4)
+        return pages
+    }
+
+    /// A hand-made hot journal by `pager.c`'s rules: page 2 journaled twice (SQLite writes every
+    /// record in turn: the last wins), then a record for page 99 — past the original size — with
+    /// a bad checksum (skipped unread, not the end), then page 3. A review found the first record
+    /// winning and the bad checksum ending the playback.
+    @Test func aHandMadeJournalIsPlayedBackAsSQLitePlaysItBack() throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("s.sqlite")
+        let pages = try fourPageStore(at: store)
+        try handMadeJournal(pageSize: 4096, originalPages: pages, records: [(2, 0xA1, false), (2, 0xB2, false), (99, 0xC3, true), (3, 0xD4, false)])
+            .write(to: URL(fileURLWithPath: store + "-journal"))
+        let expected = try settledBySQLite(store, suffixes: ["", "-journal"], in: dir)
+        #expect(expected[4096] == 0xB2 && expected[8192] == 0xD4, "SQLite: the last record of page 2, and page 3 after the skipped one")
+        let (result, folded) = try replaceDamaged(store, in: dir)
+        #expect(result.foldedSidecar == .init(name: "s.sqlite-journal", pages: 2))
+        #expect(folded == expected)
+    }
+
+    /// A hot journal whose page size (1024) differs from the main file's (4096): SQLite plays it
+    /// back with its own page size. A review's was not folded, leaving the window open.
+    @Test func aJournalsOwnPageSizeIsTheOneItIsPlayedBackWith() throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("s.sqlite")
+        let pages = try fourPageStore(at: store)
+        // 4096-byte page 3 is 1024-byte pages 9 to 12.
+        try handMadeJournal(pageSize: 1024, originalPages: pages * 4, records: (9...12).map { ($0, 0xE5, false) })
+            .write(to: URL(fileURLWithPath: store + "-journal"))
+        let expected = try settledBySQLite(store, suffixes: ["", "-journal"], in: dir)
+        #expect(expected[8192] == 0xE5 && expected[12287] == 0xE5)
+        let (result, folded) = try replaceDamaged(store, in: dir)
+        #expect(result.foldedSidecar == .init(name: "s.sqlite-journal", pages: 4))
+        #expect(folded == expected)
+    }
+
+    /// An empty main file with a `-wal`: SQLite deletes the `-wal` and reads an empty database, so
+    /// nothing is folded (a review's was folded into 520 kB of pages SQLite called malformed).
+    @Test func anEmptyMainFilesWALIsNotFolded() throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("s.sqlite")
+        try F.walStoreAtRest(at: store, rows: 5)
+        try Data().write(to: URL(fileURLWithPath: store))
+        let (result, folded) = try replaceDamaged(store, in: dir)
+        #expect(result.foldedSidecar == nil && folded == nil)
+        #expect(result.movedSidecars == [dir.path("aside/s.sqlite-wal")])
+    }
+
+    /// A store with a hot `-journal` and a `-wal`: SQLite rolls the journal back first, then
+    /// reads through the `-wal`; the fold does both, in that order (a review's ignored the journal).
+    @Test func aHotJournalAndAWALAreFoldedInSQLitesOrder() throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("s.sqlite")
+        try hotJournalStore(at: store)
+        // A -wal written after the rollback: a copy rolled back by SQLite, switched to WAL, one
+        // row changed and left in its -wal, which is then put beside the store.
+        let rolled = dir.path("rolled/s.sqlite")
+        try FileManager.default.createDirectory(atPath: dir.path("rolled"), withIntermediateDirectories: false)
+        for suffix in ["", "-journal"] { try FileManager.default.copyItem(atPath: store + suffix, toPath: rolled + suffix) }
+        let writer = try SQLiteConnection(path: rolled, options: SQLiteOpenOptions(mode: .readWrite))
+        _ = try writer.scalar("PRAGMA journal_mode = WAL")
+        try writer.disableCheckpointOnClose()
+        try writer.execute("PRAGMA wal_autocheckpoint = 0")
+        try writer.execute("UPDATE t SET x = x + 1000000 WHERE rowid = 2")
+        try FileManager.default.copyItem(atPath: rolled + "-wal", toPath: store + "-wal")
+        withExtendedLifetime(writer) {}
+        let expected = try settledBySQLite(store, suffixes: ["", "-journal", "-wal"], in: dir)
+        let (result, folded) = try replaceDamaged(store, in: dir)
+        #expect(result.foldedSidecar?.name == "s.sqlite-journal and s.sqlite-wal")
+        #expect(folded == expected)
+        let alone = dir.path("alone/s.sqlite")
+        try FileManager.default.createDirectory(atPath: dir.path("alone"), withIntermediateDirectories: false)
+        try (try #require(folded)).write(to: URL(fileURLWithPath: alone))
+        #expect(try F.values(alone) == [0] + (2..<2000).map(Int64.init) + [1_000_001], "rolled back, then the -wal's change")
+    }
 }
