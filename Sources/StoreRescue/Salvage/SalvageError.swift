@@ -19,6 +19,11 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
     case outputNameTooLong(path: String, bytes: Int, limit: Int)
     /// Writing the new store failed part way (disk full, file-size limit, I/O error).
     case writeFailed(path: String, reason: String)
+    /// SQLite refused what salvage asked it to write (an SQL error, a constraint, a misuse: any
+    /// result code but the file system's, `SQLiteError.isFileSystemFailure`). A bug in this tool,
+    /// not a lack of disk space: every statement is its own, into tables it made itself, and a row
+    /// a unique index refuses is counted (`conflictsDropped`), never thrown.
+    case writeRefused(path: String, reason: String)
     /// `--version` names no version of the catalog.
     case unknownVersion(catalog: String, version: String, available: [String])
     /// Nothing that survived names the store's version (and the catalog has several).
@@ -43,6 +48,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .outputNameTooLong(let path, let bytes, let limit):
             return StoreCreationError.nameTooLong(path: path, bytes: bytes, limit: limit).description
         case .writeFailed(let path, let reason): return "writing \(path) failed: \(reason); nothing was left at \(path)"
+        case .writeRefused(let path, let reason): return "SQLite refused what salvage wrote into \(path): \(reason); nothing was left at \(path)"
         case .unknownVersion(let catalog, let version, _): return "catalog \(catalog) has no version \"\(version)\""
         case .versionUndetermined(let path, let reason, _): return "\(path): cannot tell which version wrote it: \(reason)"
         case .ambiguousVersion(let path, let versions):
@@ -64,6 +70,8 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .outputNameTooLong(let path, let bytes, let limit):
             return StoreCreationError.nameTooLong(path: path, bytes: bytes, limit: limit).recoverySuggestion
         case .writeFailed: return "free disk space or raise the file-size limit (ulimit -f), then run the command again"
+        case .writeRefused:
+            return "this is a bug in storerescue, not a lack of disk space: please report it with the command line; the damaged store was not changed"
         case .unknownVersion(_, _, let available), .versionUndetermined(_, _, let available):
             return available.isEmpty
                 ? "the catalog lists no versions; salvage without --catalog to get a plain database"
@@ -80,7 +88,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .outputIsInput, .outputExists, .outputIsSidecar, .outputIsSymlink, .outputFolderUnusable, .outputPathEmpty, .outputNameTooLong: return .cannotCreateOutput
         case .writeFailed: return .ioError
         case .unknownVersion: return .usage
-        case .verificationFailed: return .internalError
+        case .verificationFailed, .writeRefused: return .internalError
         case .interrupted: return .temporaryFailure
         }
     }

@@ -138,6 +138,7 @@ public enum Salvager {
             switch error {
             case .verificationFailed(_, let reason): return SalvageError.verificationFailed(path: output, reason: reason)
             case .writeFailed(_, let reason): return SalvageError.writeFailed(path: output, reason: reason)
+            case .writeRefused(_, let reason): return SalvageError.writeRefused(path: output, reason: reason)
             default: return error
             }
         case let error as StoreCreationError:
@@ -148,6 +149,11 @@ public enum Salvager {
             }
         case is LayoutError, is StoreAccessError:
             return error
+        case let error as SQLiteError where !error.isFileSystemFailure:
+            // Only the file system failing under SQLite (a full disk, the file-size limit, an I/O
+            // error) is a write failure (exit 74, "free disk space"); SQLite refusing a statement
+            // (SQLITE_ERROR, a constraint, …) is this tool's bug, as `create` reports it (exit 70).
+            return SalvageError.writeRefused(path: output, reason: StoreCreator.reason(error))
         default:
             return SalvageError.writeFailed(path: output, reason: StoreCreator.reason(error))
         }

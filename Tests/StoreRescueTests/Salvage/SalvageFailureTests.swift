@@ -1,4 +1,5 @@
 import Foundation
+import SRSQLite
 import Testing
 @testable import StoreRescue
 
@@ -276,6 +277,58 @@ import Testing
         #expect(reason.hasPrefix("quick_check: "), "\(reason)")
         #expect(setup.outputFolderNames().isEmpty, "left behind: \(setup.outputFolderNames())")
         #expect(try setup.inputSnapshot() == before)
+    }
+
+    /// SQLite refusing a statement while the new store is written — here `Z_PRIMARYKEY` renamed
+    /// under the salvage once its pages are in, so its `Z_MAX` update meets "no such table"
+    /// (SQLITE_ERROR, code 1) — is this tool's bug (exit 70), said so; it was a write failure
+    /// (exit 74) advising free disk space, which would not have helped.
+    @Test func anSQLErrorWhileWritingIsABugNotAFullDisk() throws {
+        let setup = try Setup(coreData: true)
+        let before = try setup.inputSnapshot()
+        let error = #expect(throws: SalvageError.self) {
+            try Salvager.salvage(
+                store: setup.store, into: setup.output, options: setup.options,
+                progress: nil, cancellation: nil, result: nil
+            ) { stage in
+                guard stage == .pagesWritten else { return }
+                let workspace = try #require(try FileManager.default.contentsOfDirectory(atPath: setup.outputFolder).first { $0.hasPrefix(".salvage") })
+                let file = setup.outputFolder + "/" + workspace + "/salvaged.sqlite"
+                try SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .readWrite)).execute("ALTER TABLE Z_PRIMARYKEY RENAME TO Z_ELSEWHERE")
+            }
+        }
+        guard case .writeRefused(let path, let reason) = error else {
+            Issue.record("expected SQLite's refusal, got \(String(describing: error))")
+            return
+        }
+        #expect(path == setup.output)
+        #expect(reason == "no such table: Z_PRIMARYKEY (SQLite code 1)")
+        #expect(error?.description == "SQLite refused what salvage wrote into \(setup.output): \(reason); nothing was left at \(setup.output)")
+        #expect(error?.exitStatus == .internalError)
+        #expect(error?.recoverySuggestion?.contains("disk space") == true && error?.recoverySuggestion?.contains("bug") == true)
+        #expect(setup.outputFolderNames().isEmpty, "left behind: \(setup.outputFolderNames())")
+        #expect(try setup.inputSnapshot() == before)
+    }
+
+    /// How an SQLite error while writing ends the run, by its result code: the file system
+    /// failing (disk full, a write's I/O error) is a write failure, exit 74 with the disk-space
+    /// hint; any other code (an SQL error, a constraint) is SQLite refusing the tool's own
+    /// statements, exit 70.
+    @Test(arguments: [
+        // SQLITE_IOERR_WRITE and SQLITE_CONSTRAINT_UNIQUE, extended codes C macros Swift does not import.
+        (SQLITE_FULL, StoreRescue.ExitStatus.ioError), (SQLITE_IOERR | 3 << 8, .ioError), (SQLITE_ERROR, .internalError), (SQLITE_CONSTRAINT | 8 << 8, .internalError),
+    ])
+    func sqliteErrorsWhileWritingAreClassifiedByTheirCode(code: Int32, status: StoreRescue.ExitStatus) throws {
+        let setup = try Setup()
+        let error = #expect(throws: SalvageError.self) {
+            try Salvager.salvage(store: setup.store, into: setup.output, options: SalvageOptions(), progress: nil, cancellation: nil, result: nil) {
+                if $0 == .rowsWritten { throw SQLiteError(resultCode: code, message: "injected") }
+            }
+        }
+        #expect(error?.exitStatus == status)
+        #expect(error?.description.contains("injected (SQLite code \(code))") == true, "\(String(describing: error))")
+        #expect(error?.recoverySuggestion?.hasPrefix("free disk space") == (status == .ioError))
+        #expect(setup.outputFolderNames().isEmpty, "left behind: \(setup.outputFolderNames())")
     }
 
     /// Swaps the first two cell pointers of the last table leaf page (of two cells or more) in
