@@ -41,7 +41,36 @@ extension SalvageRun {
             versionSource: resolvedVersion?.source, schemaSource: schemaSource, file: fileSummary, writeAheadLog: writeAheadLogSummary,
             pages: pageSummary(tables: tableSummaries), tables: tableSummaries, lostAndFound: lostAndFound, totals: totals,
             rowsCopiedPageByPage: rowsCopiedPageByPage,
-            indexEntriesBuiltPageByPage: indexEntriesBuiltPageByPage, metadata: summary.metadata, notes: notes + keptApartNote + summary.notes, seconds: seconds, error: nil)
+            indexEntriesBuiltPageByPage: indexEntriesBuiltPageByPage, metadata: summary.metadata, notes: notes + keptApartNote + damagedRootNotes + summary.notes, seconds: seconds, error: nil)
+    }
+
+    /// One note per table whose root page its walk could not read — zeroed, overwritten, cut off
+    /// — with where its rows were found instead. The page counts in `tables[].pages.damaged` (or
+    /// `missing`) already, like any page a tree leads to that does not parse; but the rows found
+    /// on orphaned leaves then read as an intact table's, and a table whose root was its only
+    /// leaf reads as an empty one. Worked out once per table, from what the passes recorded.
+    private var damagedRootNotes: [String] {
+        tables.indices.compactMap { index in
+            guard let root = tables[index].rootPage, root >= 1, !treePages.contains(root), !overflowPages.contains(root) else { return nil }
+            let state: String
+            if root > source.pageCount {
+                state = "is past the database's last page (\(source.pageCount))"
+            } else if root > capacity {
+                state = "is missing (past the end of the file)"
+            } else if zeroedPages.contains(root) {
+                state = "is zeroed"
+            } else if unknownPages.contains(root) {
+                state = "is no b-tree page (overwritten)"
+            } else {
+                return nil  // a page of another kind or tree: the schema's root number is what is damaged
+            }
+            let tally = tallies.indices.contains(index) ? tallies[index] : TableTally()
+            let found = tally.byPointerMap + tally.byShape
+            let rest = found == 0
+                ? "no leaf of its rows was found without it"
+                : "\(found) leaf page\(found == 1 ? "" : "s") of its rows found without it (by pointer map \(tally.byPointerMap), by row shape \(tally.byShape))"
+            return "table \(tables[index].name): its root page \(root) \(state); \(rest)"
+        }
     }
 
     private static func tableSummary(
