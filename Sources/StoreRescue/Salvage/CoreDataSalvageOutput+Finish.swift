@@ -42,7 +42,8 @@ extension CoreDataSalvageOutput {
             results[reference.table, default: .init(rows: 0)].danglingCleared += Int(sqlite3Changes)
         }
         try updatePrimaryKeyMaxima(bookkeeping: bookkeeping)
-        let includesHistory = try settleHistory(bookkeeping: bookkeeping, notes: &notes)
+        var leftOut: [String: String] = [:]
+        let includesHistory = try settleHistory(bookkeeping: bookkeeping, notes: &notes, leftOut: &leftOut)
         let modelCache = bookkeeping.modelCache(matching: version.versionHashes)
         if let modelCache {
             let insert = try connection.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)")
@@ -96,7 +97,7 @@ extension CoreDataSalvageOutput {
         let metadata = SalvageReport.MetadataSummary(
             source: metadataRecovered ? "recovered" : "stamped", uuid: creation.uuid, frameworkVersion: creation.frameworkVersion,
             modelCache: modelCache == nil ? "empty" : "recovered", includesPersistentHistory: includesHistory)
-        return SalvageOutputSummary(tables: results, metadata: metadata, notes: notes)
+        return SalvageOutputSummary(tables: results, metadata: metadata, notes: notes, tablesLeftOut: leftOut)
     }
 
     private var sqlite3Changes: Int32 { sqlite3_changes(connection.handle) }
@@ -218,9 +219,10 @@ extension CoreDataSalvageOutput {
     }
 
     /// Keeps the history tables (with their `Z_PRIMARYKEY` rows once they hold rows) when the
-    /// store had them; drops provisional ones nothing shows the store had. Returns whether the
-    /// store keeps them.
-    private func settleHistory(bookkeeping: BookkeepingRows, notes: inout [String]) throws -> Bool {
+    /// store had them; drops provisional ones nothing shows the store had, each named in
+    /// `leftOut` with why (the report lists them as skipped: they were read, but not written).
+    /// Returns whether the store keeps them.
+    private func settleHistory(bookkeeping: BookkeepingRows, notes: inout [String], leftOut: inout [String: String]) throws -> Bool {
         guard let history = layout.persistentHistory else { return false }
         let recovered = Dictionary(bookkeeping.primaryKeys.values.filter { $0.ent >= 16000 }.map { ($0.ent, $0.max) },
                                    uniquingKeysWith: { first, second in max(first, second) })
@@ -232,7 +234,11 @@ extension CoreDataSalvageOutput {
             }
         }
         if historyIsProvisional, recovered.isEmpty, largest.isEmpty {
-            for table in history.tables { try connection.execute("DROP TABLE \(table.name.quotedSQLIdentifier)") }
+            for table in history.tables {
+                try connection.execute("DROP TABLE \(table.name.quotedSQLIdentifier)")
+                leftOut[table.name.uppercased()] = "left out of the new store: persistent history, added because the damaged schema was "
+                    + "unreadable, and dropped since no history row or Z_PRIMARYKEY entry showed the store had it"
+            }
             notes.append("the damaged schema was unreadable and no history row was found: the store is written without history tables")
             return false
         }

@@ -73,4 +73,8 @@ struct SalvageOutputSummary {
     var tables: [String: TableResult]
     var metadata: SalvageReport.MetadataSummary?
     var notes: [String]
+    /// Tables rows were read for but that the finished output does not have (upper-cased name →
+    /// why): Core Data mode's provisional history tables, dropped at the end. Reported as
+    /// skipped, never as recovered with no rows.
+    var tablesLeftOut: [String: String] = [:]
 }

@@ -13,6 +13,10 @@ extension SalvageRun {
             switch roles.indices.contains(index) ? roles[index] : .skip(reason: "not read") {
             case .write(let route):
                 entry.rows.valuesFixed = valuesFixed[route.target] ?? 0
+                if let reason = summary.tablesLeftOut[table.name.uppercased()] {
+                    entry.disposition = "skipped"
+                    entry.reason = reason
+                }
             case .collect(let kind):
                 entry.disposition = "bookkeeping"
                 entry.reason = kind == .sequence

@@ -443,6 +443,38 @@ import Testing
         #expect(item.identifiedBy.pointerMap + item.identifiedBy.recordShape > 0)
     }
 
+    /// Page 1 gone, the history tables are added in case the store had them, then dropped when
+    /// no history row or `Z_PRIMARYKEY` entry shows it did: the report lists them as skipped,
+    /// saying so — it listed them as recovered with no rows, though the new store has no such
+    /// table. Every table the report calls recovered is in the new store.
+    @Test func historyTablesLeftOutAreReportedAsSkipped() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        try SalvageFixtures.zeroPage(1, of: store, pageSize: 4096)
+        let (output, report) = try Self.salvage(store, in: directory)
+        #expect(report.metadata?.includesPersistentHistory == false)
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+        let written = Set(try connection.rows("SELECT name FROM sqlite_schema WHERE type = 'table'").compactMap { $0[0].string })
+        for table in report.tables where table.disposition == "recovered" {
+            #expect(written.contains(table.name), "\(table.name) is reported recovered but is not in the new store")
+        }
+        let history = try #require(try StoreLayoutBuilder.layout(for: Fixtures.model, options: StoreLayoutOptions(includesPersistentHistory: true))
+            .persistentHistory?.tables.map(\.name))
+        #expect(history.contains("ATRANSACTION") && history.contains("ACHANGE"))
+        let text = report.renderText()
+        for name in history {
+            let table = try #require(report.tables.first { $0.name == name }, "\(name) is listed")
+            #expect(!written.contains(name))
+            #expect(table.disposition == "skipped", "\(name)")
+            #expect(table.reason == "left out of the new store: persistent history, added because the damaged schema was unreadable, "
+                + "and dropped since no history row or Z_PRIMARYKEY entry showed the store had it", "\(name)")
+            #expect(text.split(separator: "\n").contains { $0.hasPrefix("  \(name) ") && $0.contains("skipped: left out of the new store") },
+                    "\(name) in the text report")
+        }
+        #expect(report.totals.recovered == report.tables.filter { $0.disposition == "recovered" }.reduce(0) { $0 + $1.rows.recovered })
+    }
+
     /// The metadata row lost: the store is stamped fresh for the version (told by its schema),
     /// with a new UUID, and the report says so.
     @Test func lostMetadataIsStampedFreshAndSaidSo() throws {
