@@ -86,6 +86,16 @@ extension CoreDataSalvageOutput {
             }
             results[table.name] = result
         }
+        for (table, gaps) in try requiredValuesMissing().sorted(by: { $0.key < $1.key }) {
+            results[table, default: .init(rows: 0)].requiredValuesMissing = gaps
+            for gap in gaps {
+                notes.append(
+                    "table \(table): \(gap.objects) \(gap.entity) object\(gap.objects == 1 ? " has" : "s have") no value for the required attribute "
+                        + "\"\(gap.attribute)\" (column \(gap.column)), which the damaged store's table does not have: version \"\(version.name)\" "
+                        + "is not the one that wrote the store, or its schema row is damaged; Core Data will not save "
+                        + "\(gap.objects == 1 ? "it until it has" : "them until each has") a value (salvage with the store's own version, then upgrade)")
+            }
+        }
         try enterWALMode()
         // SQLite vouches for every page salvage wrote itself: the check begun when the last of
         // them was in the file (`OutputCheck`), or, when none was, one of the finished file.
@@ -101,6 +111,39 @@ extension CoreDataSalvageOutput {
     }
 
     private var sqlite3Changes: Int32 { sqlite3_changes(connection.handle) }
+
+    /// Per entity table, the objects written without a value for one of their entity's required
+    /// (non-optional) attributes because the damaged store's table has no column for it
+    /// (`absentColumns`): a `--version` newer than the store, or a damaged `CREATE TABLE`. Core
+    /// Data validates required values when an object is saved, so such objects open but cannot
+    /// be saved until each gets one. One read of each such table; none at all when every table
+    /// had every column, the usual case (so a salvage of the store's own version pays nothing).
+    func requiredValuesMissing() throws -> [String: [SalvageReport.RequiredValueGap]] {
+        var gaps: [String: [SalvageReport.RequiredValueGap]] = [:]
+        let model = version.model
+        for table in layout.tables where table.rootEntity != nil {
+            guard let absent = absentColumns[table.name], !absent.isEmpty else { continue }
+            var wanted: [(entity: String, ent: Int, attribute: String, column: String)] = []
+            for entity in model.entities where !entity.isAbstract && layout.table(ofEntity: entity.name, in: model)?.name == table.name {
+                guard let ent = layout.entityNumber(of: entity.name) else { continue }
+                // The census's rule for what is required (`migrate` and `match` ask it too).
+                for case .attribute(let attribute) in RequiredValueCensus.requiredProperties(of: entity, in: model) {
+                    guard let column = layout.propertyColumns[entity.name]?[attribute.name], absent.contains(column) else { continue }
+                    wanted.append((entity.name, ent, attribute.name, column))
+                }
+            }
+            guard !wanted.isEmpty else { continue }
+            let sums = wanted.map { "sum(Z_ENT = \($0.ent) AND \($0.column.quotedSQLIdentifier) IS NULL)" }.joined(separator: ", ")
+            guard let row = try connection.rows("SELECT \(sums) FROM \(table.name.quotedSQLIdentifier)").first else { continue }
+            for (index, item) in wanted.enumerated() {
+                let objects = Int(row[index].int64 ?? 0)
+                guard objects > 0 else { continue }
+                gaps[table.name, default: []].append(
+                    SalvageReport.RequiredValueGap(entity: item.entity, attribute: item.attribute, column: item.column, objects: objects))
+            }
+        }
+        return gaps
+    }
 
     /// Rows of a table at most this many are fixed one by one, by rowid (`changeEach`); past
     /// it, one statement over the whole table (`isDangling`) is quicker.

@@ -47,6 +47,11 @@ final class CoreDataSalvageOutput: SalvageOutput {
     var backgroundCheck: OutputCheck?
     /// Stops the wait for `backgroundCheck` (SIGINT, SIGTERM).
     let cancellation: CancellationFlag?
+    /// Columns of the version's tables that a recovered table of the same name lacks (table →
+    /// column names): every row from it goes in with NULL there. `finish` looks among them for
+    /// required attributes (`requiredValuesMissing`), so that a `--version` newer than the store
+    /// does not leave objects Core Data will not save without a word.
+    private(set) var absentColumns: [String: Set<String>] = [:]
 
     private static let bookkeeping: [String: BookkeepingRows.Table] = [
         "Z_PRIMARYKEY": .primaryKey, "Z_METADATA": .metadata, "Z_MODELCACHE": .modelCache,
@@ -121,6 +126,7 @@ final class CoreDataSalvageOutput: SalvageOutput {
                 sources.append(.record(index: index, fallback: source.columns[index].defaultValue))
             } else {
                 sources.append(.constant(.null))
+                absentColumns[target.name, default: []].insert(column.name)
             }
         }
         let entities = entityNumbers(of: target) ?? []

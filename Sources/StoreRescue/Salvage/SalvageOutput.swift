@@ -68,6 +68,7 @@ struct SalvageOutputSummary {
         var danglingCleared = 0
         var danglingRowsDropped = 0
         var entities: [SalvageReport.EntityCount] = []
+        var requiredValuesMissing: [SalvageReport.RequiredValueGap] = []
     }
 
     var tables: [String: TableResult]

@@ -86,6 +86,16 @@ public struct SalvageReport: Sendable, Encodable, Equatable {
         public var rows: Int
     }
 
+    /// Objects of one entity written without a value for one of its required attributes, because
+    /// the damaged store's table has no column for it (a `--version` newer than the store).
+    public struct RequiredValueGap: Sendable, Encodable, Equatable {
+        public var entity: String
+        public var attribute: String
+        /// The new store's column for it, NULL in those objects.
+        public var column: String
+        public var objects: Int
+    }
+
     public struct TableSummary: Sendable, Encodable, Equatable {
         public var name: String
         /// `recovered` (rows written), `bookkeeping` (Core Data's own tables, rebuilt for the
@@ -99,6 +109,9 @@ public struct SalvageReport: Sendable, Encodable, Equatable {
         public var pages: PageCounts
         /// Core Data mode: rows per entity (`Z_ENT`) of the table.
         public var entities: [EntityCount]
+        /// Core Data mode: required attributes the objects went in without, since the damaged
+        /// store's table has no column for them; `[]` otherwise.
+        public var requiredValuesMissing: [RequiredValueGap] = []
     }
 
     /// Rows whose table could not be told.

@@ -88,7 +88,7 @@ extension SalvageRun {
                 deleted: tally.rowsDeleted, duplicatesResolved: tally.duplicates, conflictsDropped: tally.conflicts,
                 danglingCleared: result?.danglingCleared ?? 0, danglingRowsDropped: result?.danglingRowsDropped ?? 0),
             pages: .init(read: tally.pagesRead, damaged: tally.pagesDamaged, missing: tally.pagesMissing),
-            entities: result?.entities ?? [])
+            entities: result?.entities ?? [], requiredValuesMissing: result?.requiredValuesMissing ?? [])
     }
 
     private var schemaSource: String {

@@ -19,7 +19,7 @@ struct SalvageCommandTests {
         "store", "output", "mode", "version", "versionSource", "schemaSource", "file", "writeAheadLog", "pages", "tables",
         "lostAndFound", "totals", "rowsCopiedPageByPage", "indexEntriesBuiltPageByPage", "metadata", "notes", "seconds", "error",
     ]
-    static let tableKeys = ["name", "disposition", "reason", "rootPage", "identifiedBy", "rows", "pages", "entities"]
+    static let tableKeys = ["name", "disposition", "reason", "rootPage", "identifiedBy", "rows", "pages", "entities", "requiredValuesMissing"]
     static let rowCountKeys = [
         "recovered", "partial", "unreadable", "notFitting", "deleted", "duplicatesResolved", "conflictsDropped", "danglingCleared",
         "danglingRowsDropped", "valuesFixed",

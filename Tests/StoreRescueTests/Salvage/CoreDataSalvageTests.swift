@@ -532,6 +532,60 @@ import Testing
         #expect(unknown?.exitStatus == .usage)
     }
 
+    /// `--version` naming a version newer than the store: a required attribute the store never
+    /// had is NULL in every object that goes in — Core Data will not save such an object — and
+    /// the report says which attribute and how many objects, per table (JSON) and in a note
+    /// (text). It said nothing. An optional attribute the store lacks, or the store's own
+    /// version, gives no such entry.
+    @Test func requiredAttributesTheStoreNeverHadAreReported() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try Fixtures.store(at: store)
+        var newer = Fixtures.model
+        newer.entities[0].properties.append(.attribute(AttributeDescription(name: "rank", type: .integer32, isOptional: false)))
+        newer.entities[2].properties.append(.attribute(AttributeDescription(name: "grade", type: .string, isOptional: false)))
+        newer.entities[3].properties.append(.attribute(AttributeDescription(name: "colour", type: .string)))
+        #expect(newer.entities.map(\.name) == ["Owner", "Item", "SpecialItem", "Tag"])
+        let catalog = Fixtures.catalog(withV2: newer)
+        let (output, report) = try Self.salvage(store, in: directory, version: "V2", catalog: catalog)
+        try Self.expectUsableStore(output, catalog: catalog, version: "V2")
+
+        let layout = try StoreLayoutBuilder.layout(for: newer)
+        let rank = try #require(layout.propertyColumns["Owner"]?["rank"])
+        let grade = try #require(layout.propertyColumns["SpecialItem"]?["grade"])
+        let connection = try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable))
+        func lacking(_ table: String, _ column: String, _ entity: String) throws -> Int {
+            Int(try connection.scalar("""
+                SELECT count(*) FROM \(table) WHERE \(column) IS NULL AND Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = '\(entity)')
+                """)?.int64 ?? -1)
+        }
+        let owners = try lacking("ZOWNER", rank, "Owner")
+        let specials = try lacking("ZITEM", grade, "SpecialItem")
+        let source = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .immutable))
+        #expect(owners == Int(try source.scalar("SELECT count(*) FROM ZOWNER")?.int64 ?? -1) && owners > 0, "every owner went in without a rank")
+        #expect(specials > 0)
+
+        let tables = Dictionary(report.tables.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        #expect(tables["ZOWNER"]?.requiredValuesMissing == [.init(entity: "Owner", attribute: "rank", column: rank, objects: owners)])
+        #expect(tables["ZITEM"]?.requiredValuesMissing == [.init(entity: "SpecialItem", attribute: "grade", column: grade, objects: specials)])
+        #expect(tables["ZTAG"]?.requiredValuesMissing == [], "colour is optional")
+        let note = "table ZOWNER: \(owners) Owner objects have no value for the required attribute \"rank\" (column \(rank)), which the "
+            + "damaged store's table does not have: version \"V2\" is not the one that wrote the store, or its schema row is damaged; "
+            + "Core Data will not save them until each has a value (salvage with the store's own version, then upgrade)"
+        #expect(report.notes.contains(note), "\(report.notes)")
+        #expect(report.notes.contains { $0.hasPrefix("table ZITEM: \(specials) SpecialItem objects have no value for the required attribute \"grade\"") })
+        #expect(report.renderText().contains("  - \(note)\n"))
+        let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(report)) as? [String: Any]
+        let owner = (json?["tables"] as? [[String: Any]])?.first { $0["name"] as? String == "ZOWNER" }
+        let gap = (owner?["requiredValuesMissing"] as? [[String: Any]])?.first
+        #expect(gap?["entity"] as? String == "Owner" && gap?["attribute"] as? String == "rank" && gap?["column"] as? String == rank)
+        #expect(gap?["objects"] as? Int == owners)
+
+        let (_, own) = try Self.salvage(store, in: directory, version: "V1", catalog: catalog, name: "own.sqlite")
+        #expect(own.tables.allSatisfy { $0.requiredValuesMissing.isEmpty })
+        #expect(!own.notes.contains { $0.contains("required attribute") })
+    }
+
     @Test func versionsWithTheSameHashesAreAmbiguous() throws {
         let directory = try TemporaryDirectory()
         let store = directory.path("store.sqlite")
