@@ -280,11 +280,13 @@ struct MigrationAnalyzer {
         let firstKeys = try after.firstFreeKeys(using: connection)
         var duplicates: Int64 = 0
         for (from, sources) in Dictionary(grouping: after.rowSources(ofKind: entity), by: \.from) {
-            let values = properties.map { name in sources[0].attributes[name] ?? "NULL" }
+            // Values that do not convert (or a required one left NULL) count as NULL here, not
+            // as the writer's error: they are the conversion check's (134140) or the run's.
+            let values = properties.map { name in MigrationFunctions.nonStopping(sources[0].attributes[name] ?? "NULL") }
             // Values drawn at random (uuid()) are unique by construction; only the same
             // expression for every row source of a table can be grouped.
             guard !properties.contains(where: { after.nondeterministicAttributes.contains("\(entity).\($0)") }),
-                sources.allSatisfy({ source in properties.map { source.attributes[$0] ?? "NULL" } == values })
+                sources.allSatisfy({ source in properties.map { MigrationFunctions.nonStopping(source.attributes[$0] ?? "NULL") } == values })
             else { continue }
             let condition = sources.map { "(\($0.condition))" }.joined(separator: " OR ")
             duplicates += try connection.scalar(VirtualVersion.resolve("""

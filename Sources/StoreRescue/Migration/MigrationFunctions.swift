@@ -13,10 +13,15 @@ import SRSQLite
 /// - `storerescue_missing(entity, attribute, pk)`: stops the statement, as a value that does not
 ///   convert does: a custom step left a required attribute without a value. Only ever reached
 ///   through `COALESCE(value, storerescue_missing(…))` (`requiring`), so it costs nothing per row.
+/// - `storerescue_convert_or_null(…)` and `storerescue_missing_or_null(…)`: the same, but NULL
+///   where those stop the statement (`nonStopping`), for checks that read the writer's values and
+///   must leave a value that does not convert to the check that reports it.
 enum MigrationFunctions {
     static let convert = "storerescue_convert"
     static let fits = "storerescue_fits"
     static let missing = "storerescue_missing"
+    static let convertOrNull = "storerescue_convert_or_null"
+    static let missingOrNull = "storerescue_missing_or_null"
     /// The prefix of a conversion error's message, so the migrator can tell it from SQLite's own.
     static let conversionFailurePrefix = "storerescue: value does not convert: "
 
@@ -34,6 +39,12 @@ enum MigrationFunctions {
                 sqlite3_result_error(context, "\(error)", -1)
             }
         }))
+        try connection.check(srsqlite_register_convert(connection.handle, convertOrNull, { context, count, arguments in
+            guard let context else { return }
+            let values = (0..<Int(count)).map { SQLiteConnection.value(of: arguments?[$0]) }
+            SQLiteConnection.setResult((try? MigrationFunctions.convertSlowly(values)) ?? .null, on: context)
+        }))
+        try connection.registerFunction(missingOrNull, argumentCount: 3) { _ in .null }
         // Not deterministic: SQLite must never evaluate it once up front as a constant.
         try connection.registerFunction(missing, argumentCount: 3, isDeterministic: false) { values in
             let pk = values[2].int64.map(String.init) ?? "?"
@@ -78,6 +89,15 @@ enum MigrationFunctions {
     /// object, and the migration must say so, naming it, rather than fail its final check.
     static func requiring(_ sql: String, entity: String, attribute: String, pk: String) -> String {
         "COALESCE(\(sql), \(missing)(\(SQLLiteral.string(entity)), \(SQLLiteral.string(attribute)), \(pk)))"
+    }
+
+    /// `sql` (an expression the writer inserts) with `storerescue_convert` and
+    /// `storerescue_missing` replaced by their twins that yield NULL instead of stopping the
+    /// statement: a uniqueness check over the values the writer computes then passes over a value
+    /// that does not convert (or a required one left NULL) instead of failing with its error —
+    /// that value is the conversion check's to report (134140), or the writer's (exit 3).
+    static func nonStopping(_ sql: String) -> String {
+        sql.replacingOccurrences(of: convert + "(", with: convertOrNull + "(").replacingOccurrences(of: missing + "(", with: missingOrNull + "(")
     }
 
     /// `storerescue_convert(expression, …)` for `attribute` of `entity`.
