@@ -274,26 +274,33 @@ struct MigrationAnalyzer {
     /// Objects of `entity` that share values of `properties` at `after`, grouped by the very
     /// expressions the writer inserts (conversions, `map`, defaults): the unique index it
     /// creates would refuse them.
+    ///
+    /// Each row source's values are selected as the writer's `INSERT … SELECT` selects them —
+    /// its own expressions and condition, the keys of created objects from `row_number()`,
+    /// which SQLite allows only in a select list, never in `WHERE` or `GROUP BY` (a review's
+    /// runs stopped there, exit 70) — and all of the entity's objects, kept and created, are
+    /// grouped together, as the written table's unique index sees them.
     private func duplicatesRefusal(
         entity: String, properties: [String], valueChanges: [String], mapping: HopMapping, after: VirtualVersion
     ) throws -> MigrationRefusal? {
-        let firstKeys = try after.firstFreeKeys(using: connection)
-        var duplicates: Int64 = 0
-        for (from, sources) in Dictionary(grouping: after.rowSources(ofKind: entity), by: \.from) {
-            // Values that do not convert (or a required one left NULL) count as NULL here, not
-            // as the writer's error: they are the conversion check's (134140) or the run's.
-            let values = properties.map { name in MigrationFunctions.nonStopping(sources[0].attributes[name] ?? "NULL") }
-            // Values drawn at random (uuid()) are unique by construction; only the same
-            // expression for every row source of a table can be grouped.
-            guard !properties.contains(where: { after.nondeterministicAttributes.contains("\(entity).\($0)") }),
-                sources.allSatisfy({ source in properties.map { MigrationFunctions.nonStopping(source.attributes[$0] ?? "NULL") } == values })
-            else { continue }
-            let condition = sources.map { "(\($0.condition))" }.joined(separator: " OR ")
-            duplicates += try connection.scalar(VirtualVersion.resolve("""
-                SELECT count(*) FROM (SELECT 1 FROM \(from) \(RowSource.alias) WHERE (\(condition)) \
-                AND \(values.map { "(\($0)) IS NOT NULL" }.joined(separator: " AND ")) GROUP BY \(values.joined(separator: ", ")) HAVING count(*) > 1)
-                """, firstKeys))?.int64 ?? 0
+        // Values drawn at random (uuid()) are unique by construction.
+        guard !properties.contains(where: { after.nondeterministicAttributes.contains("\(entity).\($0)") }) else { return nil }
+        let sources = after.rowSources(ofKind: entity)
+        guard !sources.isEmpty else { return nil }
+        let columns = properties.indices.map { "v\($0)" }
+        let rows = sources.map { source in
+            // A value that does not convert (or a required one left NULL) counts as NULL here,
+            // not as the writer's error: it is the conversion check's (134140) or the run's.
+            let values = zip(properties, columns).map { name, column in
+                "\(MigrationFunctions.nonStopping(source.attributes[name] ?? "NULL")) AS \(column)"
+            }
+            return "SELECT \(values.joined(separator: ", ")) FROM \(source.from) \(RowSource.alias) WHERE (\(source.condition))"
         }
+        let firstKeys = try after.firstFreeKeys(using: connection)
+        let duplicates = try connection.scalar(VirtualVersion.resolve("""
+            SELECT count(*) FROM (SELECT 1 FROM (\(rows.joined(separator: " UNION ALL "))) \
+            WHERE \(columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")) GROUP BY \(columns.joined(separator: ", ")) HAVING count(*) > 1)
+            """, firstKeys))?.int64 ?? 0
         guard duplicates > 0 else { return nil }
         let constrained = "\(entity).\(properties.joined(separator: " + "))"
         return MigrationRefusal(

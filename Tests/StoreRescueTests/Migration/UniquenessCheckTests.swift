@@ -170,4 +170,81 @@ import Testing
         let message = try #require(run.error?.message)
         #expect(message.contains(error) && !message.contains("internal error"), "\(message)")
     }
+
+    // MARK: Objects a create step makes (their keys come from row_number(), which SQLite allows only in a SELECT list)
+
+    /// V1: Post(title, tagName), Tag(name as `from`, unique when `isKept`); V2: Post.tag ↔
+    /// Tag.post, Tag(name as `to`, unique), and a create step that makes a Tag for each Post with
+    /// a tagName, after a willMigrate step that trims titles when `willMigrate`.
+    private func tagging(
+        existing: [String], tagNames: [String], from: AttributeType, to: AttributeType, isKept: Bool, willMigrate: Bool
+    ) throws -> (MigrationFixture, String) {
+        let custom = CustomStageDefinition(
+            willMigrate: willMigrate
+                ? [.init(entity: "Post", action: .update([.init(property: "title", expression: "trim(title)")]), jsonPath: "stages[0].willMigrate[0]")] : [],
+            create: [.init(entity: "Tag", forEach: "Post", condition: "tagName IS NOT NULL", assignments: [.init(property: "name", expression: "tagName")],
+                           linksToSource: ["post"], jsonPath: "stages[0].create[0]")])
+        let fixture = try MigrationFixture(
+            versions: [
+                M.version("V1", [
+                    EntityDescription(name: "Post", properties: [M.attribute("title"), M.attribute("tagName")]),
+                    EntityDescription(name: "Tag", properties: [M.attribute("name", from)], uniquenessConstraints: isKept ? [["name"]] : []),
+                ]),
+                M.version("V2", [
+                    EntityDescription(name: "Post", properties: [M.attribute("title"), M.toOne("tag", "Tag", inverse: "post")]),
+                    EntityDescription(name: "Tag", properties: [M.attribute("name", to), M.toOne("post", "Post", inverse: "tag")], uniquenessConstraints: [["name"]]),
+                ]),
+            ],
+            stages: [CatalogStage(kind: .custom, span: .pair(from: "V1", to: "V2"), custom: custom, jsonPath: "stages[0]")])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            for (index, name) in tagNames.enumerated() { try context.insert("Post", values: ["title": .text("post \(index)"), "tagName": .text(name)]) }
+            for name in existing { try context.insert("Tag", values: ["name": .text(name)]) }
+        }
+        return (fixture, path)
+    }
+
+    /// A kept constraint over a type change, and one new at V2, on an entity a create step fills
+    /// (a review's runs: exit 70, 'misuse of window function row_number()'): checked over the
+    /// existing objects and the created ones together, as the written unique index sees them.
+    static let createdObjects: [(from: AttributeType, to: AttributeType, isKept: Bool, willMigrate: Bool, names: [SQLiteValue])] = [
+        (.string, .integer64, true, false, [.integer(1), .integer(2), .integer(7), .integer(8)]),
+        (.string, .string, false, false, [.text("1"), .text("2"), .text("7"), .text("8")]),
+        (.string, .string, false, true, [.text("1"), .text("2"), .text("7"), .text("8")]),
+    ]
+
+    @Test(arguments: 0..<createdObjects.count)
+    func objectsACreateStepMakesAreCheckedWithTheOthers(_ index: Int) throws {
+        let (from, to, isKept, willMigrate, names) = Self.createdObjects[index]
+        let (fixture, path) = try tagging(existing: ["1", "2"], tagNames: ["7", "8"], from: from, to: to, isKept: isKept, willMigrate: willMigrate)
+        let dryRun = fixture.migrate(path, dryRun: true)
+        #expect(dryRun.status == .wouldMigrate && dryRun.error == nil, "\(dryRun.error?.message ?? "") \(dryRun.refusals.map(\.message))")
+        let run = fixture.migrate(path)
+        let output = try #require(run.result?.path, "\(run.error?.message ?? "") \(run.refusals.map(\.message))")
+        #expect(try fixture.objects(output, at: "V2", "Tag").compactMap { $0["name"] } == names)
+        if willMigrate { #expect(run.notes.contains { $0.contains("Tag.name (unique at V2) was checked after") && $0.contains("no value is shared") }, "\(run.notes)") }
+    }
+
+    /// A created object whose value equals an existing object's (`"01"` and `"1"` as an Integer
+    /// 64; `"z"` twice): refused with the count by the dry run and the run alike, or — when a
+    /// willMigrate step defers the check — by the run after the step.
+    @Test(arguments: [false, true])
+    func aCreatedObjectThatSharesAnExistingObjectsValueIsRefused(_ willMigrate: Bool) throws {
+        let (fixture, path) = willMigrate
+            ? try tagging(existing: ["z"], tagNames: ["z", "y"], from: .string, to: .string, isKept: false, willMigrate: true)
+            : try tagging(existing: ["1"], tagNames: ["01", "8"], from: .string, to: .integer64, isKept: true, willMigrate: false)
+        let dryRun = fixture.migrate(path, dryRun: true)
+        let run = fixture.migrate(path)
+        #expect(run.exitStatus == .refused && run.result == nil)
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory.path("out.sqlite")))
+        if willMigrate {
+            #expect(dryRun.status == .wouldMigrate)
+            let message = try #require(run.error?.message)
+            #expect(message.contains("V2 makes Tag.name unique, and 1 values are shared by several Tag objects (checked after the willMigrate steps of stages[0] ran)"), "\(message)")
+        } else {
+            let refusal = try #require(dryRun.refusals.first, "\(dryRun.status) \(dryRun.error?.message ?? "")")
+            #expect(refusal.code == .uniquenessViolated && refusal.rowCount == 1, "\(refusal.message)")
+            #expect(run.refusals == dryRun.refusals && run.error == nil, "\(run.error?.message ?? "")")
+        }
+    }
 }
