@@ -66,6 +66,10 @@ public struct AttributeMapping: Sendable {
     /// The destination's default, written where the value is NULL (optional → required, or a
     /// required attribute whose source rows hold NULLs).
     public var nullReplacement: SQLiteValue?
+    /// The destination's default, whatever the value's origin: what an object a custom stage's
+    /// `create` step makes gets where the step does not set the attribute (the writer and the
+    /// plan both read it here).
+    public var defaultValue: SQLiteValue?
     /// How it relates to the source attribute, for the report.
     public var change: PropertyChange
 }

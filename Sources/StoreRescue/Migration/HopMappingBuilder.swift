@@ -178,7 +178,7 @@ enum HopMappingBuilder {
             let isRequired = !attribute.isOptional
             var mapping = AttributeMapping(
                 name: attribute.name, type: attribute.type, isRequired: isRequired, value: .null,
-                nullReplacement: isRequired ? defaultValue : nil, change: .kept)
+                nullReplacement: isRequired ? defaultValue : nil, defaultValue: defaultValue, change: .kept)
             if let assignment {
                 mapping.value = .expression(assignment.expression, jsonPath: assignment.jsonPath)
                 mapping.change = .mapped(jsonPath: assignment.jsonPath)

@@ -227,12 +227,13 @@ extension MigrationReport {
             if let assignment = creation.assignments.last(where: { $0.property == attribute.name }) {
                 return "set by the create step (\(assignment.jsonPath.isEmpty ? creation.step.jsonPath : assignment.jsonPath))"
             }
-            switch attribute.value {
-            case .defaultValue(let value):
+            // What the writer gives it (`AttributeMapping.defaultValue`), whether the entity is
+            // new or kept (a kept one's plan said NULL where the run wrote the default).
+            if let value = attribute.defaultValue {
                 return "default \(SQLLiteral.value(value)) (the create step \(creation.step.jsonPath) does not set it)"
-            case .missing where attribute.isRequired:
+            } else if attribute.isRequired {
                 return "no value (required, no default): the create step \(creation.step.jsonPath) does not set it, so the run stops at the first object it creates"
-            default:
+            } else {
                 return "NULL (the create step \(creation.step.jsonPath) does not set it)"
             }
         }

@@ -72,13 +72,7 @@ extension VirtualVersion {
                             translated.sql, to: attribute.type, entity: creation.entity, attribute: attribute.name, pk: row.pk)
                         row.attributes[attribute.name] = attribute.isRequired
                             ? MigrationFunctions.requiring(converted, entity: creation.entity, attribute: attribute.name, pk: row.pk) : converted
-                    } else if let defaultValue = destination.model.entity(named: creation.entity)
-                        .flatMap({ destination.model.allProperties(of: $0).first { $0.name == attribute.name } })
-                        .flatMap({ property -> SQLiteValue? in
-                            guard case .attribute(let description) = property else { return nil }
-                            return try? StorageValue.defaultValue(of: description)
-                        })
-                    {
+                    } else if let defaultValue = attribute.defaultValue {
                         row.attributes[attribute.name] = SQLLiteral.value(defaultValue)
                     } else if attribute.isRequired {
                         row.attributes[attribute.name] = MigrationFunctions.requiring(

@@ -136,6 +136,47 @@ import Testing
         #expect(run.exitStatus == .refused && run.result == nil, "\(run.status) \(run.error?.message ?? "")")
     }
 
+    /// Objects created into an entity the hop keeps get its defaults where the step does not set
+    /// them, and the plan names them (a review's plan said NULL where the run wrote 5 and 'dflt').
+    @Test func thePlanNamesTheDefaultsOfObjectsCreatedIntoAKeptEntity() throws {
+        let tag = { (extra: [PropertyDescription]) in
+            EntityDescription(name: "Tag", properties: [
+                M.attribute("name", optional: false), M.attribute("weight", .integer64, optional: false, default: "5"),
+                M.attribute("note", default: "dflt"), M.attribute("level", .integer64),
+            ] + extra)
+        }
+        let custom = CustomStageDefinition(create: [.init(
+            entity: "Tag", forEach: "Post", condition: "tagName IS NOT NULL", assignments: [.init(property: "name", expression: "tagName")],
+            linksToSource: ["post"], jsonPath: "stages[0].create[0]")])
+        let fixture = try MigrationFixture(
+            versions: [
+                M.version("V1", [EntityDescription(name: "Post", properties: [M.attribute("title"), M.attribute("tagName")]), tag([])]),
+                M.version("V2", [
+                    EntityDescription(name: "Post", properties: [M.attribute("title"), M.toOne("tag", "Tag", inverse: "post")]),
+                    tag([M.toOne("post", "Post", inverse: "tag")]),
+                ]),
+            ],
+            stages: [CatalogStage(kind: .custom, span: .pair(from: "V1", to: "V2"), custom: custom, jsonPath: "stages[0]")])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            try context.insert("Post", values: ["title": .text("a"), "tagName": .text("x")])
+            try context.insert("Tag", values: ["name": .text("old"), "weight": .integer(7)])
+        }
+        let dryRun = fixture.migrate(path, dryRun: true)
+        let plan = try #require(dryRun.hops.first?.entities.first { $0.name == "Tag" })
+        func created(_ name: String) -> String? {
+            plan.attributes.first { $0.name == name }?.value.components(separatedBy: "objects the custom stage creates: ").last
+        }
+        #expect(created("weight") == "default 5 (the create step stages[0].create[0] does not set it)", "\(plan.attributes)")
+        #expect(created("note") == "default 'dflt' (the create step stages[0].create[0] does not set it)")
+        #expect(created("level") == "NULL (the create step stages[0].create[0] does not set it)")
+
+        // What the plan says is what the run writes.
+        let output = try output(fixture.migrate(path))
+        let made = try #require(try fixture.objects(output, at: "V2", "Tag").last)
+        #expect(made["name"] == .text("x") && made["weight"] == .integer(5) && made["note"] == .text("dflt") && made["level"] == .null, "\(made)")
+    }
+
     /// The Employees lineage as shipped: its folder names the first version current.
     @Test(.enabled(if: Samples.available)) func theEmployeesStoreGoesToItsSecondVersionWithTo() throws {
         let directory = try TemporaryDirectory()
