@@ -236,6 +236,38 @@ struct MigrationAnalyzer {
                     remedy: "a willMigrate step that keeps one link per object, or keep the relationship to-many"))
             }
         }
+        result += try createdWithoutRequiredValues(mapping, before: before)
+        return result
+    }
+
+    /// A create step that leaves a required attribute with no default unset, and makes objects:
+    /// the run would stop at the first of them (`storerescue_missing`), so it is refused before,
+    /// by the dry run and the run alike (a review's dry run said the migration could run).
+    private func createdWithoutRequiredValues(_ mapping: HopMapping, before: VirtualVersion) throws -> [MigrationRefusal] {
+        var result: [MigrationRefusal] = []
+        for creation in mapping.creations {
+            guard let entity = mapping.entity(named: creation.entity) else { continue }
+            let unset = entity.attributes.filter { attribute in
+                attribute.isRequired && attribute.defaultValue == nil && !creation.assignments.contains { $0.property == attribute.name }
+            }
+            guard !unset.isEmpty else { continue }
+            var rows: Int64 = 0
+            for origin in before.rowSources(ofKind: creation.forEach) {
+                let condition = try VirtualVersion.condition(of: creation, over: origin)
+                rows += try connection.scalar("SELECT count(*) FROM \(origin.from) \(RowSource.alias) WHERE \(condition)")?.int64 ?? 0
+            }
+            guard rows > 0 else { continue }
+            for attribute in unset {
+                result.append(MigrationRefusal(
+                    code: .mandatoryValueMissing, hop: "\(mapping.hop.from) → \(mapping.hop.to)", entity: creation.entity, property: attribute.name,
+                    rowCount: rows,
+                    message: "\(creation.entity).\(attribute.name) (attribute) is required with no default, and the create step \(creation.step.jsonPath) "
+                        + "does not set it: the \(rows) \(creation.entity) objects it makes would have no value",
+                    remedy: "set \(attribute.name) in the create step (\"set\": {\"\(attribute.name)\": \"<expression over \(creation.forEach)'s attributes>\"}), "
+                        + "give it a default value in \(mapping.hop.to), or make it optional",
+                    propertyKind: "attribute", destinationVersion: mapping.hop.to))
+            }
+        }
         return result
     }
 

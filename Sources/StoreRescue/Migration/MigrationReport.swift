@@ -232,7 +232,7 @@ extension MigrationReport {
             if let value = attribute.defaultValue {
                 return "default \(SQLLiteral.value(value)) (the create step \(creation.step.jsonPath) does not set it)"
             } else if attribute.isRequired {
-                return "no value (required, no default): the create step \(creation.step.jsonPath) does not set it, so the run stops at the first object it creates"
+                return "no value (required, no default): the create step \(creation.step.jsonPath) does not set it, so the migration is refused when the step makes objects (mandatoryValueMissing)"
             } else {
                 return "NULL (the create step \(creation.step.jsonPath) does not set it)"
             }

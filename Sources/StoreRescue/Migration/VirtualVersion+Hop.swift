@@ -46,14 +46,7 @@ extension VirtualVersion {
             guard let entity = mapping.entity(named: creation.entity) else { continue }
             for origin in rowSources(ofKind: creation.forEach) {
                 let translator = ExpressionTranslator(scope: origin.attributes)
-                var condition = origin.condition
-                if let filter = creation.step.condition {
-                    do {
-                        condition += " AND (" + (try translator.translate(filter)) + ")"
-                    } catch {
-                        throw ExpressionFailure(jsonPath: creation.step.jsonPath + ".where", entity: creation.forEach, reason: error.reason)
-                    }
-                }
+                let condition = try Self.condition(of: creation, over: origin)
                 let id = nextID
                 nextID += 1
                 var row = RowSource(
@@ -149,6 +142,17 @@ extension VirtualVersion {
         return mapping.entities.contains { entity in
             guard let name = entity.source, let before = source.entity(named: name), let after = destination.entity(named: entity.name) else { return false }
             return source.ancestry(of: before).map(\.name) != destination.ancestry(of: after).map { sourceName[$0.name] ?? "new " + $0.name }
+        }
+    }
+
+    /// Which rows of `origin` (a row source of the step's `forEach` entity) a create step makes
+    /// an object for: the writer's and the analysis's count of them alike.
+    static func condition(of creation: Creation, over origin: RowSource) throws(ExpressionFailure) -> String {
+        guard let filter = creation.step.condition else { return origin.condition }
+        do {
+            return origin.condition + " AND (" + (try ExpressionTranslator(scope: origin.attributes).translate(filter)) + ")"
+        } catch {
+            throw ExpressionFailure(jsonPath: creation.step.jsonPath + ".where", entity: creation.forEach, reason: error.reason)
         }
     }
 

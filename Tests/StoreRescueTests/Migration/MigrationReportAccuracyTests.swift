@@ -131,9 +131,14 @@ import Testing
         let dryRun = fixture.migrate(path, dryRun: true)
         let note = try #require(dryRun.hops.first?.entities.first { $0.name == "Note" })
         #expect(note.attributes.first { $0.name == "text" }?.value
-            == "no value (required, no default): the create step stages[0].create[0] does not set it, so the run stops at the first object it creates")
+            == "no value (required, no default): the create step stages[0].create[0] does not set it, so the migration is refused when the step makes objects (mandatoryValueMissing)")
+        // The dry run refuses as the run does (it used to say the migration could run; the run stopped).
+        let refusal = try #require(dryRun.refusals.first, "\(dryRun.status)")
+        #expect(dryRun.exitStatus == .refused && refusal.code == .mandatoryValueMissing && refusal.rowCount == 2)
+        #expect(refusal.message == "Note.text (attribute) is required with no default, and the create step stages[0].create[0] does not set it: the 2 Note objects it makes would have no value")
         let run = fixture.migrate(path)
         #expect(run.exitStatus == .refused && run.result == nil, "\(run.status) \(run.error?.message ?? "")")
+        #expect(run.refusals == dryRun.refusals && run.error == nil)
     }
 
     /// Objects created into an entity the hop keeps get its defaults where the step does not set
