@@ -161,32 +161,6 @@ import Testing
     }
 
     /// The file cut at every page boundary (and mid-page) of a small store.
-    /// A table's root page zeroed: its leaves' rows still come back (the pointer map leads them
-    /// to the table), and a note — in the text report and the JSON one — says the root was lost
-    /// and where the rows were found instead. Nothing said so before: the table read as intact.
-    @Test func aZeroedRootPageIsNoted() throws {
-        let directory = try TemporaryDirectory()
-        let store = directory.path("store.sqlite")
-        try SalvageFixtures.plainDatabase(at: store)
-        let original = try SalvageFixtures.rows(of: store)
-        let root = try #require(try SalvageFixtures.rootPage(of: "people", in: store))
-        try SalvageFixtures.zeroPage(root, of: store, pageSize: 4096)
-        let output = directory.path("out.sqlite")
-        let report = try Salvager.salvage(store: store, into: output)
-        #expect(try SalvageFixtures.rows(of: output)["people"] == original["people"], "the rows of the orphaned leaves")
-        let people = try #require(report.tables.first { $0.name == "people" })
-        let found = people.identifiedBy.pointerMap + people.identifiedBy.recordShape
-        #expect(found > 1 && people.identifiedBy.schemaTree == 0)
-        #expect(people.pages.damaged >= 1, "the root counts as the table's damaged page")
-        let note = "table people: its root page \(root) is zeroed; \(found) leaf pages of its rows found without it "
-            + "(by pointer map \(people.identifiedBy.pointerMap), by row shape \(people.identifiedBy.recordShape))"
-        #expect(report.notes.contains(note), "\(report.notes)")
-        #expect(report.renderText().contains("  - \(note)\n"))
-        let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(report)) as? [String: Any]
-        #expect((json?["notes"] as? [String])?.contains(note) == true)
-        #expect(!report.notes.contains { $0.hasPrefix("table events:") }, "a root that was read is not noted")
-    }
-
     @Test func truncatedAtEveryPageBoundary() throws {
         let original = try Original(pageSize: 4096, rows: 300)
         for cut in stride(from: 4096, to: original.size, by: 4096) {

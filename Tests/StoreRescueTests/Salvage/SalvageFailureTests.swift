@@ -36,6 +36,21 @@ import Testing
 
         func inputSnapshot() throws -> [String: Data] { try SalvageFixtures.snapshot(directory.path("input")) }
         func outputFolderNames() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: outputFolder)) ?? []).sorted() }
+
+        /// Salvages with `change` made to the private output file once its pages are written
+        /// (before the check and the publication); the error the run ends with.
+        func salvageChangingTheWrittenFile(_ change: @escaping (_ file: String) throws -> Void) -> SalvageError? {
+            #expect(throws: SalvageError.self) {
+                try Salvager.salvage(
+                    store: store, into: output, options: options,
+                    progress: nil, cancellation: nil, result: nil
+                ) { stage in
+                    guard stage == .pagesWritten else { return }
+                    let workspace = try #require(try FileManager.default.contentsOfDirectory(atPath: outputFolder).first { $0.hasPrefix(".salvage") })
+                    try change(outputFolder + "/" + workspace + "/salvaged.sqlite")
+                }
+            }
+        }
     }
 
     @Test func existingOutputIsNeverReplaced() throws {
@@ -226,16 +241,7 @@ import Testing
         let setup = try Setup(coreData: coreData)
         let before = try setup.inputSnapshot()
         var swapped: Int?
-        let error = #expect(throws: SalvageError.self) {
-            try Salvager.salvage(
-                store: setup.store, into: setup.output, options: setup.options,
-                progress: nil, cancellation: nil, result: nil
-            ) { stage in
-                guard stage == .pagesWritten else { return }
-                let workspace = try #require(try FileManager.default.contentsOfDirectory(atPath: setup.outputFolder).first { $0.hasPrefix(".salvage") })
-                swapped = try Self.swapFirstTwoCellsOfTheLastTableLeaf(in: setup.outputFolder + "/" + workspace + "/salvaged.sqlite")
-            }
-        }
+        let error = setup.salvageChangingTheWrittenFile { swapped = try Self.swapFirstTwoCellsOfTheLastTableLeaf(in: $0) }
         #expect(swapped != nil, "no table leaf of two cells to swap")
         guard case .verificationFailed(let path, let reason) = error else {
             Issue.record("expected the check to refuse the file, got \(String(describing: error))")
@@ -257,17 +263,9 @@ import Testing
     func aRootPageSQLiteCannotReadIsStillTheChecksFinding(coreData: Bool) throws {
         let setup = try Setup(coreData: coreData)
         let before = try setup.inputSnapshot()
-        let error = #expect(throws: SalvageError.self) {
-            try Salvager.salvage(
-                store: setup.store, into: setup.output, options: setup.options,
-                progress: nil, cancellation: nil, result: nil
-            ) { stage in
-                guard stage == .pagesWritten else { return }
-                let workspace = try #require(try FileManager.default.contentsOfDirectory(atPath: setup.outputFolder).first { $0.hasPrefix(".salvage") })
-                let file = setup.outputFolder + "/" + workspace + "/salvaged.sqlite"
-                let root = try CoreDataSalvageFixtures.rootPage(of: coreData ? "Z_1TAGS" : "people", in: file)
-                try SalvageFixtures.overwrite(file, at: (root - 1) * 4096, with: Data([0]))
-            }
+        let error = setup.salvageChangingTheWrittenFile { file in
+            let root = try CoreDataSalvageFixtures.rootPage(of: coreData ? "Z_1TAGS" : "people", in: file)
+            try SalvageFixtures.overwrite(file, at: (root - 1) * 4096, with: Data([0]))
         }
         guard case .verificationFailed(let path, let reason) = error else {
             Issue.record("expected the check's finding, got \(String(describing: error))")
@@ -286,16 +284,8 @@ import Testing
     @Test func anSQLErrorWhileWritingIsABugNotAFullDisk() throws {
         let setup = try Setup(coreData: true)
         let before = try setup.inputSnapshot()
-        let error = #expect(throws: SalvageError.self) {
-            try Salvager.salvage(
-                store: setup.store, into: setup.output, options: setup.options,
-                progress: nil, cancellation: nil, result: nil
-            ) { stage in
-                guard stage == .pagesWritten else { return }
-                let workspace = try #require(try FileManager.default.contentsOfDirectory(atPath: setup.outputFolder).first { $0.hasPrefix(".salvage") })
-                let file = setup.outputFolder + "/" + workspace + "/salvaged.sqlite"
-                try SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .readWrite)).execute("ALTER TABLE Z_PRIMARYKEY RENAME TO Z_ELSEWHERE")
-            }
+        let error = setup.salvageChangingTheWrittenFile { file in
+            try SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .readWrite)).execute("ALTER TABLE Z_PRIMARYKEY RENAME TO Z_ELSEWHERE")
         }
         guard case .writeRefused(let path, let reason) = error else {
             Issue.record("expected SQLite's refusal, got \(String(describing: error))")

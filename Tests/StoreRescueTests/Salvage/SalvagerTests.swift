@@ -465,7 +465,9 @@ import Testing
     }
 
     /// The root page of `people` (an interior page) zeroed: its leaves are orphans, still live
-    /// data, named by the pointer map; every live row comes back in its table.
+    /// data, named by the pointer map; every live row comes back in its table, and a note — in
+    /// the text report and the JSON one — says the root was lost and where the rows were found
+    /// instead (nothing said so before stop 25: the table read as intact).
     @Test func orphanedLeavesAreStillRecovered() throws {
         let directory = try TemporaryDirectory()
         let store = directory.path("s.sqlite")
@@ -480,6 +482,14 @@ import Testing
         #expect(people.identifiedBy.schemaTree == 0)
         #expect(people.identifiedBy.pointerMap > 0)
         #expect(people.pages.damaged == 1)
+        let found = people.identifiedBy.pointerMap + people.identifiedBy.recordShape
+        let note = "table people: its root page \(root) is zeroed; \(found) leaf pages of its rows found without it "
+            + "(by pointer map \(people.identifiedBy.pointerMap), by row shape \(people.identifiedBy.recordShape))"
+        #expect(report.notes.contains(note), "\(report.notes)")
+        #expect(report.renderText().contains("  - \(note)\n"))
+        let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(report)) as? [String: Any]
+        #expect((json?["notes"] as? [String])?.contains(note) == true)
+        #expect(!report.notes.contains { $0.hasPrefix("table events:") }, "a root that was read is not noted")
     }
 
     /// Two kinds of rowid table the parser once misread, undamaged: `INTEGER PRIMARY KEY DESC`

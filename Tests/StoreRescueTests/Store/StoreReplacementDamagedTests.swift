@@ -339,30 +339,34 @@ import Testing
     /// a bad checksum (skipped unread, not the end), then page 3. A review found the first record
     /// winning and the bad checksum ending the playback.
     @Test func aHandMadeJournalIsPlayedBackAsSQLitePlaysItBack() throws {
+        let (expected, result, folded) = try handMadeJournalCase(
+            pageSize: 4096, pagesPerStorePage: 1, records: [(2, 0xA1, false), (2, 0xB2, false), (99, 0xC3, true), (3, 0xD4, false)])
+        #expect(expected[4096] == 0xB2 && expected[8192] == 0xD4, "SQLite: the last record of page 2, and page 3 after the skipped one")
+        #expect(result.foldedSidecar == .init(name: "s.sqlite-journal", pages: 2))
+        #expect(folded == expected)
+    }
+
+    /// `fourPageStore` with a hand-made journal of `pageSize`-byte records beside it: what
+    /// SQLite's own rollback of a copy leaves, and what the replacement's fold wrote.
+    private func handMadeJournalCase(pageSize: Int, pagesPerStorePage: UInt32, records: [(UInt32, UInt8, Bool)]) throws
+        -> (expected: Data, result: StoreReplacement.Result, folded: Data?)
+    {
         let dir = try TemporaryDirectory()
         let store = dir.path("s.sqlite")
         let pages = try fourPageStore(at: store)
-        try handMadeJournal(pageSize: 4096, originalPages: pages, records: [(2, 0xA1, false), (2, 0xB2, false), (99, 0xC3, true), (3, 0xD4, false)])
+        try handMadeJournal(pageSize: pageSize, originalPages: pages * pagesPerStorePage, records: records)
             .write(to: URL(fileURLWithPath: store + "-journal"))
         let expected = try settledBySQLite(store, suffixes: ["", "-journal"], in: dir)
-        #expect(expected[4096] == 0xB2 && expected[8192] == 0xD4, "SQLite: the last record of page 2, and page 3 after the skipped one")
         let (result, folded) = try replaceDamaged(store, in: dir)
-        #expect(result.foldedSidecar == .init(name: "s.sqlite-journal", pages: 2))
-        #expect(folded == expected)
+        return (expected, result, folded)
     }
 
     /// A hot journal whose page size (1024) differs from the main file's (4096): SQLite plays it
     /// back with its own page size. A review's was not folded, leaving the window open.
     @Test func aJournalsOwnPageSizeIsTheOneItIsPlayedBackWith() throws {
-        let dir = try TemporaryDirectory()
-        let store = dir.path("s.sqlite")
-        let pages = try fourPageStore(at: store)
         // 4096-byte page 3 is 1024-byte pages 9 to 12.
-        try handMadeJournal(pageSize: 1024, originalPages: pages * 4, records: (9...12).map { ($0, 0xE5, false) })
-            .write(to: URL(fileURLWithPath: store + "-journal"))
-        let expected = try settledBySQLite(store, suffixes: ["", "-journal"], in: dir)
+        let (expected, result, folded) = try handMadeJournalCase(pageSize: 1024, pagesPerStorePage: 4, records: (9...12).map { ($0, 0xE5, false) })
         #expect(expected[8192] == 0xE5 && expected[12287] == 0xE5)
-        let (result, folded) = try replaceDamaged(store, in: dir)
         #expect(result.foldedSidecar == .init(name: "s.sqlite-journal", pages: 4))
         #expect(folded == expected)
     }
