@@ -177,19 +177,13 @@ import Testing
         let store = dir.path("s.sqlite")
         try F.walStoreAtRest(at: store, rows: 5)
         chmod(store, 0o640)
-        let fresh = dir.path("fresh.sqlite")
-        try F.newStore(at: fresh, marker: 8)
-        let aside = dir.path("aside")
-        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: false)
         var foldedMode: mode_t?
-        let result = try StoreReplacement(storePath: store, lockTimeout: 0.2).replace(
-            with: fresh, knownDamage: "a test calls it damaged", ifDamaged: .moveSidecarsAside(into: aside), whileLocked: nil,
-            faultInjection: { step in
-                var info = stat()
-                if step == .folded, lstat(store, &info) == 0 { foldedMode = info.st_mode & 0o7777 }
-            })
+        let (result, _) = try replaceDamaged(store, in: dir) { folded in
+            var info = stat()
+            if lstat(folded, &info) == 0 { foldedMode = info.st_mode & 0o7777 }
+        }
         #expect(result.foldedSidecar == .init(name: "s.sqlite-wal", pages: 2), "page 1 and the table's page")
-        #expect(result.movedSidecars == [aside + "/s.sqlite-wal"])
+        #expect(result.movedSidecars == [dir.path("aside/s.sqlite-wal")])
         #expect(foldedMode == 0o640)
         #expect(try F.values(store) == [8])
     }
@@ -264,27 +258,20 @@ import Testing
         let dir = try TemporaryDirectory()
         let store = dir.path("s.sqlite")
         try hotJournalStore(at: store)
-        let both = dir.path("both/s.sqlite")
-        try FileManager.default.createDirectory(atPath: dir.path("both"), withIntermediateDirectories: false)
-        for suffix in ["", "-journal"] { try FileManager.default.copyItem(atPath: store + suffix, toPath: both + suffix) }
-        _ = try SQLiteConnection(path: both, options: SQLiteOpenOptions(mode: .readWrite)).scalar("SELECT count(*) FROM t")
-        #expect(!F.exists(both + "-journal"), "SQLite rolled it back")
-
-        let fresh = dir.path("fresh.sqlite")
-        try F.newStore(at: fresh, marker: 8)
-        let aside = dir.path("aside")
-        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: false)
-        var folded: Data?
-        let result = try StoreReplacement(storePath: store, lockTimeout: 0.2).replace(
-            with: fresh, knownDamage: "a test calls it damaged", ifDamaged: .moveSidecarsAside(into: aside), whileLocked: nil,
-            faultInjection: { if $0 == .folded { folded = try F.bytes(store) } })
+        let expected = try settledBySQLite(store, suffixes: ["", "-journal"], in: dir)
+        #expect(!F.exists(dir.path("sqlite/s.sqlite-journal")), "SQLite rolled it back")
+        let (result, folded) = try replaceDamaged(store, in: dir)
         let segments = try #require(result.foldedSidecar)
         #expect(segments.name == "s.sqlite-journal" && segments.pages > 1)
-        #expect(folded == (try F.bytes(both)))
+        #expect(folded == expected)
     }
+
     /// Replaces the damaged `store` (a test's word for it) with a new store, moving its sidecars
     /// into `aside/`; returns the result and the main file's bytes once folded (nil: no fold).
-    private func replaceDamaged(_ store: String, in dir: TemporaryDirectory) throws -> (StoreReplacement.Result, Data?) {
+    /// `atFold` sees the store's path once the folded copy is there.
+    private func replaceDamaged(_ store: String, in dir: TemporaryDirectory, atFold: ((String) -> Void)? = nil) throws
+        -> (StoreReplacement.Result, Data?)
+    {
         let fresh = dir.path("fresh.sqlite")
         try F.newStore(at: fresh, marker: 8)
         let aside = dir.path("aside")
@@ -292,7 +279,11 @@ import Testing
         var folded: Data?
         let result = try StoreReplacement(storePath: store, lockTimeout: 0.2).replace(
             with: fresh, knownDamage: "a test calls it damaged", ifDamaged: .moveSidecarsAside(into: aside), whileLocked: nil,
-            faultInjection: { if $0 == .folded { folded = try F.bytes(store) } })
+            faultInjection: { step in
+                guard step == .folded else { return }
+                folded = try F.bytes(store)
+                atFold?(store)
+            })
         return (result, folded)
     }
 
