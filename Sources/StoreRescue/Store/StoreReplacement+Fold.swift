@@ -48,8 +48,8 @@ extension StoreReplacement {
         var source: String
     }
 
-    /// Where a fold's pages come from: the `-wal`'s latest committed frames, or the original
-    /// content a hot `-journal` restores.
+    /// Where a fold's pages come from: the original content a hot `-journal` restores, or the
+    /// `-wal`'s latest committed frames.
     struct Overlay {
         var source: String
         var descriptor: Int32
@@ -60,9 +60,9 @@ extension StoreReplacement {
         var pages: [(page: UInt32, offset: Int64)]
     }
 
-    /// Folds the store's `-wal` (or, with none to fold, its hot `-journal`) into a copy of the
-    /// main file read through `store` (the locked original) and renames the copy over the store;
-    /// nil when nothing needs folding (see `Fold`).
+    /// Folds the store's hot `-journal` and its `-wal` (either, or both in SQLite's order) into a
+    /// copy of the main file read through `store` (the locked original) and renames the copy over
+    /// the store; nil when nothing needs folding (see `Fold`).
     ///
     /// - Parameter beforeRename: given the copy's identity once it is written, synced and locked,
     ///   before it takes the store's name (the fallback records it in its journal, so a run

@@ -47,7 +47,7 @@ struct CleanFallback {
     /// The workspace folder as the run made it (`UpgradeRun.workspaceIdentity`): checked before
     /// the clean store's identity is taken, the file the replacement must put in place.
     var workspaceIdentity: StoreReplacement.FileIdentity? = nil
-    /// Told what was undone when the swap failed (the run's report notes it).
+    /// Told what was dealt with when the fallback failed (the run's report notes it).
     var undone: ((String) -> Void)? = nil
 
     struct Outcome {
@@ -100,139 +100,140 @@ struct CleanFallback {
             mainMove: FallbackIntent.Move(from: storePath, to: quarantine + "/" + name), state: "preparing",
             createdAt: BackupManifest.timestampFormatter().string(from: now)
         ).write(into: quarantine)
-        try faultInjection?(.fallbackPreparing)
-
-        // 3. The salvage database: every readable row, as found.
-        // A store name too long to take the suffix is cut as backup names are (`BackupNaming`).
-        var salvageDatabase: String? = quarantine + "/" + BackupNaming.nameStem(name) + ".salvaged.sqlite"
-        var rowsUnreadable: Int64 = 0
         do {
-            let plain = try Salvager.salvage(
-                store: storePath, into: salvageDatabase!, options: SalvageOptions(), progress: nil, cancellation: cancellation,
-                result: nil, faultInjection: nil)
-            rowsUnreadable = Int64(plain.totals.unreadable + plain.lostAndFound.rowsUnreadable)
-        } catch SalvageError.interrupted {
-            throw MigrationError.interrupted(path: storePath)
-        } catch {
-            salvageDatabase = nil
-            notes.append("no salvage database: \(StoreMigrator.operatorFacing(error, store: storePath).description)")
-        }
-        try checkCancellation()
+            try faultInjection?(.fallbackPreparing)
 
-        // 4. The clean store, in the workspace.
-        let clean = try makeCleanStore(target: target, notes: &notes)
-        try checkCancellation()
-
-        // 5. The incident (pending) and the swap's journal.
-        let uuid = Self.storeUUID(of: clean.path) ?? ""
-        // The original's UUID as read, or (a store SQLite could not read) as the salvage read it.
-        let originalUUID = storeUUID ?? clean.recoveredUUID
-        var incident = IncidentReport(
-            state: "pending", store: storePath, createdAt: BackupManifest.timestampFormatter().string(from: now), reasons: refusals,
-            quarantine: quarantine, quarantinedFiles: [], backup: backupPath, backupKind: backupEntry.kind,
-            cleanStore: IncidentReport.CleanStore(
-                path: storePath, version: target.name, uuid: uuid, uuidKept: originalUUID != nil && originalUUID?.uppercased() == uuid.uppercased(),
-                content: clean.carried ? "salvaged" : "empty"),
-            salvageDatabase: salvageDatabase, rowsUnreadable: rowsUnreadable, entities: clean.entities,
-            restoreCommand: Self.restoreCommand(backup: backupPath, kind: backupEntry.kind, store: storePath),
-            restoreByHand: Self.restoreByHand(quarantine: quarantine, store: storePath),
-            notes: notes)
-        let sidecarsNow = StoreReplacement.sidecarSuffixes.map { storePath + $0 }.filter(StoreReplacement.exists)
-        incident.quarantinedFiles = ([storePath] + sidecarsNow).map {
-            IncidentReport.QuarantinedFile(originalPath: $0, path: quarantine + "/" + ($0 as NSString).lastPathComponent, size: Self.size($0))
-        }
-        try IncidentFiles.write(incident, into: quarantine)
-        // The workspace is the one the run made (the store's folder may be the app user's, who
-        // could rename it away and put their own): then the clean store in it is this run's.
-        try workspaceIdentity?.requireStill(at: workspace.path, holding: clean.path)
-        var cleanInfo = stat()
-        guard lstat(clean.path, &cleanInfo) == 0 else { throw InternalError(detail: "the clean store vanished") }
-        var intent = FallbackIntent(
-            store: storePath, quarantine: quarantine, cleanDevice: UInt64(cleanInfo.st_dev), cleanInode: UInt64(cleanInfo.st_ino),
-            sidecarMoves: sidecarsNow.map { FallbackIntent.Move(from: $0, to: quarantine + "/" + ($0 as NSString).lastPathComponent) },
-            mainMove: FallbackIntent.Move(from: storePath, to: quarantine + "/" + name), state: "replacing",
-            createdAt: BackupManifest.timestampFormatter().string(from: now))
-        try intent.write(into: quarantine)
-        try faultInjection?(.quarantineReady)
-        try checkCancellation()
-
-        // 6. The swap.
-        var replacement = StoreReplacement(storePath: storePath, lockTimeout: options.lockTimeout, cancellation: cancellation)
-        replacement.expectedNewFile = StoreReplacement.FileIdentity(device: UInt64(cleanInfo.st_dev), inode: UInt64(cleanInfo.st_ino))
-        let mainKept = quarantine + "/" + name
-        // A damaged store is never settled: SQLite would fold its -wal into the damaged file.
-        let damage = refusals.first { $0.code == .storeDamaged }.map(\.message)
-        let published = PublishedResult(
-            path: storePath, description: "a clean \(target.name) store (the original is quarantined in \(quarantine))", exitStatus: .fellBackToClean,
-            nextStep: "run the same command again: it finishes the fallback's records in \(quarantine) (intent.json, incident.json) without redoing it")
-        let replacementFaults: (StoreReplacement.Step) throws -> Void = { [faultInjection] step in
-            switch step {
-            case .folded: try faultInjection?(.walFolded)
-            case .sidecarsMoved: try faultInjection?(.sidecarsQuarantined)
-            case .settled, .locked, .renamed: break
+            // 3. The salvage database: every readable row, as found.
+            // A store name too long to take the suffix is cut as backup names are (`BackupNaming`).
+            var salvageDatabase: String? = quarantine + "/" + BackupNaming.nameStem(name) + ".salvaged.sqlite"
+            var rowsUnreadable: Int64 = 0
+            do {
+                let plain = try Salvager.salvage(
+                    store: storePath, into: salvageDatabase!, options: SalvageOptions(), progress: nil, cancellation: cancellation,
+                    result: nil, faultInjection: nil)
+                rowsUnreadable = Int64(plain.totals.unreadable + plain.lostAndFound.rowsUnreadable)
+            } catch SalvageError.interrupted {
+                throw MigrationError.interrupted(path: storePath)
+            } catch {
+                salvageDatabase = nil
+                notes.append("no salvage database: \(StoreMigrator.operatorFacing(error, store: storePath).description)")
             }
-        }
-        let result: StoreReplacement.Result
-        do {
-            result = try TemporaryItems.uninterruptible(publishing: published) {
-            try replacement.replace(
-                with: clean.path, knownDamage: damage, ifDamaged: .moveSidecarsAside(into: quarantine),
-                whileLocked: { [intent] locked in
-                    try locked.preserve(at: mainKept)
-                    // The main file as it is now, under the lock, before any sidecar moves: an
-                    // undo puts sidecars back only beside it unchanged (`FallbackIntent`).
-                    var recorded = intent
-                    if let now = FallbackIntent.state(of: storePath) {
-                        recorded.mainSize = now.size
-                        recorded.mainModified = now.modified
+            try checkCancellation()
+
+            // 4. The clean store, in the workspace.
+            let clean = try makeCleanStore(target: target, notes: &notes)
+            try checkCancellation()
+
+            // 5. The incident (pending) and the swap's journal.
+            let uuid = Self.storeUUID(of: clean.path) ?? ""
+            // The original's UUID as read, or (a store SQLite could not read) as the salvage read it.
+            let originalUUID = storeUUID ?? clean.recoveredUUID
+            var incident = IncidentReport(
+                state: "pending", store: storePath, createdAt: BackupManifest.timestampFormatter().string(from: now), reasons: refusals,
+                quarantine: quarantine, quarantinedFiles: [], backup: backupPath, backupKind: backupEntry.kind,
+                cleanStore: IncidentReport.CleanStore(
+                    path: storePath, version: target.name, uuid: uuid, uuidKept: originalUUID != nil && originalUUID?.uppercased() == uuid.uppercased(),
+                    content: clean.carried ? "salvaged" : "empty"),
+                salvageDatabase: salvageDatabase, rowsUnreadable: rowsUnreadable, entities: clean.entities,
+                restoreCommand: Self.restoreCommand(backup: backupPath, kind: backupEntry.kind, store: storePath),
+                restoreByHand: Self.restoreByHand(quarantine: quarantine, store: storePath),
+                notes: notes)
+            let sidecarsNow = StoreReplacement.sidecarSuffixes.map { storePath + $0 }.filter(StoreReplacement.exists)
+            incident.quarantinedFiles = ([storePath] + sidecarsNow).map {
+                IncidentReport.QuarantinedFile(originalPath: $0, path: quarantine + "/" + ($0 as NSString).lastPathComponent, size: Self.size($0))
+            }
+            try IncidentFiles.write(incident, into: quarantine)
+            // The workspace is the one the run made (the store's folder may be the app user's, who
+            // could rename it away and put their own): then the clean store in it is this run's.
+            try workspaceIdentity?.requireStill(at: workspace.path, holding: clean.path)
+            var cleanInfo = stat()
+            guard lstat(clean.path, &cleanInfo) == 0 else { throw InternalError(detail: "the clean store vanished") }
+            var intent = FallbackIntent(
+                store: storePath, quarantine: quarantine, cleanDevice: UInt64(cleanInfo.st_dev), cleanInode: UInt64(cleanInfo.st_ino),
+                sidecarMoves: sidecarsNow.map { FallbackIntent.Move(from: $0, to: quarantine + "/" + ($0 as NSString).lastPathComponent) },
+                mainMove: FallbackIntent.Move(from: storePath, to: quarantine + "/" + name), state: "replacing",
+                createdAt: BackupManifest.timestampFormatter().string(from: now))
+            try intent.write(into: quarantine)
+            try faultInjection?(.quarantineReady)
+            try checkCancellation()
+
+            // 6. The swap.
+            var replacement = StoreReplacement(storePath: storePath, lockTimeout: options.lockTimeout, cancellation: cancellation)
+            replacement.expectedNewFile = StoreReplacement.FileIdentity(device: UInt64(cleanInfo.st_dev), inode: UInt64(cleanInfo.st_ino))
+            let mainKept = quarantine + "/" + name
+            // A damaged store is never settled: SQLite would fold its -wal into the damaged file.
+            let damage = refusals.first { $0.code == .storeDamaged }.map(\.message)
+            let published = PublishedResult(
+                path: storePath, description: "a clean \(target.name) store (the original is quarantined in \(quarantine))", exitStatus: .fellBackToClean,
+                nextStep: "run the same command again: it finishes the fallback's records in \(quarantine) (intent.json, incident.json) without redoing it")
+            let replacementFaults: (StoreReplacement.Step) throws -> Void = { [faultInjection] step in
+                switch step {
+                case .folded: try faultInjection?(.walFolded)
+                case .sidecarsMoved: try faultInjection?(.sidecarsQuarantined)
+                case .settled, .locked, .renamed: break
+                }
+            }
+            let result = try TemporaryItems.uninterruptible(publishing: published) {
+                try replacement.replace(
+                    with: clean.path, knownDamage: damage, ifDamaged: .moveSidecarsAside(into: quarantine),
+                    whileLocked: { [intent] locked in
+                        try locked.preserve(at: mainKept)
+                        // The main file as it is now, under the lock, before any sidecar moves: an
+                        // undo puts sidecars back only beside it unchanged (`FallbackIntent`).
+                        var recorded = intent
+                        if let now = FallbackIntent.state(of: storePath) {
+                            recorded.mainSize = now.size
+                            recorded.mainModified = now.modified
+                            try recorded.write(into: quarantine)
+                        }
+                    },
+                    beforeFolding: { [intent] folded in
+                        // The copy the -wal is folded into, recorded before it takes the store's name:
+                        // a run killed after that finds it there and leaves it (`FallbackIntent`).
+                        var recorded = intent
+                        if let now = FallbackIntent.state(of: storePath) {
+                            recorded.mainSize = now.size
+                            recorded.mainModified = now.modified
+                        }
+                        recorded.foldedDevice = folded.device
+                        recorded.foldedInode = folded.inode
                         try recorded.write(into: quarantine)
-                    }
-                },
-                beforeFolding: { [intent] folded in
-                    // The copy the -wal is folded into, recorded before it takes the store's name:
-                    // a run killed after that finds it there and leaves it (`FallbackIntent`).
-                    var recorded = intent
-                    if let now = FallbackIntent.state(of: storePath) {
-                        recorded.mainSize = now.size
-                        recorded.mainModified = now.modified
-                    }
-                    recorded.foldedDevice = folded.device
-                    recorded.foldedInode = folded.inode
-                    try recorded.write(into: quarantine)
-                }, faultInjection: replacementFaults)
+                    }, faultInjection: replacementFaults)
             }
+            intent.state = "done"
+            try? intent.write(into: quarantine)
+            try faultInjection?(.fallbackSwapped)
+            incident.state = "complete"
+            incident.quarantinedFiles = ([mainKept] + result.movedSidecars).map {
+                IncidentReport.QuarantinedFile(
+                    originalPath: storePath + String(($0 as NSString).lastPathComponent.dropFirst(name.count)), path: $0, size: Self.size($0))
+            }
+            if let journal = result.removedSpentJournal {
+                incident.notes.append("the store's \((journal as NSString).lastPathComponent) was spent (empty or zeroed: TRUNCATE or PERSIST journal mode) and held nothing; it was removed, not quarantined")
+            }
+            if let folded = result.foldedSidecar {
+                incident.notes.append(folded.name.hasSuffix("-journal")
+                    ? "the store held an unfinished transaction: the \(folded.pages) pages its -journal had kept were rolled back into a copy of the main file, put in the store's place before the sidecars moved, so that the store never stood half-written (the quarantine holds the main file and its sidecars as they were)"
+                    : "the store's -wal held committed transactions: its \(folded.pages) pages were folded into a copy of the main file, put in the store's place before the sidecars moved, so that the store never stood without them (the quarantine holds the main file and its sidecars as they were)")
+            }
+            if result.settled && !result.settledSidecars.isEmpty {
+                incident.notes.append("SQLite folded the store's \(result.settledSidecars.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) into its main file before it was moved (the backup holds the files as they were)")
+            }
+            try IncidentFiles.write(incident, into: quarantine)
+            let carried = clean.entities.filter { $0.keptIn == "clean store" }.map(\.rowsInCleanStore).reduce(0, +)
+            return Outcome(
+                backup: backup == nil ? backupEntry : nil, incident: incident,
+                summary: "quarantined into \(quarantine); clean \(target.name) store in place with \(carried) rows carried\(salvageDatabase.map { "; every readable row in \($0)" } ?? "")")
         } catch let error where !(error is any StandsForAKill) {
-            // The swap failed (a full disk while folding, a sidecar that would not move, the
-            // store in use): undone now, as the next run would undo a killed one, rather than
-            // left half-made with the quarantine holding a second name of the live main file
-            // until then (a review's EFBIG while folding). This run holds the folder.
+            // The fallback failed (a full disk while it salvaged or folded, a sidecar that would
+            // not move, the store in use): what it began is dealt with now, as the next run deals
+            // with a killed one's — a preparing folder marked abandoned, a half-made swap undone
+            // — rather than left `preparing`, `replacing` or `pending` with the quarantine
+            // holding a second name of the live main file until then (a review's EFBIG while
+            // folding). This run holds the folder.
             if let line = try? FallbackIntent.finish(folder: quarantine, store: storePath) { undone?(line) }
             throw error
         }
-        intent.state = "done"
-        try? intent.write(into: quarantine)
-        try faultInjection?(.fallbackSwapped)
-        incident.state = "complete"
-        incident.quarantinedFiles = ([mainKept] + result.movedSidecars).map {
-            IncidentReport.QuarantinedFile(
-                originalPath: storePath + String(($0 as NSString).lastPathComponent.dropFirst(name.count)), path: $0, size: Self.size($0))
-        }
-        if let journal = result.removedSpentJournal {
-            incident.notes.append("the store's \((journal as NSString).lastPathComponent) was spent (empty or zeroed: TRUNCATE or PERSIST journal mode) and held nothing; it was removed, not quarantined")
-        }
-        if let folded = result.foldedSidecar {
-            incident.notes.append(folded.name.hasSuffix("-journal")
-                ? "the store held an unfinished transaction: the \(folded.pages) pages its -journal had kept were rolled back into a copy of the main file, put in the store's place before the sidecars moved, so that the store never stood half-written (the quarantine holds the main file and its sidecars as they were)"
-                : "the store's -wal held committed transactions: its \(folded.pages) pages were folded into a copy of the main file, put in the store's place before the sidecars moved, so that the store never stood without them (the quarantine holds the main file and its sidecars as they were)")
-        }
-        if result.settled && !result.settledSidecars.isEmpty {
-            incident.notes.append("SQLite folded the store's \(result.settledSidecars.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) into its main file before it was moved (the backup holds the files as they were)")
-        }
-        try IncidentFiles.write(incident, into: quarantine)
-        let carried = clean.entities.filter { $0.keptIn == "clean store" }.map(\.rowsInCleanStore).reduce(0, +)
-        return Outcome(
-            backup: backup == nil ? backupEntry : nil, incident: incident,
-            summary: "quarantined into \(quarantine); clean \(target.name) store in place with \(carried) rows carried\(salvageDatabase.map { "; every readable row in \($0)" } ?? "")")
     }
 
     private func checkCancellation() throws {

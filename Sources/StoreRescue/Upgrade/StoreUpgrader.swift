@@ -785,7 +785,7 @@ final class UpgradeRun {
             targetVersion: (try? reading.get().preparation.plan?.targetVersion) ?? options.targetVersion ?? catalog.latest?.name,
             storeUUID: (try? reading.get().readout.metadata?.uuid) ?? nil,
             progress: progress, cancellation: cancellation, faultInjection: faultInjection, workspaceIdentity: workspaceIdentity,
-            undone: { [unowned self] line in self.report.notes.append("the fallback's swap failed; what it had begun was dealt with at once: " + line) })
+            undone: { [unowned self] line in self.report.notes.append("the fallback failed; what it had begun was dealt with at once: " + line) })
         let outcome = try fallback.run(backup: backup)
         if report.backup == nil { report.backup = outcome.backup }
         report.fallback = outcome.incident

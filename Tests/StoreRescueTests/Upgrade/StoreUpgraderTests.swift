@@ -678,13 +678,37 @@ struct StoreUpgraderTests {
             store: store, catalog: catalog, options: fixture.options(.clean), progress: nil, cancellation: nil,
             faultInjection: { if $0 == stage { throw FailedThere() } })
         #expect(failed.status == .failed)
-        #expect(failed.notes.contains { $0.contains("the fallback's swap failed") && $0.contains("folded into a copy of its main file") }, "\(failed.notes)")
+        #expect(failed.notes.contains { $0.contains("the fallback failed") && $0.contains("folded into a copy of its main file") }, "\(failed.notes)")
         #expect(try ownersIn(mainFileAlone: store, of: fixture) == 10, "the store keeps its content")
         let quarantine = try Self.onlyQuarantine(of: fixture)
         #expect(try Self.intentState(in: quarantine) == "abandoned")
         #expect(IncidentFiles.state(in: quarantine) == "abandoned")
         let next = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.keep))
         #expect(next.recovered.isEmpty, "nothing left for the next run: \(next.recovered)")
+    }
+
+    /// A fallback that fails (not killed) before its swap — once its folder is made, or with the
+    /// incident written — leaves the store as it was and its folder marked abandoned, its
+    /// incident too, and says so: nothing stays `preparing`, `replacing` or `pending` (stop 24's
+    /// review: an exit-74 fallback left its incident pending).
+    @Test(arguments: [StoreUpgrader.Stage.fallbackPreparing, .quarantineReady])
+    func aFallbackThatFailsBeforeItsSwapLeavesItsFolderAbandoned(stage: StoreUpgrader.Stage) throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let store = try fixture.catsStore(cats: 2_000, owners: 5, catalog: catalog)
+        try UpgradeFixture.zeroPagesInTheMiddle(of: store, after: [0, 1, 7])
+        let before = try fixture.appFiles()
+        let failed = StoreUpgrader.upgrade(
+            store: store, catalog: catalog, options: fixture.options(.clean), progress: nil, cancellation: nil,
+            faultInjection: { if $0 == stage { throw FailedThere() } })
+        #expect(failed.status == .failed)
+        #expect(try fixture.appFiles() == before)
+        #expect(failed.notes.contains { $0.hasPrefix("the fallback failed; what it had begun was dealt with at once: ") }, "\(failed.notes)")
+        let quarantine = try Self.onlyQuarantine(of: fixture)
+        #expect(try Self.intentState(in: quarantine) == "abandoned")
+        #expect(IncidentFiles.state(in: quarantine) == (stage == .quarantineReady ? "abandoned" : nil))
+        let next = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.keep))
+        #expect(next.recovered.isEmpty, "\(next.recovered)")
     }
 
     /// The same store, run to its end: the clean store has every owner, and the incident says
