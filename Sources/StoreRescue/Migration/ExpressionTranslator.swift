@@ -28,6 +28,10 @@ struct ExpressionTranslator {
     ]
     /// Keywords that would let an expression reach beyond the object it is about.
     static let refusedKeywords: Set<String> = ["SELECT", "FROM", "WHERE", "VALUES", "WITH", "INSERT", "UPDATE", "DELETE", "PRAGMA", "ATTACH", "RAISE"]
+    /// Functions that reach outside the object: `fts3_tokenizer` returns a tokenizer's address in
+    /// this process's memory (a hostile catalog's map wrote it into the store: its status even
+    /// changed from run to run with the address), `load_extension` loads code.
+    static let refusedFunctions: Set<String> = ["FTS3_TOKENIZER", "LOAD_EXTENSION"]
     /// Functions whose result differs at every call: an expression holding one must be
     /// evaluated once per object (the migrator does not copy it into later expressions).
     static let nondeterministicFunctions: Set<String> = ["UUID", "RANDOM", "RANDOMBLOB", "CHANGES", "LAST_INSERT_ROWID", "TOTAL_CHANGES"]
@@ -108,6 +112,9 @@ struct ExpressionTranslator {
                 }
                 if next == "." { throw Failure(reason: "\"\(word).…\" is a qualified name; name the property alone") }
                 if next == "(" && scope[word] == nil {
+                    if Self.refusedFunctions.contains(upper) {
+                        throw Failure(reason: "\(word)() is not allowed: it reaches outside the object (a memory address, or code to load)")
+                    }
                     if Self.nondeterministicFunctions.contains(upper) { isNondeterministic = true }
                     if upper == "PRINTF" || upper == "FORMAT" { try Self.checkFormat(of: word, in: scalars, after: end) }
                     output += word

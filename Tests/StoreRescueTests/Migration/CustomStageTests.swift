@@ -214,6 +214,12 @@ import Testing
                 map: [Self.summary],
                 didMigrate: [.init(entity: "Post", action: .delete, condition: "(select 1)", jsonPath: "stages[0].didMigrate[0]")]),
              "stages[0].didMigrate[0].where: "),
+            // A hostile catalog's fts3_tokenizer('simple') wrote a memory address into the store.
+            (CustomStageDefinition(
+                map: [Self.summary],
+                didMigrate: [.init(entity: "Post", action: .update([.init(property: "title", expression: "hex(FTS3_Tokenizer('simple'))", jsonPath: "stages[0].didMigrate[0].set.title")]),
+                                   jsonPath: "stages[0].didMigrate[0]")]),
+             "stages[0].didMigrate[0].set.title: FTS3_Tokenizer() is not allowed"),
         ]
         for (custom, expected) in cases {
             let (fixture, path) = try fixture(custom)
