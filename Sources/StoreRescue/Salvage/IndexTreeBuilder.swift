@@ -58,15 +58,86 @@ final class IndexTreeBuilder {
         var wroteAny = false
     }
 
+    /// A leaf being filled where it will be written: cells from the end of the usable space
+    /// down, in order (the first cell highest, as `write` lays out an interior page), their
+    /// pointers after the header, the rest zero. The leaves take almost every entry, and
+    /// gathering their cells in arrays first, then copying them into a page, cost about as much
+    /// as sorting the keys.
+    private final class LeafPage {
+        let bytes: UnsafeMutableRawBufferPointer
+        let usableSize: Int
+        private(set) var count = 0
+        private(set) var contentStart: Int
+
+        init(pageSize: Int, usableSize: Int) {
+            bytes = .allocate(byteCount: pageSize, alignment: 8)
+            bytes.initializeMemory(as: UInt8.self, repeating: 0)
+            self.usableSize = usableSize
+            contentStart = usableSize
+        }
+
+        deinit { bytes.deallocate() }
+
+        var isEmpty: Bool { count == 0 }
+
+        /// Whether a cell of `cellSize` bytes and its pointer fit beside those in.
+        func fits(cellSize: Int) -> Bool { IndexTreeBuilder.leafHeaderSize + 2 * (count + 1) + cellSize <= contentStart }
+
+        func append(_ record: UnsafeRawBufferPointer, cellSize: Int) {
+            contentStart -= cellSize
+            let position = contentStart + SQLiteVarint.write(UInt64(record.count), into: bytes, at: contentStart)
+            bytes.baseAddress!.advanced(by: position).copyMemory(from: record.baseAddress!, byteCount: record.count)
+            bytes.storeBigEndianUInt16(contentStart, at: IndexTreeBuilder.leafHeaderSize + 2 * count)
+            count += 1
+        }
+
+        /// Takes the last cell out (its bytes and pointer zeroed); returns its record.
+        func removeLast() -> [UInt8] {
+            precondition(count > 0, "a cell to take")
+            let size = SQLiteVarint.read(UnsafeRawBufferPointer(bytes), at: contentStart, end: usableSize)!
+            let start = contentStart + size.length
+            let record = Array(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + Int(size.value))]))
+            let end = start + record.count
+            count -= 1
+            UnsafeMutableRawBufferPointer(rebasing: bytes[contentStart..<end]).initializeMemory(as: UInt8.self, repeating: 0)
+            UnsafeMutableRawBufferPointer(rebasing: bytes[(IndexTreeBuilder.leafHeaderSize + 2 * count)..<(IndexTreeBuilder.leafHeaderSize + 2 * count + 2)])
+                .initializeMemory(as: UInt8.self, repeating: 0)
+            contentStart = end
+            return record
+        }
+
+        /// The page with its header, ready to write.
+        func finished() -> UnsafeRawBufferPointer {
+            bytes[0] = 0x0A
+            bytes.storeBigEndianUInt16(count, at: 3)
+            bytes.storeBigEndianUInt16(contentStart == 65_536 ? 0 : contentStart, at: 5)
+            return UnsafeRawBufferPointer(bytes)
+        }
+
+        /// Empties the page for the next leaf.
+        func reset() {
+            bytes.initializeMemory(as: UInt8.self, repeating: 0)
+            count = 0
+            contentStart = usableSize
+        }
+    }
+
     let root: UInt32
     private let file: PageAppender
     private let usableSize: Int
     @exclusivity(unchecked) private(set) var entries = 0
     /// Levels whose last page took a cell from the page before it at `finish` (for tests).
     private(set) var levelsBalanced: [Int] = []
+    /// The interior levels, `levels[1]` up (`levels[0]` is unused: the leaves are `leaf`).
     @exclusivity(unchecked) private var levels: [Level] = [Level()]
     @exclusivity(unchecked) private var page: [UInt8]
     @exclusivity(unchecked) private var isFinished = false
+    /// The leaf being filled; a full one held until `leaf` has a cell, with the record that
+    /// goes up above it; a spare page; whether a leaf was written.
+    @exclusivity(unchecked) private var leaf: LeafPage
+    @exclusivity(unchecked) private var heldLeaf: (page: LeafPage, divider: [UInt8])?
+    @exclusivity(unchecked) private var spareLeaf: LeafPage
+    @exclusivity(unchecked) private var wroteLeaf = false
 
     private static let leafHeaderSize = 8
     private static let interiorHeaderSize = 12
@@ -81,6 +152,8 @@ final class IndexTreeBuilder {
         self.root = root
         usableSize = file.usableSize
         page = [UInt8](repeating: 0, count: file.pageSize)
+        leaf = LeafPage(pageSize: file.pageSize, usableSize: file.usableSize)
+        spareLeaf = LeafPage(pageSize: file.pageSize, usableSize: file.usableSize)
     }
 
     private static func cellSize(recordSize: Int, level: Int) -> Int {
@@ -96,12 +169,35 @@ final class IndexTreeBuilder {
         precondition(!isFinished && record.count >= 2 && record.count <= Self.maximumRecordSize(usableSize: usableSize),
                      "a record that fits a page, before finish")
         entries += 1
-        try add(record, child: nil, level: 0)
+        let size = SQLiteVarint.length(of: UInt64(record.count)) + record.count
+        if !leaf.isEmpty, !leaf.fits(cellSize: size) {
+            // The same as `add` does for a level above: the page is held, the record goes up.
+            precondition(heldLeaf == nil, "a held page is written once the page after it has a cell")
+            heldLeaf = (leaf, Array(record))
+            leaf = spareLeaf
+            spareLeaf = heldLeaf!.page
+            leaf.reset()
+            return
+        }
+        if leaf.isEmpty, let held = heldLeaf {
+            heldLeaf = nil
+            let number = try writeLeafAsChild(held.page)
+            try add(held.divider, child: number, level: 1)
+        }
+        leaf.append(record, cellSize: size)
+    }
+
+    private func writeLeafAsChild(_ page: LeafPage) throws -> UInt32 {
+        let number = file.allocate()
+        try file.write(page.finished(), at: number)
+        wroteLeaf = true
+        return number
     }
 
     /// Adds one cell at `level` (a leaf entry, or a left child and its divider), closing the
     /// level's page first when the cell does not fit: the cell's record then goes up instead.
     private func add<Record: Collection<UInt8>>(_ record: Record, child: UInt32?, level: Int) throws {
+        precondition(level >= 1, "the leaves are filled by append")
         if level == levels.count { levels.append(Level()) }
         let size = Self.cellSize(recordSize: record.count, level: level)
         if !levels[level].current.isEmpty, !fits(levels[level].current.size, adding: size, level: level) {
@@ -124,8 +220,25 @@ final class IndexTreeBuilder {
         precondition(!isFinished, "finished once")
         isFinished = true
         guard entries > 0 else { return }
-        var rightChild: UInt32 = 0
-        var level = 0
+        if leaf.isEmpty {
+            // The entries ended just after a leaf closed: it gives its last cell, and the
+            // record that was to go up above it comes down into the last leaf.
+            guard let held = heldLeaf else { preconditionFailure("a leaf with a cell or a held leaf") }
+            heldLeaf = nil
+            levelsBalanced.append(0)
+            precondition(held.page.count >= 2, "a held page of two cells at least")
+            let last = held.page.removeLast()
+            held.divider.withUnsafeBytes { leaf.append($0, cellSize: SQLiteVarint.length(of: UInt64($0.count)) + $0.count) }
+            let number = try writeLeafAsChild(held.page)
+            try add(last, child: number, level: 1)
+        }
+        if !wroteLeaf {
+            // One leaf: the whole tree.
+            try file.write(leaf.finished(), at: root)
+            return
+        }
+        var rightChild = try writeLeafAsChild(leaf)
+        var level = 1
         while true {
             if levels[level].current.isEmpty {
                 // The entries ended just after a page closed: it gives its last cell, and the
@@ -198,20 +311,44 @@ final class IndexTreeBuilder {
         of sorter: any IndexKeyCollector, to file: PageAppender, trees given: [IndexTreeBuilder]? = nil,
         cancellation: CancellationFlag? = nil
     ) throws -> (entries: Int, refused: Bool) {
-        let trees = given ?? sorter.indexes.map { IndexTreeBuilder(file: file, root: $0.rootPage) }
-        precondition(trees.count == sorter.indexes.count, "a builder per index")
-        let checksUnique = sorter.indexes.contains(where: \.isUnique)
-        var refused = false
+        try writeTrees(of: [sorter], to: file, trees: given.map { [$0] }, cancellation: cancellation)[0]
+    }
+
+    /// `writeTrees(of:to:trees:cancellation:)` for several collectors, one after the other: the
+    /// collectors sort and make their records on a thread of their own (`IndexEntryPipeline`)
+    /// while this one writes the trees, so the next collector's sort runs beside the trees of
+    /// the one before it. The pages are those the collectors written one at a time would give.
+    static func writeTrees(
+        of sorters: [any IndexKeyCollector], to file: PageAppender, trees given: [[IndexTreeBuilder]]? = nil,
+        cancellation: CancellationFlag? = nil
+    ) throws -> [(entries: Int, refused: Bool)] {
+        let trees = given ?? sorters.map { sorter in sorter.indexes.map { IndexTreeBuilder(file: file, root: $0.rootPage) } }
+        precondition(trees.count == sorters.count && zip(trees, sorters).allSatisfy { $0.count == $1.indexes.count },
+                     "a builder per index")
+        let checksUnique = sorters.map { $0.indexes.contains(where: \.isUnique) }
+        var refused = [Bool](repeating: false, count: sorters.count)
         var merged = 0
-        try sorter.forEachEntry { record, repeatsValues in
+        // The trees of the collector whose records are coming (looked up once per collector,
+        // not per record: the lookup's reference counting was a tenth of this loop).
+        var current = -1
+        var first: IndexTreeBuilder?
+        var others: ArraySlice<IndexTreeBuilder> = []
+        try IndexEntryPipeline(collectors: sorters).forEach { collector, record, repeatsValues in
             // A large table's indexes take a while (0.5 s for 2,000,000 rows): a cancellation
             // is seen within a few thousand entries, as the walk sees it within a page.
             merged &+= 1
             if merged & 0xFFF == 0, cancellation?.isCancelled == true { throw SalvageError.interrupted }
-            if checksUnique, repeatsValues { refused = true }
-            for tree in trees { try tree.append(record) }
+            if collector != current {
+                current = collector
+                first = trees[collector].first
+                others = trees[collector].dropFirst()
+            }
+            if checksUnique[collector], repeatsValues { refused[collector] = true }
+            try first?.append(record)
+            for tree in others { try tree.append(record) }
+        } collectorEnded: { collector in
+            for tree in trees[collector] { try tree.finish() }
         }
-        for tree in trees { try tree.finish() }
-        return (trees.reduce(0) { $0 + $1.entries }, refused)
+        return trees.indices.map { (trees[$0].reduce(0) { $0 + $1.entries }, refused[$0]) }
     }
 }

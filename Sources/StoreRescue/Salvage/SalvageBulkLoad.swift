@@ -172,8 +172,8 @@ final class SalvageBulkLoad {
         guard let target = targets[builder.target], !target.indexes.isEmpty else { return }
         var built: Set<String> = []
         var refused = false
-        for sorter in builder.keys where !sorter.isAbandoned {
-            let written = try IndexTreeBuilder.writeTrees(of: sorter, to: appender, cancellation: cancellation)
+        let sorters = builder.keys.filter { !$0.isAbandoned }
+        for (sorter, written) in zip(sorters, try IndexTreeBuilder.writeTrees(of: sorters, to: appender, cancellation: cancellation)) {
             indexEntriesWritten += written.entries
             indexEntriesByTarget[builder.target, default: 0] += written.entries
             refused = refused || written.refused
