@@ -235,8 +235,10 @@ enum DataCheck: Sendable, Equatable {
     /// than one object, where `relationship` becomes a to-many with no inverse: Core Data keeps
     /// it in a column of the destination's rows, one owner each.
     case severalOwners(entity: String, relationship: String, sourceEntity: String, sourceRelationship: String)
-    /// Objects of `entity` (at the hop's destination) that share values under a uniqueness
-    /// constraint: one the source did not have (`valueChanges` empty), or one it had over values
-    /// the hop changes (`valueChanges` says how: a type change, a `map`, a default).
-    case duplicates(entity: String, properties: [String], valueChanges: [String])
+    /// Objects that share values under `entity`'s uniqueness constraint over `properties`: one
+    /// the source did not have (`valueChanges` empty), or one it had over values the hop changes
+    /// (`valueChanges` says how: a type change, a `map`, a default). The written unique index
+    /// holds the objects of every entity in `covered` (entity → its properties in the index's
+    /// columns, in constraint order): one table holds a hierarchy (`UniqueIndexCheckBuilder`).
+    case duplicates(entity: String, properties: [String], valueChanges: [String], covered: [String: [String]])
 }

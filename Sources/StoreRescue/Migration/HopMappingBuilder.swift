@@ -53,6 +53,9 @@ enum HopMappingBuilder {
                     remedy: "give \(split) its own renaming identifier, or move the objects in a custom stage (create)")
             }
             checkHierarchyMerges(entities)
+            checks += UniqueIndexCheckBuilder.checks(
+                source: source, sourceLayout: sourceLayout, destination: destination, destinationLayout: destinationLayout,
+                correspondence: correspondence, entities: entities, creations: creations)
             validateMaps()
             validateDataSteps()
             let removed = correspondence.removedSourceEntities.map { entity in
@@ -106,24 +109,6 @@ enum HopMappingBuilder {
                     }
                 }
             }
-            // A uniqueness constraint the source did not have: existing objects must not break it.
-            let sourceConstraints = Set((sourceEntity.map { source.ancestry(of: $0) } ?? []).flatMap(\.uniquenessConstraints).map { constraint in
-                constraint.map { name in propertySources.first { $0.value.name == name }?.key ?? "?" + name }.sorted()
-            })
-            // …and one it had, over values the hop changes: a type change can make distinct
-            // values equal ("1" and "01" as an Integer, "1.0" and "1.00" as a Double), which the
-            // written store's unique index would only find while writing (a review's run stopped
-            // there with exit 3 after a dry run that said it could run).
-            if sourceEntity != nil {
-                for constraint in entity.uniquenessConstraints {
-                    let isNew = !sourceConstraints.contains(constraint.sorted())
-                    let changes = constraint.compactMap { name in
-                        attributes.first { $0.name == name }.flatMap { valueChange(of: $0, in: entity.name) }
-                    }
-                    guard isNew || !changes.isEmpty else { continue }
-                    checks.append(.duplicates(entity: entity.name, properties: constraint, valueChanges: isNew ? [] : changes))
-                }
-            }
             var likely: [LikelyRename] = []
             if let sourceEntity {
                 let sourceAttributes = ModelCorrespondence.persistentProperties(of: sourceEntity, in: source)
@@ -145,22 +130,6 @@ enum HopMappingBuilder {
         }
 
         // MARK: Attributes
-
-        /// How the hop may make an attribute's existing values equal (for a uniqueness
-        /// constraint the source already had), in words; nil when it copies them unchanged.
-        func valueChange(of attribute: AttributeMapping, in entity: String) -> String? {
-            let name = "\(entity).\(attribute.name)"
-            switch attribute.value {
-            case .copy(_, let typeChange) where typeChange != .none:
-                return "\(name) becomes \(attribute.type.modelFileName)"
-            case .expression(_, let jsonPath):
-                return "\(name) is computed by the custom stage (\(jsonPath))"
-            case .defaultValue(let value):
-                return "\(name) is added with the default \(SQLLiteral.value(value)) for every object"
-            case .copy, .null, .missing:
-                return attribute.nullReplacement.map { "\(name)'s NULLs take the default \(SQLLiteral.value($0))" }
-            }
-        }
 
         mutating func mapAttribute(
             _ attribute: AttributeDescription, of entity: EntityDescription, from origin: AttributeDescription?,

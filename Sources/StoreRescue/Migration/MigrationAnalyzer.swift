@@ -92,7 +92,7 @@ struct MigrationAnalyzer {
             analysis.refusals += try refusals(for: mapping, index: index, answer: answer)
             let steps = stepsBeforeCopy(ofHop: index)
             if !steps.isEmpty {
-                for case .duplicates(let entity, let properties, _) in mapping.checks {
+                for case .duplicates(let entity, let properties, _, _) in mapping.checks {
                     analysis.deferredUniquenessChecks.append(.init(
                         hopIndex: index, hop: hop, version: mapping.hop.to, entity: entity, properties: properties, steps: steps))
                 }
@@ -205,11 +205,13 @@ struct MigrationAnalyzer {
                     code: .typeChangeNotInferable, hop: hop, entity: entity, property: attribute, rowCount: rows,
                     message: "\(entity).\(attribute) becomes \(type.modelFileName), and \(rows) stored values do not convert\(example.map { " (for example \($0))" } ?? "")",
                     remedy: "a custom stage that computes \(attribute) (\"map\"), or a willMigrate step that corrects the values first"))
-            case .duplicates(let entity, let properties, let valueChanges):
+            case .duplicates(let entity, let properties, let valueChanges, let covered):
                 // Steps that run first may remove the duplicates (seed 003): the run checks
                 // after them (`deferredUniquenessChecks`, `uniquenessRefusals`).
                 guard stepsBeforeCopy(ofHop: index).isEmpty else { continue }
-                if let refusal = try duplicatesRefusal(entity: entity, properties: properties, valueChanges: valueChanges, mapping: mapping, after: states[index + 1]) {
+                if let refusal = try duplicatesRefusal(
+                    entity: entity, properties: properties, valueChanges: valueChanges, covered: covered, mapping: mapping, after: states[index + 1])
+                {
                     result.append(refusal)
                 }
             case .severalOwners(let entity, let relationship, let sourceEntity, let sourceRelationship):
@@ -295,39 +297,50 @@ struct MigrationAnalyzer {
     func uniquenessRefusals() throws -> [MigrationRefusal] {
         guard let mapping = mappings.first, states.count == 2 else { return [] }
         var result: [MigrationRefusal] = []
-        for case .duplicates(let entity, let properties, let valueChanges) in mapping.checks {
-            if let refusal = try duplicatesRefusal(entity: entity, properties: properties, valueChanges: valueChanges, mapping: mapping, after: states[1]) {
+        for case .duplicates(let entity, let properties, let valueChanges, let covered) in mapping.checks {
+            if let refusal = try duplicatesRefusal(
+                entity: entity, properties: properties, valueChanges: valueChanges, covered: covered, mapping: mapping, after: states[1])
+            {
                 result.append(refusal)
             }
         }
         return result
     }
 
-    /// Objects of `entity` that share values of `properties` at `after`, grouped by the very
-    /// expressions the writer inserts (conversions, `map`, defaults): the unique index it
-    /// creates would refuse them.
+    /// Objects that share values of `entity`'s constraint over `properties` at `after`, grouped
+    /// by the very expressions the writer inserts (conversions, `map`, defaults): the unique
+    /// index it creates would refuse them. The objects are those of every entity in `covered`,
+    /// the ones whose values the index holds (a hierarchy shares one table, and the index is on
+    /// its columns: a subentity's constraint over an inherited attribute holds its siblings'
+    /// values too).
     ///
     /// Each row source's values are selected as the writer's `INSERT … SELECT` selects them —
     /// its own expressions and condition, the keys of created objects from `row_number()`,
     /// which SQLite allows only in a select list, never in `WHERE` or `GROUP BY` (a review's
-    /// runs stopped there, exit 70) — and all of the entity's objects, kept and created, are
-    /// grouped together, as the written table's unique index sees them.
+    /// runs stopped there, exit 70) — and all of the objects, kept and created, are grouped
+    /// together, as the written table's unique index sees them.
     private func duplicatesRefusal(
-        entity: String, properties: [String], valueChanges: [String], mapping: HopMapping, after: VirtualVersion
+        entity: String, properties: [String], valueChanges: [String], covered: [String: [String]], mapping: HopMapping, after: VirtualVersion
     ) throws -> MigrationRefusal? {
         // Values drawn at random (uuid()) are unique by construction.
-        guard !properties.contains(where: { after.nondeterministicAttributes.contains("\(entity).\($0)") }) else { return nil }
-        let sources = after.rowSources(ofKind: entity)
-        guard !sources.isEmpty else { return nil }
+        let drawn = covered.contains { name, names in names.contains { after.nondeterministicAttributes.contains("\(name).\($0)") } }
+        guard !drawn else { return nil }
         let columns = properties.indices.map { "v\($0)" }
-        let rows = sources.map { source in
-            // A value that does not convert (or a required one left NULL) counts as NULL here,
-            // not as the writer's error: it is the conversion check's (134140) or the run's.
-            let values = zip(properties, columns).map { name, column in
-                "\(MigrationFunctions.nonStopping(source.attributes[name] ?? "NULL")) AS \(column)"
+        var rows: [String] = []
+        var holders: [String] = []
+        for (name, names) in covered.sorted(by: { $0.key < $1.key }) {
+            let sources = after.rowSources(of: name)
+            if !sources.isEmpty, after.version.model.entity(named: name)?.isAbstract != true { holders.append(name) }
+            for source in sources {
+                // A value that does not convert (or a required one left NULL) counts as NULL here,
+                // not as the writer's error: it is the conversion check's (134140) or the run's.
+                let values = zip(names, columns).map { property, column in
+                    "\(MigrationFunctions.nonStopping(source.attributes[property] ?? "NULL")) AS \(column)"
+                }
+                rows.append("SELECT \(values.joined(separator: ", ")) FROM \(source.from) \(RowSource.alias) WHERE (\(source.condition))")
             }
-            return "SELECT \(values.joined(separator: ", ")) FROM \(source.from) \(RowSource.alias) WHERE (\(source.condition))"
         }
+        guard !rows.isEmpty else { return nil }
         let firstKeys = try after.firstFreeKeys(using: connection)
         let duplicates = try connection.scalar(VirtualVersion.resolve("""
             SELECT count(*) FROM (SELECT 1 FROM (\(rows.joined(separator: " UNION ALL "))) \
@@ -335,12 +348,17 @@ struct MigrationAnalyzer {
             """, firstKeys))?.int64 ?? 0
         guard duplicates > 0 else { return nil }
         let constrained = "\(entity).\(properties.joined(separator: " + "))"
+        let kind = Set(after.descendants(of: entity))
+        let objects = holders.allSatisfy(kind.contains)
+            ? "\(entity) objects"
+            : "objects of \(holders.joined(separator: ", ")) (Core Data keeps the hierarchy in one table, \(after.layout.table(ofEntity: entity, in: after.version.model)?.name ?? "its table"), "
+                + "and the constraint's unique index is on its columns: it holds every object that stores \(properties.joined(separator: ", ")) there)"
         return MigrationRefusal(
             code: .uniquenessViolated, hop: "\(mapping.hop.from) → \(mapping.hop.to)", entity: entity, property: properties.joined(separator: ", "),
             rowCount: duplicates,
             message: valueChanges.isEmpty
-                ? "\(mapping.hop.to) makes \(constrained) unique, and \(duplicates) values are shared by several \(entity) objects"
-                : "\(mapping.hop.to) keeps \(constrained) unique and \(valueChanges.joined(separator: ", ")): then \(duplicates) values are shared by several \(entity) objects",
+                ? "\(mapping.hop.to) makes \(constrained) unique, and \(duplicates) values are shared by several \(objects)"
+                : "\(mapping.hop.to) keeps \(constrained) unique and \(valueChanges.joined(separator: ", ")): then \(duplicates) values are shared by several \(objects)",
             remedy: valueChanges.isEmpty
                 ? "declare the stage custom with a willMigrate step that removes or renames the duplicates (seed 003)"
                 : "declare the stage custom with a willMigrate step that removes or renames the objects whose values become equal (seed 003), or keep the values as they are")

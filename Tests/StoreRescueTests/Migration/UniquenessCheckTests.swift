@@ -247,4 +247,101 @@ import Testing
             #expect(run.refusals == dryRun.refusals && run.error == nil, "\(run.error?.message ?? "")")
         }
     }
+
+    // MARK: Hierarchies (one table, and a constraint's unique index on its columns)
+
+    /// Animal (`name`, abstract) with Dog and Cat under it, each declaring the constraints
+    /// `constraints` gives it; `dogName` declared on Dog instead of Animal.
+    private static func animals(
+        _ version: String, name type: AttributeType = .string, constraints: [String: [[String]]] = [:], catAge: Bool = false
+    ) -> CatalogVersion {
+        M.version(version, [
+            EntityDescription(name: "Animal", isAbstract: true, properties: [M.attribute("name", type)], uniquenessConstraints: constraints["Animal"] ?? []),
+            EntityDescription(name: "Dog", superentityName: "Animal", uniquenessConstraints: constraints["Dog"] ?? []),
+            EntityDescription(name: "Cat", superentityName: "Animal", properties: catAge ? [M.attribute("age", .integer64)] : [],
+                              uniquenessConstraints: constraints["Cat"] ?? []),
+        ], identifiers: catAge ? ["2"] : [])
+    }
+
+    /// Fills the store at `path` (at V1) with objects of the entities `names` pairs.
+    private static func insert(_ names: [(entity: String, name: String)], into path: String, of fixture: MigrationFixture) throws {
+        try fixture.edit(path, at: "V1") { context in
+            for (entity, name) in names { try context.insert(entity, values: ["name": .text(name)]) }
+        }
+    }
+
+    /// The dry run's refusal, which the run repeats before writing anything.
+    private func refusalOfBoth(_ fixture: MigrationFixture, _ path: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [MigrationRefusal] {
+        let dryRun = fixture.migrate(path, dryRun: true)
+        #expect(dryRun.exitStatus == .refused && dryRun.error == nil, "\(dryRun.error?.message ?? "")", sourceLocation: sourceLocation)
+        let run = fixture.migrate(path)
+        #expect(run.exitStatus == .refused && run.error == nil, "\(run.error?.message ?? "")", sourceLocation: sourceLocation)
+        #expect(run.refusals == dryRun.refusals, sourceLocation: sourceLocation)
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory.path("out.sqlite")), sourceLocation: sourceLocation)
+        return dryRun.refusals
+    }
+
+    /// A new abstract parent's constraint (a review's dry run never checked it: no source entity).
+    @Test func aNewAbstractParentsConstraintIsCheckedOverItsSubentitiesObjects() throws {
+        let fixture = try MigrationFixture(versions: [
+            M.version("V1", [EntityDescription(name: "Dog", properties: [M.attribute("name")])]),
+            Self.animals("V2", constraints: ["Animal": [["name"]]]),
+        ])
+        let path = try fixture.store(at: "V1")
+        try Self.insert([("Dog", "rex"), ("Dog", "fido"), ("Dog", "rex")], into: path, of: fixture)
+        let refusals = try refusalOfBoth(fixture, path)
+        #expect(refusals.map(\.code) == [.uniquenessViolated] && refusals.first?.rowCount == 1)
+        #expect(refusals.first?.message == "V2 makes Animal.name unique, and 1 values are shared by several Animal objects", "\(refusals.map(\.message))")
+    }
+
+    /// A subentity's new constraint over an inherited attribute: its unique index is on the
+    /// hierarchy's table, so it holds the siblings' values too — a Cat named like a Dog is a
+    /// duplicate there (a review's dry run compared the dogs only; the run then stopped).
+    @Test(arguments: ["rex", "tom"])
+    func aSubentitysConstraintIsCheckedOverEveryObjectItsIndexHolds(_ catName: String) throws {
+        let fixture = try MigrationFixture(versions: [Self.animals("V1"), Self.animals("V2", constraints: ["Dog": [["name"]]])])
+        let path = try fixture.store(at: "V1")
+        try Self.insert([("Dog", "rex"), ("Dog", "fido"), ("Cat", catName)], into: path, of: fixture)
+        let index = try #require(try StoreLayoutBuilder.layout(for: fixture.version("V2").model).indexes.first { $0.name == "Z_Dog_UNIQUE_name" })
+        #expect(index.table == "ZANIMAL" && index.columns == ["ZNAME"] && index.isUnique)
+        guard catName == "rex" else {
+            let run = fixture.migrate(path)
+            let output = try #require(run.result?.path, "\(run.refusals.map(\.message)) \(run.error?.message ?? "")")
+            #expect(try fixture.objects(output, at: "V2", "Animal").compactMap { $0["name"]?.string }.sorted() == ["fido", "rex", "tom"])
+            return
+        }
+        let refusals = try refusalOfBoth(fixture, path)
+        let message = try #require(refusals.first?.message)
+        #expect(refusals.count == 1 && refusals.first?.rowCount == 1)
+        #expect(message.hasPrefix("V2 makes Dog.name unique, and 1 values are shared by several objects of Cat, Dog (Core Data keeps the hierarchy in one table, ZANIMAL"), "\(message)")
+    }
+
+    /// A parent's kept constraint over values a `map` on one subentity changes.
+    @Test func aMapOnASubentityThatMakesAParentsValuesEqualIsRefused() throws {
+        let custom = CustomStageDefinition(map: [.init(entity: "Dog", assignments: [.init(property: "name", expression: "lower(name)", jsonPath: "stages[0].map.Dog.name")])])
+        let fixture = try MigrationFixture(
+            versions: [Self.animals("V1", constraints: ["Animal": [["name"]]]), Self.animals("V2", constraints: ["Animal": [["name"]]], catAge: true)],
+            stages: [CatalogStage(kind: .custom, span: .pair(from: "V1", to: "V2"), custom: custom, jsonPath: "stages[0]")])
+        let path = try fixture.store(at: "V1")
+        try Self.insert([("Dog", "Rex"), ("Dog", "rex"), ("Cat", "tom")], into: path, of: fixture)
+        let refusals = try refusalOfBoth(fixture, path)
+        #expect(refusals.map(\.message) == [
+            "V2 keeps Animal.name unique and Dog.name is computed by the custom stage (stages[0].map.Dog.name): then 1 values are shared by several Animal objects",
+        ])
+    }
+
+    /// The same columns constrained by the parent and again by a subentity: two unique indexes,
+    /// one question, one refusal, which names the inherited attribute's change once.
+    @Test func aConstraintRedeclaredOnASubentityIsRefusedOnce() throws {
+        let constraints = ["Animal": [["name"]], "Dog": [["name"]]]
+        let fixture = try MigrationFixture(versions: [
+            Self.animals("V1", constraints: constraints), Self.animals("V2", name: .integer64, constraints: constraints),
+        ])
+        let path = try fixture.store(at: "V1")
+        try Self.insert([("Dog", "1"), ("Dog", "01"), ("Cat", "2")], into: path, of: fixture)
+        let refusals = try refusalOfBoth(fixture, path)
+        #expect(refusals.map(\.message) == [
+            "V2 keeps Animal.name unique and Animal.name becomes Integer 64: then 1 values are shared by several Animal objects",
+        ])
+    }
 }
