@@ -17,16 +17,37 @@ struct DataStepRunner {
         var reason: String
     }
 
-    /// Rows changed by each step, in order.
+    /// Rows changed by each step, in order. A step that makes objects share values the version
+    /// keeps unique stops there, named (a review's run said only "UNIQUE constraint failed", and
+    /// advised adding the very kind of step that broke it).
     func run(_ steps: [CustomStageDefinition.DataStep]) throws -> [Int64] {
         try steps.map { step in
-            switch step.action {
-            case .update(let assignments):
-                return try update(step.entity, assignments: assignments, condition: step.condition, jsonPath: step.jsonPath)
-            case .delete:
-                return try delete(step.entity, condition: step.condition, jsonPath: step.jsonPath)
+            do {
+                switch step.action {
+                case .update(let assignments):
+                    return try update(step.entity, assignments: assignments, condition: step.condition, jsonPath: step.jsonPath)
+                case .delete:
+                    return try delete(step.entity, condition: step.condition, jsonPath: step.jsonPath)
+                }
+            } catch let error as SQLiteError where error.primaryResultCode == 19 {
+                throw Failure(jsonPath: step.jsonPath, reason: brokenUniqueness(error))
             }
         }
+    }
+
+    /// A unique index's violation in the model's words: `it makes Item objects share values of
+    /// Item.code, which V1 keeps unique (UNIQUE constraint failed: ZITEM.ZCODE)`.
+    func brokenUniqueness(_ error: SQLiteError) -> String {
+        // "UNIQUE constraint failed: ZITEM.ZA, ZITEM.ZB"
+        let failed = error.message.split(separator: ":").last?.split(separator: ",") ?? []
+        let columns = Set(failed.compactMap { $0.split(separator: ".").last.map { String($0.filter { $0 != " " }) } })
+        var constrained: String?
+        for entity in model.entities {
+            for constraint in entity.uniquenessConstraints where Set(constraint.compactMap { layout.propertyColumns[entity.name]?[$0] }) == columns {
+                constrained = constrained ?? "\(entity.name).\(constraint.joined(separator: " + "))"
+            }
+        }
+        return "it makes objects share values\(constrained.map { " of \($0)" } ?? ""), which \(version.name) keeps unique (\(error.message))"
     }
 
     // MARK: - Names

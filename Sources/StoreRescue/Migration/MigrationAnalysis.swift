@@ -36,6 +36,21 @@ public struct MigrationAnalysis: Sendable, Equatable {
     /// an earlier `didMigrate`) may change the values, so the run checks after them.
     public var deferredUniquenessChecks: [DeferredUniquenessCheck] = []
 
+    /// Custom steps that set values the version they run on keeps unique (`willMigrate` at the
+    /// hop's source, `didMigrate` at its destination): that version's unique index is in the
+    /// file they run on, so a step that makes values shared stops the run there.
+    public var stepsUnderUniqueness: [StepsUnderUniqueness] = []
+
+    public struct StepsUnderUniqueness: Sendable, Equatable {
+        public var hop: String
+        /// The version the steps run on, which declares the constraints.
+        public var version: String
+        /// `the willMigrate steps of stages[0]`, `the didMigrate handler of V1 → V2`.
+        public var steps: String
+        /// `Item.code`, `Item.a + b`.
+        public var constrained: [String]
+    }
+
     /// A uniqueness constraint checked by the run after the steps that precede a hop's copy.
     public struct DeferredUniquenessCheck: Sendable, Equatable {
         /// The hop's position in the plan, and the hop as `V1 → V2`.

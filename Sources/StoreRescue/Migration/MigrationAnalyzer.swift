@@ -90,6 +90,7 @@ struct MigrationAnalyzer {
             }
             analysis.discarded.append(discarded)
             analysis.refusals += try refusals(for: mapping, index: index, answer: answer)
+            analysis.stepsUnderUniqueness += stepsUnderUniqueness(ofHop: index)
             let steps = stepsBeforeCopy(ofHop: index)
             if !steps.isEmpty {
                 for case .duplicates(let entity, let properties, _, _) in mapping.checks {
@@ -289,6 +290,48 @@ struct MigrationAnalyzer {
             if handler?.didMigrate != nil { steps.append("the didMigrate handler of \(hop.from) → \(hop.to)") }
         }
         return steps
+    }
+
+    /// The hop's custom steps that set values the version they run on keeps unique: catalog
+    /// `update` steps setting a property in a constraint's columns, and Swift handlers (which
+    /// may set any).
+    func stepsUnderUniqueness(ofHop index: Int) -> [MigrationAnalysis.StepsUnderUniqueness] {
+        let mapping = mappings[index]
+        let hop = mapping.hop
+        let stage = hop.stage ?? hop.summary
+        let handler = handlers.first { $0.from == hop.from && $0.to == hop.to }
+        let phases: [(String, [CustomStageDefinition.DataStep], Bool, VirtualVersion)] = [
+            ("willMigrate", hop.custom.willMigrate, handler?.willMigrate != nil, states[index]),
+            ("didMigrate", hop.custom.didMigrate, handler?.didMigrate != nil, states[index + 1]),
+        ]
+        var result: [MigrationAnalysis.StepsUnderUniqueness] = []
+        for (phase, steps, hasHandler, state) in phases {
+            let model = state.version.model
+            let layout = state.layout
+            // Table and column of every value the steps set.
+            var written: Set<[String]> = []
+            for step in steps {
+                guard case .update(let assignments) = step.action, let table = layout.table(ofEntity: step.entity, in: model)?.name else { continue }
+                for assignment in assignments {
+                    if let column = layout.propertyColumns[step.entity]?[assignment.property] { written.insert([table, column]) }
+                }
+            }
+            var constrained: [String] = []
+            for entity in model.entities {
+                guard let table = layout.table(ofEntity: entity.name, in: model)?.name else { continue }
+                for constraint in entity.uniquenessConstraints where !constraint.isEmpty {
+                    let columns = constraint.compactMap { layout.propertyColumns[entity.name]?[$0] }
+                    guard hasHandler || columns.contains(where: { written.contains([table, $0]) }) else { continue }
+                    constrained.append("\(entity.name).\(constraint.joined(separator: " + "))")
+                }
+            }
+            guard !constrained.isEmpty else { continue }
+            let what = [steps.isEmpty ? nil : "the \(phase) steps of \(stage)", hasHandler ? "the \(phase) handler of \(hop.from) → \(hop.to)" : nil]
+            result.append(.init(
+                hop: "\(hop.from) → \(hop.to)", version: state.version.name, steps: what.compactMap { $0 }.joined(separator: " and "),
+                constrained: constrained))
+        }
+        return result
     }
 
     /// The uniqueness refusals of the single hop this analyzer spans (`states` before and after

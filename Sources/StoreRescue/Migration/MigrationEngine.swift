@@ -122,6 +122,12 @@ enum MigrationEngine {
         preparation.analysis = assessment.analysis
         preparation.refusals += assessment.refusals
         if options.isDryRun {
+            // Steps that set values a version they run on keeps unique: its index stops them.
+            for steps in preparation.analysis?.stepsUnderUniqueness ?? [] {
+                preparation.notes.append(
+                    "\(steps.hop): \(steps.steps) set \(steps.constrained.joined(separator: ", ")), which \(steps.version) keeps unique; the dry run does not "
+                        + "run them: if they make objects share values there, the run stops in them (exit 3) and writes nothing")
+            }
             // Not silently skipped (a review's dry run said nothing of it): when, and by whom.
             for check in preparation.analysis?.deferredUniquenessChecks ?? [] {
                 preparation.notes.append(
@@ -505,6 +511,9 @@ enum MigrationEngine {
             }
         } catch let failure as DataStepRunner.Failure {
             throw MigrationError.customStepFailed(path: file, stage: stage, detail: "\(failure.jsonPath): \(failure.reason)")
+        } catch let error as SQLiteError where error.primaryResultCode == 19 {
+            // A handler's change: the steps broke the version's constraint, not the data as read.
+            throw MigrationError.customStepFailed(path: file, stage: stage, detail: "a handler: \(runner.brokenUniqueness(error))")
         } catch let error as SQLiteError {
             throw translate(error, path: file, version: state.version.name, stage: stage)
         }

@@ -344,4 +344,41 @@ import Testing
             "V2 keeps Animal.name unique and Animal.name becomes Integer 64: then 1 values are shared by several Animal objects",
         ])
     }
+
+    // MARK: Steps that run where a constraint applies
+
+    /// A kept constraint a willMigrate step breaks (the step runs on V1, whose unique index
+    /// stops it): the dry run says it does not run the steps that set constrained values; the
+    /// run stops in the step, naming it and the constraint, and does not advise adding such a
+    /// step (a review's run said "UNIQUE constraint failed" and advised a willMigrate step).
+    @Test func aWillMigrateStepThatBreaksAKeptConstraintIsNotedAndNamed() throws {
+        let custom = CustomStageDefinition(willMigrate: [
+            .init(entity: "Item", action: .update([.init(property: "code", expression: "'same'", jsonPath: "stages[0].willMigrate[0].set.code")]),
+                  jsonPath: "stages[0].willMigrate[0]"),
+        ])
+        let item = { (extra: [PropertyDescription]) in
+            EntityDescription(name: "Item", properties: [M.attribute("code")] + extra, uniquenessConstraints: [["code"]])
+        }
+        let fixture = try MigrationFixture(
+            versions: [M.version("V1", [item([])]), M.version("V2", [item([M.attribute("q", .integer64)])], identifiers: ["2"])],
+            stages: [CatalogStage(kind: .custom, span: .pair(from: "V1", to: "V2"), custom: custom, jsonPath: "stages[0]")])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            for code in ["a", "b"] { try context.insert("Item", values: ["code": .text(code)]) }
+        }
+        let dryRun = fixture.migrate(path, dryRun: true)
+        #expect(dryRun.status == .wouldMigrate, "\(dryRun.refusals.map(\.message))")
+        let note = try #require(dryRun.notes.first { $0.contains("Item.code") }, "\(dryRun.notes)")
+        #expect(note.hasPrefix("V1 → V2: the willMigrate steps of stages[0] set Item.code, which V1 keeps unique; the dry run does not run them"), "\(note)")
+        #expect(dryRun.renderText().contains(note))
+
+        let run = fixture.migrate(path)
+        #expect(run.exitStatus == .refused && run.result == nil)
+        let error = try #require(run.error)
+        #expect(error.message.contains(
+            "stopped in stages[0]: stages[0].willMigrate[0]: it makes objects share values of Item.code, which V1 keeps unique (UNIQUE constraint failed: ZITEM.ZCODE)"),
+            "\(error.message)")
+        #expect(error.hint?.contains("add a willMigrate step") != true, "\(error.hint ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory.path("out.sqlite")))
+    }
 }
