@@ -25,7 +25,8 @@ struct InspectCommandTests {
     /// A `-wal` the user cannot read: the input is unreadable (66, "run as a user that can read
     /// the file"), not a failed private copy (74, "free space in $TMPDIR"), as a review found.
     /// Run as `nobody` through setpriv, since root reads any file.
-    @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv"))
+    @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv"),
+          .enabled(if: Samples.available, "needs the shared samples"))
     func anUnreadableWALIsAnUnreadableInput() throws {
         let dir = try TemporaryDirectory()
         let store = try dir.copySample("lineages/SyncMetadata/SyncMetadata_V3.sqlite")
@@ -53,7 +54,8 @@ struct InspectCommandTests {
 
     /// A store whose full path is past SQLite's 512 bytes cannot be opened by SQLite: said so,
     /// with what to do (a review got "run as a user that can read the file").
-    @Test func aPathPastSQLitesLimitIsExplained() throws {
+    @Test(.enabled(if: Samples.available, "needs the shared samples"))
+    func aPathPastSQLitesLimitIsExplained() throws {
         let dir = try TemporaryDirectory()
         var folder = dir.url.path
         for _ in 0..<6 { folder += "/" + String(repeating: "d", count: 100) }
