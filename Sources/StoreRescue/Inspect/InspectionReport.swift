@@ -104,8 +104,9 @@ public struct InspectionReport: Sendable, Encodable {
         public var max: Int64
         /// The table holding this entity's rows.
         @NullEncoded public var table: String?
-        /// The largest `Z_PK` in the hierarchy's table (reported on root entities).
-        public var largestPrimaryKey: Int64?
+        /// The largest `Z_PK` in the hierarchy's table (reported on root entities); `null` on
+        /// subentities, and when the table is empty, missing or has no `Z_PK`.
+        @NullEncoded public var largestPrimaryKey: Int64?
         /// Rows whose `Z_ENT` is this entity's (only with `--counts`).
         public var rowCount: Int64?
     }

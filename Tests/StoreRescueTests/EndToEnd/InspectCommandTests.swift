@@ -42,6 +42,27 @@ struct InspectCommandTests {
         chmod(store + "-wal", 0o644)
     }
 
+    /// `largestPrimaryKey` is on every entity, `null` where there is none — a subentity (its
+    /// root's table holds the keys), an empty table —, as the contract writes absent values;
+    /// it was left out there.
+    @Test func largestPrimaryKeyIsNullNotMissing() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("s.sqlite")
+        try StoreFixtureBuilder.coreDataStore(at: path, plist: StoreFixtureBuilder.metadataPlist(hashes: ["Item": Data(repeating: 7, count: 32)]))
+        try StoreFixtureBuilder.database(at: path, sql: """
+            CREATE TABLE ZEMPTY (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER);
+            INSERT INTO Z_PRIMARYKEY VALUES (2, 'Book', 1, 0), (3, 'Empty', 0, 0);
+            """)
+        let result = try CommandRunner.run(["inspect", "--json", path])
+        let entities = try #require(try result.json()["entities"] as? [[String: Any]], "\(result.stdout)")
+        let byName = Dictionary(entities.compactMap { entity in (entity["name"] as? String).map { ($0, entity) } }, uniquingKeysWith: { first, _ in first })
+        #expect(Set(byName.keys) == ["Item", "Book", "Empty"])
+        #expect(byName["Item"]?["largestPrimaryKey"] as? Int == 3)
+        for name in ["Book", "Empty"] {
+            #expect(byName[name]?["largestPrimaryKey"] is NSNull, "\(name): \(byName[name] ?? [:])")
+        }
+    }
+
     /// A file name that is not UTF-8 cannot reach the tool (arguments are UTF-8 strings): the
     /// "no such file" says why and what to do (a review found it only said "no such file").
     @Test func aNameThatIsNotUTF8IsExplained() throws {
