@@ -172,20 +172,22 @@ public struct MigrationRefusal: Sendable, Equatable, Codable {
         case storeDamaged
     }
 
+    // The optional fields are written `null` when absent, never left out: a refusal that names
+    // no entity (`storeDamaged`, `plan`, …) has the same keys as one that does (JSON-OUTPUT.md).
     public var code: Code
     /// The hop, as `V1 → V2`.
     public var hop: String
-    public var entity: String?
-    public var property: String?
+    @NullEncoded public var entity: String?
+    @NullEncoded public var property: String?
     /// Rows concerned, when the data was counted.
-    public var rowCount: Int64?
+    @NullEncoded public var rowCount: Int64?
     public var message: String
     /// What Core Data would do on the device, and what to do instead.
     public var remedy: String
     /// `attribute` or `relationship`, when a property is named.
-    public var propertyKind: String?
+    @NullEncoded public var propertyKind: String?
     /// The version the hop leads to, when the refusal is a hop's.
-    public var destinationVersion: String?
+    @NullEncoded public var destinationVersion: String?
 
     public init(
         code: Code, hop: String, entity: String?, property: String?, rowCount: Int64?, message: String, remedy: String,

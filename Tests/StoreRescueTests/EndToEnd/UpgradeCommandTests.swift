@@ -92,6 +92,38 @@ struct UpgradeCommandTests {
         #expect(try fixture.strayNames(besides: items) == ["Cats.sqlite", "Journal.sqlite", "Lineage.sqlite", "Notes.sqlite"])
     }
 
+    /// Every refusal in `--json`, whatever its code, has the nine keys JSON-OUTPUT.md documents,
+    /// `null` for what does not apply — in `refusals` and in the incident's `reasons`. A
+    /// `storeDamaged` refusal (no entity, property, count, kind or version) left five of them
+    /// out, while a 134110 refusal carried them (a review).
+    @Test func everyRefusalHasEveryDocumentedKeyWhateverItsCode() throws {
+        let fixture = try UpgradeFixture()
+        let documented: Set = ["code", "hop", "entity", "property", "rowCount", "message", "remedy", "propertyKind", "destinationVersion"]
+        func refusals(_ result: CommandRunner.Result, in path: [String] = []) throws -> [[String: Any]] {
+            var object = try result.json()
+            for key in path { object = try #require(object[key] as? [String: Any], "\(key): \(result.stdout)") }
+            return try #require(object[path.isEmpty ? "refusals" : "reasons"] as? [[String: Any]], "\(result.stdout)")
+        }
+        let (cats, catsCatalog) = try sample("Seed000", "Cats.sqlite", in: fixture)
+        let mandatory = try refusals(try CommandRunner.run(["upgrade", cats, "--catalog", catsCatalog, "--backup-dir", fixture.backups, "--json"]))
+        #expect(mandatory.first?["code"] as? String == "mandatoryValueMissing" && mandatory.first?["entity"] as? String == "Cat", "\(mandatory)")
+        let (notes, notesCatalog) = try sample("Damaged", "Notes.sqlite", in: fixture)
+        let damaged = try refusals(try CommandRunner.run(["upgrade", notes, "--catalog", notesCatalog, "--backup-dir", fixture.backups, "--json"]))
+        let reasons = try refusals(
+            try CommandRunner.run(["upgrade", notes, "--catalog", notesCatalog, "--backup-dir", fixture.backups, "--on-failure", "clean", "--json"]),
+            in: ["fallback"])
+        for refusal in [mandatory, damaged, reasons].flatMap({ $0 }) {
+            #expect(Set(refusal.keys) == documented, "\(refusal["code"] ?? "?"): \(refusal.keys.sorted())")
+        }
+        for refusal in damaged + reasons {
+            #expect(refusal["code"] as? String == "storeDamaged" && refusal["hop"] as? String == "", "\(refusal)")
+            for key in ["entity", "property", "rowCount", "propertyKind", "destinationVersion"] {
+                #expect(refusal[key] is NSNull, "storeDamaged \(key): \(refusal[key] ?? "missing")")
+            }
+        }
+        #expect(!damaged.isEmpty && !reasons.isEmpty)
+    }
+
     @Test func theIncidentsRestoreCommandPutsTheOriginalBack() throws {
         let fixture = try UpgradeFixture()
         let (cats, catsCatalog) = try sample("Seed000", "Cats.sqlite", in: fixture)
