@@ -16,12 +16,7 @@ struct CreationTarget {
             throw StoreCreationError.folderUnusable(path: path, folder: path, reason: "is a folder; name the store file inside it")
         }
         self.path = path
-        if let slash = path.lastIndex(of: "/") {
-            let parent = String(path[..<slash])
-            folder = parent.isEmpty ? "/" : parent
-        } else {
-            folder = "."
-        }
+        folder = Self.folder(of: path)
         var info = stat()
         // The folder may be reached through a symbolic link (/tmp on macOS); the store may not.
         guard stat(folder, &info) == 0 else {
@@ -38,6 +33,13 @@ struct CreationTarget {
             throw StoreCreationError.nameTooLong(path: path, bytes: bytes, limit: limit)
         }
         try checkNothingInTheWay()
+    }
+
+    /// The folder `path` names its file in, as given: `.` for a bare name.
+    static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let parent = String(path[..<slash])
+        return parent.isEmpty ? "/" : parent
     }
 
     /// Throws unless the path and its sidecars are all absent. Run again just before the new

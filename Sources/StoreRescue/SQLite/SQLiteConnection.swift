@@ -95,8 +95,10 @@ public final class SQLiteConnection {
         let rc = sqlite3_open_v2(uri, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            var error = SQLiteError(resultCode: rc, message: message)
+            if let db { error.systemErrno = Self.systemErrno(of: error, db) }
             if let db { sqlite3_close_v2(db) }
-            throw SQLiteError(resultCode: rc, message: message)
+            throw error
         }
         self.handle = db
         self.path = path
@@ -170,6 +172,17 @@ public final class SQLiteConnection {
         try configure(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
     }
 
+    /// The OS's reason for `error`, as SQLite's file layer recorded it; 0 when there is none to
+    /// trust. SQLite records one with `SQLITE_CANTOPEN` and `SQLITE_IOERR` only (any other code
+    /// leaves an earlier, unrelated one there); and a file SQLite could not create read-write it
+    /// tries again read-only, so a cannot-open's `ENOENT` is that retry's, not why the first
+    /// attempt failed.
+    private static func systemErrno(of error: SQLiteError, _ handle: OpaquePointer) -> Int32 {
+        guard error.primaryResultCode == SQLITE_CANTOPEN || error.primaryResultCode == SQLITE_IOERR else { return 0 }
+        let code = sqlite3_system_errno(handle)
+        return error.primaryResultCode == SQLITE_CANTOPEN && code == ENOENT ? 0 : code
+    }
+
     /// Throws the connection's current error when `resultCode` is not `SQLITE_OK`.
     func check(_ resultCode: Int32, sql: String? = nil) throws {
         guard resultCode == SQLITE_OK else { throw lastError(resultCode, sql: sql) }
@@ -178,7 +191,9 @@ public final class SQLiteConnection {
     func lastError(_ resultCode: Int32, sql: String? = nil) -> SQLiteError {
         let extended = sqlite3_extended_errcode(handle)
         let code = (extended & 0xFF) == (resultCode & 0xFF) ? extended : resultCode
-        return SQLiteError(resultCode: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        var error = SQLiteError(resultCode: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        error.systemErrno = Self.systemErrno(of: error, handle)
+        return error
     }
 
     /// Runs one or more statements that return no rows of interest.

@@ -28,10 +28,10 @@ enum FileReading {
 /// Salvage's writes of its own files (pages appended behind SQLite, rows set aside).
 enum FileWriting {
     /// Writes all of `bytes` at `offset` (`PositionedWrite`).
-    /// - Throws: `SalvageError.writeFailed` naming `path`, with the system's reason (`EFBIG` past
-    ///   the file-size limit, `ENOSPC`, …).
+    /// - Throws: `SalvageError.writing` naming `path`, with the system's reason (`EFBIG` past
+    ///   the file-size limit, `ENOSPC`, `EROFS`, …).
     static func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64, path: String) throws {
         let code = PositionedWrite.write(descriptor, bytes, at: offset)
-        guard code == 0 else { throw SalvageError.writeFailed(path: path, reason: SafeFileOutput.describe(code)) }
+        guard code == 0 else { throw SalvageError.writing(path, code: code) }
     }
 }

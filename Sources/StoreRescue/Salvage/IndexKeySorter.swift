@@ -255,7 +255,7 @@ final class IndexKeySorter: IndexKeyCollector {
         guard !isAbandoned, heldWords > 0 else { return }
         if descriptor < 0 {
             descriptor = open(spillPath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            guard descriptor >= 0 else { throw SalvageError.writeFailed(path: spillPath, reason: String(cString: strerror(errno))) }
+            guard descriptor >= 0 else { throw SalvageError.writing(spillPath, code: errno) }
         }
         let order = sortedOrder()
         // Keys are copied a key at a time into a buffer of our own (an array's generic

@@ -55,7 +55,7 @@ final class PageAppender {
     init(path: String) throws {
         self.path = path
         let descriptor = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else { throw SalvageError.writeFailed(path: path, reason: String(cString: strerror(errno))) }
+        guard descriptor >= 0 else { throw SalvageError.writing(path, code: errno) }
         self.descriptor = descriptor
         var header = [UInt8](repeating: 0, count: SQLiteFileHeader.size)
         var info = stat()
@@ -152,7 +152,7 @@ final class PageAppender {
         do {
             try writer.finish()
         } catch let failure as WriteBehind.Failure {
-            throw SalvageError.writeFailed(path: path, reason: SafeFileOutput.describe(failure.code))
+            throw SalvageError.writing(path, code: failure.code)
         }
         var header = [UInt8](repeating: 0, count: SQLiteFileHeader.size)
         guard FileReading.read(descriptor, into: &header, at: 0) == header.count else {
@@ -168,7 +168,7 @@ final class PageAppender {
         // Every page up to `pageCount` was written (a pointer-map page before the pages it maps),
         // so this only settles the size; it never cuts a page.
         guard ftruncate(descriptor, off_t(Int64(pageCount) * Int64(pageSize))) == 0 else {
-            throw SalvageError.writeFailed(path: path, reason: String(cString: strerror(errno)))
+            throw SalvageError.writing(path, code: errno)
         }
         // The pages since the writer's last hint go to the disk too, while SQLite goes on.
         Writeback.start(descriptor)
@@ -178,7 +178,7 @@ final class PageAppender {
         do {
             try writer.write(bytes, at: offset)
         } catch let failure as WriteBehind.Failure {
-            throw SalvageError.writeFailed(path: path, reason: SafeFileOutput.describe(failure.code))
+            throw SalvageError.writing(path, code: failure.code)
         }
     }
 
@@ -187,7 +187,7 @@ final class PageAppender {
         do {
             try writer.drain()
         } catch let failure as WriteBehind.Failure {
-            throw SalvageError.writeFailed(path: path, reason: SafeFileOutput.describe(failure.code))
+            throw SalvageError.writing(path, code: failure.code)
         }
     }
 }

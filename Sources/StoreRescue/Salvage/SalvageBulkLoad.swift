@@ -216,7 +216,7 @@ final class RowSpill {
     init(path: String) throws {
         self.path = path
         descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { throw SalvageError.writeFailed(path: path, reason: String(cString: strerror(errno))) }
+        guard descriptor >= 0 else { throw SalvageError.writing(path, code: errno) }
     }
 
     deinit {

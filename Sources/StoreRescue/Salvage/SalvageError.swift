@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why a salvage did not produce a new store. Whatever the case, nothing was left at the output
 /// path and the damaged store was not changed.
 public enum SalvageError: OperatorFacingError, Equatable, Sendable {
@@ -19,6 +21,13 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
     case outputNameTooLong(path: String, bytes: Int, limit: Int)
     /// Writing the new store failed part way (disk full, file-size limit, I/O error).
     case writeFailed(path: String, reason: String)
+    /// Writing the new store was refused a file in `folder`, the output's folder where the
+    /// private folder is (SQLite's `SQLITE_CANTOPEN`, `SQLITE_READONLY`, `SQLITE_PERM`; a
+    /// system call's `EACCES`, `EPERM`, `EROFS`): a folder or file system made read-only, or
+    /// not this user's, after the run began. No lack of disk space.
+    case writeDenied(path: String, folder: String, reason: String)
+    /// Writing the new store ran out of memory (`SQLITE_NOMEM`, `ENOMEM`). No lack of disk space.
+    case outOfMemory(path: String, reason: String)
     /// SQLite refused what salvage asked it to write (an SQL error, a constraint, a misuse: any
     /// result code but the file system's, `SQLiteError.isFileSystemFailure`). A bug in this tool,
     /// not a lack of disk space: every statement is its own, into tables it made itself, and a row
@@ -48,6 +57,9 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .outputNameTooLong(let path, let bytes, let limit):
             return StoreCreationError.nameTooLong(path: path, bytes: bytes, limit: limit).description
         case .writeFailed(let path, let reason): return "writing \(path) failed: \(reason); nothing was left at \(path)"
+        case .writeDenied(let path, let folder, let reason):
+            return "writing \(path) failed: a file in \(folder) could not be created or written: \(reason); nothing was left at \(path)"
+        case .outOfMemory(let path, let reason): return "writing \(path) ran out of memory: \(reason); nothing was left at \(path)"
         case .writeRefused(let path, let reason): return "SQLite refused what salvage wrote into \(path): \(reason); nothing was left at \(path)"
         case .unknownVersion(let catalog, let version, _): return "catalog \(catalog) has no version \"\(version)\""
         case .versionUndetermined(let path, let reason, _): return "\(path): cannot tell which version wrote it: \(reason)"
@@ -70,6 +82,10 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .outputNameTooLong(let path, let bytes, let limit):
             return StoreCreationError.nameTooLong(path: path, bytes: bytes, limit: limit).recoverySuggestion
         case .writeFailed: return "free disk space or raise the file-size limit (ulimit -f), then run the command again"
+        case .writeDenied(_, let folder, _):
+            return "not a lack of disk space: make \(folder) writable for this user (check its permissions, and that its file system is not mounted read-only), or give --out a path in a folder you can write to; then run the command again"
+        case .outOfMemory:
+            return "not a lack of disk space: free memory (close other programs) or raise the memory limit the command runs under (ulimit -v, a service's MemoryMax), then run the command again"
         case .writeRefused:
             return "this is a bug in storerescue, not a lack of disk space: please report it with the command line; the damaged store was not changed"
         case .unknownVersion(_, _, let available), .versionUndetermined(_, _, let available):
@@ -86,10 +102,24 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         switch self {
         case .nothingToSalvage, .versionUndetermined, .ambiguousVersion: return .notAStore
         case .outputIsInput, .outputExists, .outputIsSidecar, .outputIsSymlink, .outputFolderUnusable, .outputPathEmpty, .outputNameTooLong: return .cannotCreateOutput
-        case .writeFailed: return .ioError
+        case .writeFailed, .outOfMemory: return .ioError
+        case .writeDenied: return .cannotCreateOutput
         case .unknownVersion: return .usage
         case .verificationFailed, .writeRefused: return .internalError
         case .interrupted: return .temporaryFailure
+        }
+    }
+
+    /// A system call's failure (its `errno`) while writing `path`, a file of the salvage's
+    /// own: refused (`EACCES`, `EPERM`, `EROFS`) is `writeDenied`, `ENOMEM` `outOfMemory`,
+    /// anything else (`ENOSPC`, `EFBIG`, `EIO`) `writeFailed`. `reason`: the system's, unless
+    /// given.
+    static func writing(_ path: String, code: Int32, reason given: String? = nil) -> SalvageError {
+        let reason = given ?? SafeFileOutput.describe(code)
+        switch code {
+        case EACCES, EPERM, EROFS: return .writeDenied(path: path, folder: (path as NSString).deletingLastPathComponent, reason: reason)
+        case ENOMEM: return .outOfMemory(path: path, reason: reason)
+        default: return .writeFailed(path: path, reason: reason)
         }
     }
 

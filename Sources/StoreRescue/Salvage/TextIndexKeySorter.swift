@@ -184,7 +184,7 @@ final class TextIndexKeySorter: IndexKeyCollector {
         guard !isAbandoned, !starts.isEmpty else { return }
         if descriptor < 0 {
             descriptor = open(spillPath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            guard descriptor >= 0 else { throw SalvageError.writeFailed(path: spillPath, reason: String(cString: strerror(errno))) }
+            guard descriptor >= 0 else { throw SalvageError.writing(spillPath, code: errno) }
         }
         let start = spilledBytes
         var chunk: [UInt8] = []

@@ -27,7 +27,8 @@ public enum ExitStatus: Int32, Sendable, Codable, CaseIterable {
     /// An output could not be created: it exists (and `--force` was not given), or its folder is
     /// not writable, or a symlink was planted there.
     case cannotCreateOutput = 73
-    /// Reading or writing failed part way (disk full, file-size limit, I/O error).
+    /// Reading or writing failed part way (disk full, file-size limit, I/O error; `salvage`:
+    /// also memory running out).
     case ioError = 74
     /// Try again later: the store stayed locked by another process past the timeout.
     case temporaryFailure = 75

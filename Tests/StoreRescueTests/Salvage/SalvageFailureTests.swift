@@ -300,25 +300,78 @@ import Testing
         #expect(try setup.inputSnapshot() == before)
     }
 
-    /// How an SQLite error while writing ends the run, by its result code: the file system
-    /// failing (disk full, a write's I/O error) is a write failure, exit 74 with the disk-space
-    /// hint; any other code (an SQL error, a constraint) is SQLite refusing the tool's own
-    /// statements, exit 70.
+    /// How an SQLite error while writing ends the run, by its result code (and the system's
+    /// error number SQLite recorded): only the file system failing for room (disk full, a
+    /// write's I/O error, the file-size limit) is exit 74 with the disk-space hint; a file the
+    /// folder refuses (cannot open, read only, permission) is the output folder's, exit 73,
+    /// naming it; memory running out is exit 74 saying so; any other code (an SQL error, a
+    /// constraint) is SQLite refusing the tool's own statements, exit 70. Every one of the
+    /// refusals and memory used to be "free disk space".
     @Test(arguments: [
-        // SQLITE_IOERR_WRITE and SQLITE_CONSTRAINT_UNIQUE, extended codes C macros Swift does not import.
-        (SQLITE_FULL, StoreRescue.ExitStatus.ioError), (SQLITE_IOERR | 3 << 8, .ioError), (SQLITE_ERROR, .internalError), (SQLITE_CONSTRAINT | 8 << 8, .internalError),
+        // Extended codes are C macros Swift does not import: SQLITE_IOERR_WRITE, SQLITE_READONLY_DBMOVED,
+        // SQLITE_IOERR_NOMEM, SQLITE_CONSTRAINT_UNIQUE.
+        (SQLITE_FULL, 0, StoreRescue.ExitStatus.ioError, "free disk space"), (SQLITE_IOERR | 3 << 8, 0, .ioError, "free disk space"),
+        (SQLITE_CANTOPEN, ENOSPC, .ioError, "free disk space"), (SQLITE_IOERR | 3 << 8, EROFS, .cannotCreateOutput, "not a lack of disk space: make"),
+        (SQLITE_CANTOPEN, 0, .cannotCreateOutput, "not a lack of disk space: make"), (SQLITE_CANTOPEN, EACCES, .cannotCreateOutput, "not a lack of disk space: make"),
+        (SQLITE_READONLY | 4 << 8, 0, .cannotCreateOutput, "not a lack of disk space: make"), (SQLITE_PERM, 0, .cannotCreateOutput, "not a lack of disk space: make"),
+        (SQLITE_NOMEM, 0, .ioError, "not a lack of disk space: free memory"), (SQLITE_IOERR | 12 << 8, 0, .ioError, "not a lack of disk space: free memory"),
+        (SQLITE_ERROR, 0, .internalError, "this is a bug"), (SQLITE_CONSTRAINT | 8 << 8, 0, .internalError, "this is a bug"),
     ])
-    func sqliteErrorsWhileWritingAreClassifiedByTheirCode(code: Int32, status: StoreRescue.ExitStatus) throws {
+    func sqliteErrorsWhileWritingAreClassifiedByTheirCode(code: Int32, systemErrno: Int32, status: StoreRescue.ExitStatus, hint: String) throws {
         let setup = try Setup()
         let error = #expect(throws: SalvageError.self) {
             try Salvager.salvage(store: setup.store, into: setup.output, options: SalvageOptions(), progress: nil, cancellation: nil, result: nil) {
-                if $0 == .rowsWritten { throw SQLiteError(resultCode: code, message: "injected") }
+                if $0 == .rowsWritten { throw SQLiteError(resultCode: code, message: "injected", systemErrno: systemErrno) }
             }
         }
         #expect(error?.exitStatus == status)
         #expect(error?.description.contains("injected (SQLite code \(code))") == true, "\(String(describing: error))")
-        #expect(error?.recoverySuggestion?.hasPrefix("free disk space") == (status == .ioError))
+        #expect(error?.recoverySuggestion?.hasPrefix(hint) == true, "\(String(describing: error?.recoverySuggestion))")
+        if status == .cannotCreateOutput {
+            #expect(error?.description.contains("a file in \(setup.outputFolder) could not be created or written") == true)
+            #expect(error?.recoverySuggestion?.contains("make \(setup.outputFolder) writable") == true)
+        }
+        if systemErrno != 0 { #expect(error?.description.contains(String(cString: strerror(systemErrno))) == true) }
         #expect(setup.outputFolderNames().isEmpty, "left behind: \(setup.outputFolderNames())")
+    }
+
+    /// The output's folder made read-only part way (here its private folder, once salvage's own
+    /// pages are in and SQLite is to write the rest: `chattr +i` for root, who ignores modes;
+    /// mode 0500 otherwise): SQLite cannot create its `-wal`/`-journal` there (SQLITE_CANTOPEN).
+    /// That is the folder's problem, exit 73 naming it and what to try — it was exit 74 and
+    /// "free disk space or raise the file-size limit", which does not help. A folder that
+    /// refuses files also refuses their removal, so the private folder stays (the next run
+    /// removes it once stale); nothing is at the output.
+    @Test func aFolderMadeReadOnlyPartWayIsNotADiskFull() throws {
+        let setup = try Setup(coreData: true)
+        let before = try setup.inputSnapshot()
+        var lock: UnwritableFolder?
+        defer { lock?.restore() }
+        let error = #expect(throws: SalvageError.self) {
+            try Salvager.salvage(
+                store: setup.store, into: setup.output, options: setup.options,
+                progress: nil, cancellation: nil, result: nil
+            ) { stage in
+                guard stage == .pagesWritten else { return }
+                let workspace = try #require(try FileManager.default.contentsOfDirectory(atPath: setup.outputFolder).first { $0.hasPrefix(".salvage") })
+                lock = try UnwritableFolder(setup.outputFolder + "/" + workspace)
+            }
+        }
+        let reason = try #require(lock?.expectedReason)
+        lock?.restore()
+        guard case .writeDenied(let path, let folder, let detail) = error else {
+            Issue.record("expected the folder's refusal, got \(String(describing: error))")
+            return
+        }
+        #expect(path == setup.output && folder == setup.outputFolder)
+        // Root's immutable folder: SQLITE_CANTOPEN (14); an ordinary user's mode 0500:
+        // SQLITE_READONLY_DIRECTORY (1544). Either way SQLite keeps no reason; the folder's is said.
+        #expect((detail.contains("(SQLite code 14)") || detail.contains("(SQLite code 1544)")) && detail.hasSuffix(": \(reason)"), "\(detail)")
+        #expect(error?.description == "writing \(setup.output) failed: a file in \(setup.outputFolder) could not be created or written: \(detail); nothing was left at \(setup.output)")
+        #expect(error?.recoverySuggestion == "not a lack of disk space: make \(setup.outputFolder) writable for this user (check its permissions, and that its file system is not mounted read-only), or give --out a path in a folder you can write to; then run the command again")
+        #expect(error?.exitStatus == .cannotCreateOutput)
+        #expect(setup.outputFolderNames().allSatisfy { $0.hasPrefix(".salvage") }, "\(setup.outputFolderNames())")
+        #expect(try setup.inputSnapshot() == before)
     }
 
     /// Swaps the first two cell pointers of the last table leaf page (of two cells or more) in
