@@ -16,6 +16,9 @@ public enum BackupError: OperatorFacingError, Equatable {
     case storeLocked(path: String, seconds: TimeInterval)
     /// The online backup failed part way.
     case snapshotFailed(source: String, detail: String)
+    /// A store at rest whose `-wal` (or hot `-journal`) holds data is copied, with it, into the
+    /// backup folder to be read: that copy failed (the folder full, the file-size limit).
+    case copyFailed(source: String, folder: String, reason: String)
     /// The snapshot changed after it was compressed (a bug: nothing was published).
     case snapshotInconsistent(source: String)
     /// The backup folder could not be created or is not a folder.
@@ -69,6 +72,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "the store \(path) stayed locked by another process for \(Self.format(seconds)) s; no backup was taken"
         case .snapshotFailed(let source, let detail):
             return "the snapshot of \(source) failed: \(detail); nothing was written"
+        case .copyFailed(let source, let folder, let reason):
+            return "the backup of \(source) failed: the store and its sidecars could not be copied into the backup folder \(folder) to be read: \(reason); nothing was written"
         case .snapshotInconsistent(let source):
             return "the snapshot of \(source) changed while it was being compressed; nothing was written"
         case .destinationUnusable(let path, let reason):
@@ -108,6 +113,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "try again later, or raise --timeout; check which process holds the store (lsof STORE)"
         case .snapshotFailed:
             return "check free space in the backup folder and that the store is readable, then run again"
+        case .copyFailed(_, let folder, _):
+            return "free space in \(folder) (the store and its -wal are copied there, then snapshotted and compressed) or raise the file-size limit (ulimit -f), or back up into another folder; then run the command again"
         case .snapshotInconsistent:
             return "run the backup again; if it happens again, report a bug"
         case .destinationUnusable:
@@ -143,7 +150,7 @@ public enum BackupError: OperatorFacingError, Equatable {
         case .sourceMissing, .sourceNotARegularFile, .backupMissing, .backupNotARegularFile, .manifestUnreadable: return .noInput
         case .sourceNotAStore: return .notAStore
         case .storeLocked, .interrupted, .storeKeptChanging: return .temporaryFailure
-        case .snapshotFailed: return .ioError
+        case .snapshotFailed, .copyFailed: return .ioError
         case .snapshotInconsistent: return .internalError
         case .destinationUnusable, .restoreTargetExists, .restoreTargetAppeared, .restoreTargetIsSidecar, .restoreTargetNotARegularFile: return .cannotCreateOutput
         case .restoreVerificationFailed: return .checkFailed

@@ -119,6 +119,11 @@ public enum BackupRunner {
                 // A writer came back while the store at rest was copied (its -journal went away
                 // mid-copy): take it as a live store, through SQLite's locks.
                 throw BackupAttemptError.storeChangedWhileReadInPlace
+            } catch StoreAccessError.privateCopyFailed(_, let reason, _) {
+                // The copy is made in the backup folder: its failure (the folder full, the
+                // file-size limit) is the backup's, named so — not "a private copy to read",
+                // with a hint naming the staging folder that is removed (a review).
+                throw BackupError.copyFailed(source: source.path, folder: options.temporaryDirectory ?? folder, reason: reason)
             }
         }
         let snapshotter = try StoreSnapshotter(sourcePath: source.path, access: access, lockTimeout: options.lockTimeout, cancellation: cancellation)

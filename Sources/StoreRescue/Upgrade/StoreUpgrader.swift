@@ -236,6 +236,10 @@ final class UpgradeRun {
             }
             try fallBack(backup: nil, reading: first, since: backupStarted)
             return
+        } catch {
+            // The phase that failed is said (a full backup folder read as a failed read).
+            report.addPhase(.backup, "failed", since: backupStarted, "\(StoreMigrator.operatorFacing(error, store: storePath).description)")
+            throw error
         }
         guard let snapshot = backup.snapshot else { throw InternalError(detail: "the backup kept no snapshot") }
         report.backup = UpgradeReport.Backup(

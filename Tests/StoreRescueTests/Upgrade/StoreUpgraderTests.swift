@@ -774,6 +774,34 @@ struct StoreUpgraderTests {
         #expect(again.recovered.isEmpty, "once")
     }
 
+    /// A backup folder too full for the backup: a store at rest whose rows are in its `-wal` is
+    /// copied into the backup folder to be read, and that copy fails (ENOSPC on a 64 KiB
+    /// tmpfs). The run says the backup failed, in which folder, and what to free there — it said
+    /// "cannot make a private copy to read", advising to free the removed staging folder, and no
+    /// phase said the backup failed (a review).
+    @Test(.enabled(if: FullDisk.isAvailable, "needs root and tmpfs mounts (a full disk is simulated with a 64 KiB tmpfs)"))
+    func aBackupFolderTooFullForTheBackupSaysTheBackupFailed() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let store = try fixture.catsStore(cats: 2_000, owners: 5, catalog: catalog)
+        try UpgradeFixture.moveEntriesIntoWAL(of: store, table: "ZCAT")
+        let disk = try FullDisk(at: fixture.directory.path("full-backups"))
+        defer { disk.unmount() }
+        let before = try fixture.appFiles()
+        var options = fixture.options()
+        options.backupDirectory = disk.path
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: options)
+        #expect(report.status == .failed && report.exitStatus == .ioError, "\(report.status) \(report.error?.message ?? "")")
+        let error = try #require(report.error)
+        #expect(error.message.hasPrefix("the backup of \(store) failed: the store and its sidecars could not be copied into the backup folder \(disk.path) to be read: "), "\(error.message)")
+        #expect(error.message.contains("No space left on device") && !error.message.contains("private copy"), "\(error.message)")
+        #expect(error.hint == "free space in \(disk.path) (the store and its -wal are copied there, then snapshotted and compressed) or raise the file-size limit (ulimit -f), or back up into another folder; then run the command again")
+        #expect(report.phases.map(\.name) == ["read", "backup"] && report.phases.last?.status == "failed", "\(report.phases)")
+        #expect(report.refusals.isEmpty && report.fallback == nil)
+        #expect(try fixture.appFiles() == before, "the store, byte for byte, and nothing beside it")
+        #expect(BackupFixtures.fileNames(in: disk.path) == [])
+    }
+
     /// A run stopped once its quarantine folder is made, before it salvaged or moved anything:
     /// the folder says so (`preparing`), and the next run marks it abandoned. Until stop 25 such
     /// a folder held nothing that said what it was.

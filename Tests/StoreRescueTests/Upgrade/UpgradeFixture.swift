@@ -30,13 +30,13 @@ final class UpgradeFixture {
     /// back with automatic checkpoints off and no checkpoint on close, as a store is left when
     /// its app is killed. Read with its `-wal` the store is as before; the main file alone has
     /// no entries.
-    static func moveEntriesIntoWAL(of store: String) throws {
+    static func moveEntriesIntoWAL(of store: String, table: String = "ZENTRY") throws {
         let writer = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
         _ = try writer.scalar("PRAGMA journal_mode = WAL")
-        try writer.execute("CREATE TEMP TABLE saved AS SELECT * FROM ZENTRY; DELETE FROM ZENTRY")
+        try writer.execute("CREATE TEMP TABLE saved AS SELECT * FROM \(table); DELETE FROM \(table)")
         _ = try writer.scalar("PRAGMA wal_checkpoint(TRUNCATE)")
         try writer.disableCheckpointOnClose()
-        try writer.execute("PRAGMA wal_autocheckpoint = 0; INSERT INTO ZENTRY SELECT * FROM saved")
+        try writer.execute("PRAGMA wal_autocheckpoint = 0; INSERT INTO \(table) SELECT * FROM saved")
     }
 
     var journalCatalog: Catalog {
