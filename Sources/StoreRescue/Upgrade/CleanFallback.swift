@@ -54,6 +54,8 @@ struct CleanFallback {
         var backup: UpgradeReport.Backup?
         var incident: IncidentReport
         var summary: String
+        /// What failed after the swap, the clean store in place (`fallbackRecordsUnfinished`).
+        var recordsFailure: UpgradeError? = nil
     }
 
     /// The most rounds of leaving a refused entity out before the clean store is made empty.
@@ -200,30 +202,46 @@ struct CleanFallback {
                         try recorded.write(into: quarantine)
                     }, faultInjection: replacementFaults)
             }
-            intent.state = "done"
-            try? intent.write(into: quarantine)
-            try faultInjection?(.fallbackSwapped)
-            incident.state = "complete"
-            incident.quarantinedFiles = ([mainKept] + result.movedSidecars).map {
-                IncidentReport.QuarantinedFile(
-                    originalPath: storePath + String(($0 as NSString).lastPathComponent.dropFirst(name.count)), path: $0, size: Self.size($0))
-            }
-            if let journal = result.removedSpentJournal {
-                incident.notes.append("the store's \((journal as NSString).lastPathComponent) was spent (empty or zeroed: TRUNCATE or PERSIST journal mode) and held nothing; it was removed, not quarantined")
-            }
-            if let folded = result.foldedSidecar {
-                incident.notes.append(folded.name.hasSuffix("-journal")
-                    ? "the store held an unfinished transaction: the \(folded.pages) pages its -journal had kept were rolled back into a copy of the main file, put in the store's place before the sidecars moved, so that the store never stood half-written (the quarantine holds the main file and its sidecars as they were)"
-                    : "the store's -wal held committed transactions: its \(folded.pages) pages were folded into a copy of the main file, put in the store's place before the sidecars moved, so that the store never stood without them (the quarantine holds the main file and its sidecars as they were)")
-            }
-            if result.settled && !result.settledSidecars.isEmpty {
-                incident.notes.append("SQLite folded the store's \(result.settledSidecars.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) into its main file before it was moved (the backup holds the files as they were)")
-            }
-            try IncidentFiles.write(incident, into: quarantine)
+            // From here the clean store is in place: a failure is the records', not the swap's,
+            // and is never reported as if the store were the original (`fallbackRecordsUnfinished`).
             let carried = clean.entities.filter { $0.keptIn == "clean store" }.map(\.rowsInCleanStore).reduce(0, +)
-            return Outcome(
+            var outcome = Outcome(
                 backup: backup == nil ? backupEntry : nil, incident: incident,
                 summary: "quarantined into \(quarantine); clean \(target.name) store in place with \(carried) rows carried\(salvageDatabase.map { "; every readable row in \($0)" } ?? "")")
+            do {
+                intent.state = "done"
+                try? intent.write(into: quarantine)
+                try faultInjection?(.fallbackSwapped)
+                incident.state = "complete"
+                incident.quarantinedFiles = ([mainKept] + result.movedSidecars).map {
+                    IncidentReport.QuarantinedFile(
+                        originalPath: storePath + String(($0 as NSString).lastPathComponent.dropFirst(name.count)), path: $0, size: Self.size($0))
+                }
+                if let journal = result.removedSpentJournal {
+                    incident.notes.append("the store's \((journal as NSString).lastPathComponent) was spent (empty or zeroed: TRUNCATE or PERSIST journal mode) and held nothing; it was removed, not quarantined")
+                }
+                if let folded = result.foldedSidecar {
+                    incident.notes.append(folded.name.hasSuffix("-journal")
+                        ? "the store held an unfinished transaction: the \(folded.pages) pages its -journal had kept were rolled back into a copy of the main file, put in the store's place before the sidecars moved, so that the store never stood half-written (the quarantine holds the main file and its sidecars as they were)"
+                        : "the store's -wal held committed transactions: its \(folded.pages) pages were folded into a copy of the main file, put in the store's place before the sidecars moved, so that the store never stood without them (the quarantine holds the main file and its sidecars as they were)")
+                }
+                if result.settled && !result.settledSidecars.isEmpty {
+                    incident.notes.append("SQLite folded the store's \(result.settledSidecars.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) into its main file before it was moved (the backup holds the files as they were)")
+                }
+                try IncidentFiles.write(incident, into: quarantine)
+                outcome.incident = incident
+            } catch let error where !(error is any StandsForAKill) {
+                // The store is the clean store now, whatever failed: the run ends as a fallback
+                // (exit 5), its error saying what failed. The incident is marked complete if it
+                // can be (as the next run would); otherwise it stays pending for the next run.
+                _ = try? FallbackIntent.finish(folder: quarantine, store: storePath)
+                outcome.incident.state = IncidentFiles.state(in: quarantine) ?? outcome.incident.state
+                outcome.recordsFailure = UpgradeError.fallbackRecordsUnfinished(
+                    path: storePath, version: target.name, quarantine: quarantine,
+                    reason: Self.whatFailed(error, store: storePath),
+                    incidentState: outcome.incident.state)
+            }
+            return outcome
         } catch let error where !(error is any StandsForAKill) {
             // The fallback failed (a full disk while it salvaged or folded, a sidecar that would
             // not move, the store in use): what it began is dealt with now, as the next run deals
@@ -238,6 +256,13 @@ struct CleanFallback {
 
     private func checkCancellation() throws {
         if cancellation?.isCancelled == true { throw MigrationError.interrupted(path: storePath) }
+    }
+
+    /// A failure after the swap, in words that do not claim the store was not replaced (as
+    /// `quarantineFailed`'s own description does).
+    private static func whatFailed(_ error: any Error, store: String) -> String {
+        if case .quarantineFailed(let path, let reason)? = error as? UpgradeError { return "cannot write \(path): \(reason)" }
+        return StoreMigrator.operatorFacing(error, store: store).description
     }
 
     // MARK: - The clean store

@@ -793,8 +793,15 @@ final class UpgradeRun {
         let outcome = try fallback.run(backup: backup)
         if report.backup == nil { report.backup = outcome.backup }
         report.fallback = outcome.incident
-        report.addPhase(.fallback, "done", since: start, outcome.summary)
         report.status = .fellBackToClean
+        if let failure = outcome.recordsFailure {
+            // The store is the clean store: the run ends as a fallback (exit 5), the error saying
+            // so and what failed — never `failed`, which says the store is the original.
+            report.addPhase(.fallback, "done", since: start, outcome.summary + "; then its records could not be finished: " + failure.reason)
+            report.error = ErrorSummary(failure)
+        } else {
+            report.addPhase(.fallback, "done", since: start, outcome.summary)
+        }
     }
 
     // MARK: - Helpers

@@ -23,6 +23,10 @@ public enum UpgradeError: OperatorFacingError, Equatable {
     case backupFolderIsStoreFolder(path: String)
     /// A quarantine or incident file could not be written.
     case quarantineFailed(path: String, reason: String)
+    /// `--on-failure clean`: the clean store is in place and the original quarantined, but what
+    /// the fallback does after its swap (the incident's last rewrite) failed. The
+    /// run ends as a fallback (exit 5), with this as its error.
+    case fallbackRecordsUnfinished(path: String, version: String, quarantine: String, reason: String, incidentState: String)
     /// An earlier fallback of this store was interrupted after the store was moved aside; it
     /// must be finished first (`upgrade` finishes it when run with the same backup folder).
     case interruptedFallback(path: String, intent: String, detail: String)
@@ -45,6 +49,8 @@ public enum UpgradeError: OperatorFacingError, Equatable {
         case .quarantineFailed(let path, let reason): return "cannot quarantine into \(path): \(reason); the store was not replaced"
         case .interruptedFallback(let path, let intent, let detail):
             return "an earlier fallback of \(path) was interrupted (\(intent)): \(detail)"
+        case .fallbackRecordsUnfinished(let path, let version, let quarantine, let reason, let state):
+            return "\(path) was replaced by a clean \(version) store and the original quarantined in \(quarantine), but the fallback's records could not be finished: \(reason); the incident there is marked \(state)"
         }
     }
 
@@ -61,7 +67,17 @@ public enum UpgradeError: OperatorFacingError, Equatable {
         case .backupFolderIsStoreFolder: return "give a --backup-dir outside the store's folder (an app must not find new files beside its store)"
         case .quarantineFailed: return "check the backup folder's permissions and free space, then run the command again"
         case .interruptedFallback: return "run the same command again with the same --backup-dir; it finishes the fallback first"
+        case .fallbackRecordsUnfinished(_, _, let quarantine, _, let state) where state == "complete":
+            return "the clean store is in place and can be used; \(quarantine)/incident.txt says how to put the original back, but may lack the swap's own notes (sidecars folded or moved, a spent -journal removed): compare the folder's files with it"
+        case .fallbackRecordsUnfinished(_, _, let quarantine, _, _):
+            return "the clean store is in place and can be used; check free space in \(quarantine), then run the same command again with the same --backup-dir: it marks the incident complete without redoing the fallback; \(quarantine)/incident.txt says how to put the original back"
         }
+    }
+
+    /// What failed, for a `fallbackRecordsUnfinished` report's phase; the description otherwise.
+    var reason: String {
+        if case .fallbackRecordsUnfinished(_, _, _, let reason, _) = self { return reason }
+        return description
     }
 
     public var exitStatus: ExitStatus {
@@ -74,6 +90,8 @@ public enum UpgradeError: OperatorFacingError, Equatable {
         case .notThatVersion: return .refused
         case .backupFolderIsStoreFolder: return .usage
         case .interruptedFallback: return .temporaryFailure
+        // The store's state decides: the clean store is in place, as after a whole fallback.
+        case .fallbackRecordsUnfinished: return .fellBackToClean
         }
     }
 }

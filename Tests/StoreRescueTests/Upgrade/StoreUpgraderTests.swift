@@ -802,6 +802,53 @@ struct StoreUpgraderTests {
         #expect(BackupFixtures.fileNames(in: disk.path) == [])
     }
 
+    /// A fallback that fails — an error, not a kill — after its swap, before its last rewrite:
+    /// the clean store is in place, so the run ends as a fallback (exit 5, `fellBackToClean`)
+    /// whose error says the store was replaced, where the original is and what failed. It ended
+    /// `failed` (exit 70), a status that says the store is the original. Whether the incident
+    /// could still be marked complete (an injected failure) or not (the quarantine folder made
+    /// unwritable, so the last rewrite itself fails: `chattr +i` for root), the hint says what
+    /// to do, and the next run leaves nothing unfinished.
+    @Test(arguments: [false, true])
+    func aFallbackFailingAfterItsSwapEndsAsAFallbackSayingSo(folderUnwritable: Bool) throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let store = try fixture.catsStore(cats: 2_000, owners: 5, catalog: catalog)
+        try UpgradeFixture.zeroPagesInTheMiddle(of: store, after: [0, 1, 7])
+        var lock: UnwritableFolder?
+        defer { lock?.restore() }
+        let report = StoreUpgrader.upgrade(
+            store: store, catalog: catalog, options: fixture.options(.clean), progress: nil, cancellation: nil,
+            faultInjection: { stage in
+                guard stage == .fallbackSwapped else { return }
+                guard folderUnwritable else { throw FailedThere() }
+                lock = try UnwritableFolder(try Self.onlyQuarantine(of: fixture))
+            })
+        lock?.restore()
+        let quarantine = try Self.onlyQuarantine(of: fixture)
+        #expect(report.status == .fellBackToClean && report.exitStatus == .fellBackToClean, "\(report.status) \(report.error?.message ?? "")")
+        #expect(StoreMatcher.match(storePath: store, catalog: catalog).version == "V2", "the clean store is in place")
+        let error = try #require(report.error)
+        #expect(error.exitStatus == 5)
+        #expect(error.message.hasPrefix("\(store) was replaced by a clean V2 store and the original quarantined in \(quarantine), but the fallback's records could not be finished: "), "\(error.message)")
+        #expect(!error.message.contains("not replaced") && !error.message.contains("the store is the original"), "\(error.message)")
+        let state = folderUnwritable ? "pending" : "complete"
+        #expect(error.message.hasSuffix("; the incident there is marked \(state)"), "\(error.message)")
+        #expect(IncidentFiles.state(in: quarantine) == state)
+        #expect(report.fallback?.state == state)
+        if folderUnwritable {
+            #expect(error.message.contains("cannot write \(quarantine)/incident.json: "), "\(error.message)")
+            #expect(error.hint == "the clean store is in place and can be used; check free space in \(quarantine), then run the same command again with the same --backup-dir: it marks the incident complete without redoing the fallback; \(quarantine)/incident.txt says how to put the original back")
+        } else {
+            #expect(error.hint?.hasPrefix("the clean store is in place and can be used; \(quarantine)/incident.txt says how to put the original back") == true, "\(error.hint ?? "")")
+        }
+        #expect(report.phases.last?.name == "fallback" && report.phases.last?.detail.contains("then its records could not be finished") == true)
+        let next = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.keep))
+        #expect(next.recovered.count == (folderUnwritable ? 1 : 0), "\(next.recovered)")
+        #expect(next.status == .alreadyCurrent, "\(next.status)")
+        #expect(IncidentFiles.state(in: quarantine) == "complete")
+    }
+
     /// A run stopped once its quarantine folder is made, before it salvaged or moved anything:
     /// the folder says so (`preparing`), and the next run marks it abandoned. Until stop 25 such
     /// a folder held nothing that said what it was.
