@@ -43,6 +43,9 @@ struct ExpressionTranslator {
 
     /// The SQL, and whether the expression calls a function whose result differs at each call.
     func translateReporting(_ expression: String) throws(Failure) -> (sql: String, isNondeterministic: Bool) {
+        if expression.contains(MigrationFunctions.drawnMark) {
+            throw Failure(reason: "\(MigrationFunctions.drawnMark) is the migrator's own mark; an expression may not hold it")
+        }
         let scalars = Array(expression.unicodeScalars)
         var output = ""
         var index = 0
@@ -115,7 +118,11 @@ struct ExpressionTranslator {
                     if Self.refusedFunctions.contains(upper) {
                         throw Failure(reason: "\(word)() is not allowed: it reaches outside the object (a memory address, or code to load)")
                     }
-                    if Self.nondeterministicFunctions.contains(upper) { isNondeterministic = true }
+                    if Self.nondeterministicFunctions.contains(upper) {
+                        isNondeterministic = true
+                        // Marked, so a uniqueness check can tell which objects' values it draws.
+                        output += MigrationFunctions.drawnMark
+                    }
                     if upper == "PRINTF" || upper == "FORMAT" { try Self.checkFormat(of: word, in: scalars, after: end) }
                     output += word
                 } else if let sql = scope[word] {

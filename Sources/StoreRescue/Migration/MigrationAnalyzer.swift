@@ -365,9 +365,6 @@ struct MigrationAnalyzer {
     private func duplicatesRefusal(
         entity: String, properties: [String], valueChanges: [String], covered: [String: [String]], mapping: HopMapping, after: VirtualVersion
     ) throws -> MigrationRefusal? {
-        // Values drawn at random (uuid()) are unique by construction.
-        let drawn = covered.contains { name, names in names.contains { after.nondeterministicAttributes.contains("\(name).\($0)") } }
-        guard !drawn else { return nil }
         let columns = properties.indices.map { "v\($0)" }
         var rows: [String] = []
         var holders: [String] = []
@@ -375,11 +372,7 @@ struct MigrationAnalyzer {
             let sources = after.rowSources(of: name)
             if !sources.isEmpty, after.version.model.entity(named: name)?.isAbstract != true { holders.append(name) }
             for source in sources {
-                // A value that does not convert (or a required one left NULL) counts as NULL here,
-                // not as the writer's error: it is the conversion check's (134140) or the run's.
-                let values = zip(names, columns).map { property, column in
-                    "\(MigrationFunctions.nonStopping(source.attributes[property] ?? "NULL")) AS \(column)"
-                }
+                let values = zip(names, columns).map { property, column in "\(comparedValue(source.attributes[property] ?? "NULL")) AS \(column)" }
                 rows.append("SELECT \(values.joined(separator: ", ")) FROM \(source.from) \(RowSource.alias) WHERE (\(source.condition))")
             }
         }
@@ -405,6 +398,22 @@ struct MigrationAnalyzer {
             remedy: valueChanges.isEmpty
                 ? "declare the stage custom with a willMigrate step that removes or renames the duplicates (seed 003)"
                 : "declare the stage custom with a willMigrate step that removes or renames the objects whose values become equal (seed 003), or keep the values as they are")
+    }
+
+    /// The value a uniqueness check compares for `sql`, the writer's: a value drawn at random
+    /// (`uuid()`) is distinct by construction, so it is NULL here, which the check passes over —
+    /// only where it is drawn: an object whose value comes from elsewhere
+    /// (`coalesce(code, hex(uuid()))` for one with a code), or does not depend on the draw, is
+    /// compared (a review's dry run skipped the whole index as soon as one entity's `map` drew a
+    /// value, and the run then stopped on "UNIQUE constraint failed").
+    ///
+    /// A value that does not convert (or a required one left NULL) counts as NULL too, not as
+    /// the writer's error: it is the conversion check's (134140) or the run's.
+    private func comparedValue(_ sql: String) -> String {
+        let value = MigrationFunctions.nonStopping(sql)
+        guard sql.contains(MigrationFunctions.drawnMark) else { return value }
+        let low = MigrationFunctions.probing(value, high: false), high = MigrationFunctions.probing(value, high: true)
+        return "(CASE WHEN (\(low)) IS (\(high)) THEN (\(low)) END)"
     }
 
     /// The entity declaring `relationship` as `entity` sees it (itself or an ancestor).

@@ -53,6 +53,7 @@ enum MigrationFunctions {
                 message: conversionFailurePrefix + "\(values[0].string ?? "?").\(attribute) of the object with Z_PK \(pk) is NULL, "
                     + "and \(attribute) is required")
         }
+        try registerProbes(on: connection)
         try connection.registerFunction(fits, argumentCount: 2) { values in
             guard case .integer(let code) = values[1], let type = AttributeType(rawValue: Int(code)) else { return .integer(0) }
             return .integer(StorageValue.convert(values[0], to: type) == nil ? 0 : 1)
@@ -98,6 +99,43 @@ enum MigrationFunctions {
     /// that value is the conversion check's to report (134140), or the writer's (exit 3).
     static func nonStopping(_ sql: String) -> String {
         sql.replacingOccurrences(of: convert + "(", with: convertOrNull + "(").replacingOccurrences(of: missing + "(", with: missingOrNull + "(")
+    }
+
+    /// Written before every call of a function whose result differs at each call (`uuid()`,
+    /// `random()`, …) in the SQL of an expression, where it is a comment: see `probing`.
+    static let drawnMark = "/*storerescue:drawn*/"
+
+    /// `sql` with each marked call of a function that draws its value replaced by one that
+    /// returns a fixed value, the lowest (`high` false) or the highest of its kind: where the two
+    /// give the same result, the object's value does not depend on the draw
+    /// (`coalesce(code, hex(uuid()))` for an object with a code, `'x' || (abs(random()) % 1)`),
+    /// and a uniqueness check compares it; where they differ, the value is drawn.
+    static func probing(_ sql: String, high: Bool) -> String {
+        guard sql.contains(drawnMark) else { return sql }
+        var result = sql
+        for name in ExpressionTranslator.nondeterministicFunctions {
+            result = result.replacingOccurrences(of: drawnMark + name + "(", with: probe(name, high: high) + "(", options: .caseInsensitive)
+        }
+        return result
+    }
+
+    private static func probe(_ name: String, high: Bool) -> String { "storerescue_probe_\(high ? "high" : "low")_\(name.lowercased())" }
+
+    /// The fixed values `probing` calls return: blobs of the size the function draws (`uuid()`
+    /// 16 bytes, `randomblob(n)` n, capped), all zero or all one bits; integers 0 or the largest.
+    private static func registerProbes(on connection: SQLiteConnection) throws {
+        for name in ExpressionTranslator.nondeterministicFunctions {
+            for high in [false, true] {
+                try connection.registerFunction(probe(name, high: high), argumentCount: -1) { values in
+                    let byte: UInt8 = high ? 0xFF : 0x00
+                    switch name {
+                    case "UUID": return .blob(Data(repeating: byte, count: 16))
+                    case "RANDOMBLOB": return .blob(Data(repeating: byte, count: Int(min(max(values.first?.int64 ?? 1, 1), 1 << 16))))
+                    default: return .integer(high ? Int64.max : 0)
+                    }
+                }
+            }
+        }
     }
 
     /// `storerescue_convert(expression, …)` for `attribute` of `entity`.

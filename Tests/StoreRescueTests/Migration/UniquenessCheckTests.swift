@@ -345,6 +345,58 @@ import Testing
         ])
     }
 
+    // MARK: Values drawn at random
+
+    /// A `map` on Dog that draws its value: the Dogs' values are distinct, but the Cats' are
+    /// still compared (a review's dry run skipped the whole index, and the run then stopped on
+    /// "UNIQUE constraint failed"); a Cat whose name is its own migrates.
+    @Test(arguments: ["hex(randomblob(8))", "coalesce(name, hex(uuid()))"], [true, false])
+    func objectsWhoseValuesAreNotDrawnAreStillCompared(_ expression: String, catsShare: Bool) throws {
+        let custom = CustomStageDefinition(map: [.init(entity: "Dog", assignments: [.init(property: "name", expression: expression, jsonPath: "stages[0].map.Dog.name")])])
+        let fixture = try MigrationFixture(
+            versions: [Self.animals("V1"), Self.animals("V2", constraints: ["Animal": [["name"]]])],
+            stages: [CatalogStage(kind: .custom, span: .pair(from: "V1", to: "V2"), custom: custom, jsonPath: "stages[0]")])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            try context.insert("Dog", values: ["name": .null])
+            try context.insert("Dog", values: ["name": .null])
+            try context.insert("Cat", values: ["name": .text("tom")])
+            try context.insert("Cat", values: ["name": .text(catsShare ? "tom" : "tim")])
+        }
+        guard catsShare else {
+            let run = fixture.migrate(path)
+            let output = try #require(run.result?.path, "\(run.refusals.map(\.message)) \(run.error?.message ?? "")")
+            #expect(Set(try fixture.objects(output, at: "V2", "Dog").compactMap { $0["name"]?.string }).count == 2)
+            return
+        }
+        let refusals = try refusalOfBoth(fixture, path)
+        #expect(refusals.map(\.code) == [.uniquenessViolated] && refusals.first?.rowCount == 1, "\(refusals.map(\.message))")
+    }
+
+    /// An expression holding `uuid()` or `random()` whose value, for some objects, is not drawn:
+    /// a copied code (`coalesce`), or a draw the result does not depend on.
+    @Test(arguments: [("coalesce(code, hex(uuid()))", ["a", "a", nil]), ("'x' || (abs(random()) % 1)", ["a", "b"]), ("hex(uuid())", ["a", "a"])])
+    func valuesAnExpressionDoesNotDrawAreCompared(_ expression: String, codes: [String?]) throws {
+        let custom = CustomStageDefinition(map: [.init(entity: "Item", assignments: [.init(property: "code", expression: expression, jsonPath: "stages[0].map.Item.code")])])
+        let fixture = try MigrationFixture(
+            versions: [
+                M.version("V1", [EntityDescription(name: "Item", properties: [M.attribute("code")])]),
+                M.version("V2", [EntityDescription(name: "Item", properties: [M.attribute("code")], uniquenessConstraints: [["code"]])]),
+            ],
+            stages: [CatalogStage(kind: .custom, span: .pair(from: "V1", to: "V2"), custom: custom, jsonPath: "stages[0]")])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            for code in codes { try context.insert("Item", values: ["code": code.map { .text($0) } ?? .null]) }
+        }
+        guard expression != "hex(uuid())" else {
+            let run = fixture.migrate(path)
+            #expect(run.result != nil, "\(run.refusals.map(\.message)) \(run.error?.message ?? "")")
+            return
+        }
+        let refusals = try refusalOfBoth(fixture, path)
+        #expect(refusals.map(\.code) == [.uniquenessViolated] && refusals.first?.rowCount == 1, "\(refusals.map(\.message))")
+    }
+
     // MARK: Steps that run where a constraint applies
 
     /// A kept constraint a willMigrate step breaks (the step runs on V1, whose unique index
