@@ -36,18 +36,24 @@ struct DataStepRunner {
     }
 
     /// A unique index's violation in the model's words: `it makes Item objects share values of
-    /// Item.code, which V1 keeps unique (UNIQUE constraint failed: ZITEM.ZCODE)`.
+    /// Item.code, which V1 keeps unique (UNIQUE constraint failed: ZITEM.ZCODE)`. The constraint
+    /// is the one whose table and columns the message names (a review's run named another
+    /// entity's constraint over a column of the same name), declared highest in the hierarchy.
     func brokenUniqueness(_ error: SQLiteError) -> String {
         // "UNIQUE constraint failed: ZITEM.ZA, ZITEM.ZB"
         let failed = error.message.split(separator: ":").last?.split(separator: ",") ?? []
-        let columns = Set(failed.compactMap { $0.split(separator: ".").last.map { String($0.filter { $0 != " " }) } })
-        var constrained: String?
+        let named = Set(failed.map { $0.filter { $0 != " " }.split(separator: ".", maxSplits: 1).map(String.init) })
+        var constrained: (name: String, depth: Int)?
         for entity in model.entities {
-            for constraint in entity.uniquenessConstraints where Set(constraint.compactMap { layout.propertyColumns[entity.name]?[$0] }) == columns {
-                constrained = constrained ?? "\(entity.name).\(constraint.joined(separator: " + "))"
+            guard let table = layout.table(ofEntity: entity.name, in: model)?.name else { continue }
+            let depth = model.ancestry(of: entity).count
+            for constraint in entity.uniquenessConstraints {
+                let columns = Set(constraint.compactMap { layout.propertyColumns[entity.name]?[$0] }.map { [table, $0] })
+                guard columns == named, depth < constrained?.depth ?? Int.max else { continue }
+                constrained = ("\(entity.name).\(constraint.joined(separator: " + "))", depth)
             }
         }
-        return "it makes objects share values\(constrained.map { " of \($0)" } ?? ""), which \(version.name) keeps unique (\(error.message))"
+        return "it makes objects share values\(constrained.map { " of \($0.name)" } ?? ""), which \(version.name) keeps unique (\(error.message))"
     }
 
     // MARK: - Names
