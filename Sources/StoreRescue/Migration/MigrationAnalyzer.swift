@@ -316,15 +316,21 @@ struct MigrationAnalyzer {
                     if let column = layout.propertyColumns[step.entity]?[assignment.property] { written.insert([table, column]) }
                 }
             }
-            var constrained: [String] = []
+            // One unique index per table and columns, named once, by the entity declaring it
+            // highest (a constraint redeclared down a hierarchy was listed at every level).
+            var byIndex: [[String]: (name: String, depth: Int)] = [:]
             for entity in model.entities {
                 guard let table = layout.table(ofEntity: entity.name, in: model)?.name else { continue }
+                let depth = model.ancestry(of: entity).count
                 for constraint in entity.uniquenessConstraints where !constraint.isEmpty {
                     let columns = constraint.compactMap { layout.propertyColumns[entity.name]?[$0] }
                     guard hasHandler || columns.contains(where: { written.contains([table, $0]) }) else { continue }
-                    constrained.append("\(entity.name).\(constraint.joined(separator: " + "))")
+                    let key = [table] + columns.sorted()
+                    guard depth < byIndex[key]?.depth ?? Int.max else { continue }
+                    byIndex[key] = ("\(entity.name).\(constraint.joined(separator: " + "))", depth)
                 }
             }
+            let constrained = byIndex.values.map(\.name).sorted()
             guard !constrained.isEmpty else { continue }
             let what = [steps.isEmpty ? nil : "the \(phase) steps of \(stage)", hasHandler ? "the \(phase) handler of \(hop.from) → \(hop.to)" : nil]
             result.append(.init(
@@ -367,37 +373,48 @@ struct MigrationAnalyzer {
     ) throws -> MigrationRefusal? {
         let columns = properties.indices.map { "v\($0)" }
         var rows: [String] = []
-        var holders: [String] = []
         for (name, names) in covered.sorted(by: { $0.key < $1.key }) {
-            let sources = after.rowSources(of: name)
-            if !sources.isEmpty, after.version.model.entity(named: name)?.isAbstract != true { holders.append(name) }
-            for source in sources {
+            for source in after.rowSources(of: name) {
                 let values = zip(names, columns).map { property, column in "\(comparedValue(source.attributes[property] ?? "NULL")) AS \(column)" }
-                rows.append("SELECT \(values.joined(separator: ", ")) FROM \(source.from) \(RowSource.alias) WHERE (\(source.condition))")
+                rows.append("SELECT \(SQLLiteral.string(name)) AS e, \(values.joined(separator: ", ")) FROM \(source.from) \(RowSource.alias) WHERE (\(source.condition))")
             }
         }
         guard !rows.isEmpty else { return nil }
         let firstKeys = try after.firstFreeKeys(using: connection)
-        let duplicates = try connection.scalar(VirtualVersion.resolve("""
-            SELECT count(*) FROM (SELECT 1 FROM (\(rows.joined(separator: " UNION ALL "))) \
-            WHERE \(columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")) GROUP BY \(columns.joined(separator: ", ")) HAVING count(*) > 1)
-            """, firstKeys))?.int64 ?? 0
+        // The shared values, and the entities whose objects share them (the message names those,
+        // not every entity whose objects the index could hold).
+        let list = columns.joined(separator: ", ")
+        let groups = try connection.rows(VirtualVersion.resolve("""
+            WITH w AS (SELECT e, \(list), count(*) OVER (PARTITION BY \(list)) AS n FROM (\(rows.joined(separator: " UNION ALL "))) \
+            WHERE \(columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND "))) \
+            SELECT (SELECT count(*) FROM (SELECT 1 FROM w WHERE n > 1 GROUP BY \(list))), (SELECT group_concat(DISTINCT e) FROM w WHERE n > 1)
+            """, firstKeys), maximumRows: 1).first
+        let duplicates = groups?.first?.int64 ?? 0
         guard duplicates > 0 else { return nil }
+        let holders = (groups?.last?.string ?? "").split(separator: ",").map(String.init).sorted()
         let constrained = "\(entity).\(properties.joined(separator: " + "))"
         let kind = Set(after.descendants(of: entity))
         let objects = holders.allSatisfy(kind.contains)
             ? "\(entity) objects"
             : "objects of \(holders.joined(separator: ", ")) (Core Data keeps the hierarchy in one table, \(after.layout.table(ofEntity: entity, in: after.version.model)?.name ?? "its table"), "
                 + "and the constraint's unique index is on its columns: it holds every object that stores \(properties.joined(separator: ", ")) there)"
+        let remedy: String
+        if valueChanges.isEmpty {
+            remedy = "declare the stage custom with a willMigrate step that removes or renames the duplicates (seed 003)"
+        } else if valueChanges == [UniqueIndexCheckBuilder.newlyTogether] {
+            // The values are as they were; what changed is which objects one index holds.
+            remedy = "keep \(properties.joined(separator: ", ")) and the constraint on each subentity as the source version has them, "
+                + "or declare the stage custom with a willMigrate step that makes the values distinct (seed 003)"
+        } else {
+            remedy = "declare the stage custom with a willMigrate step that removes or renames the objects whose values become equal (seed 003), or keep the values as they are"
+        }
         return MigrationRefusal(
             code: .uniquenessViolated, hop: "\(mapping.hop.from) → \(mapping.hop.to)", entity: entity, property: properties.joined(separator: ", "),
             rowCount: duplicates,
             message: valueChanges.isEmpty
                 ? "\(mapping.hop.to) makes \(constrained) unique, and \(duplicates) values are shared by several \(objects)"
                 : "\(mapping.hop.to) keeps \(constrained) unique and \(valueChanges.joined(separator: ", ")): then \(duplicates) values are shared by several \(objects)",
-            remedy: valueChanges.isEmpty
-                ? "declare the stage custom with a willMigrate step that removes or renames the duplicates (seed 003)"
-                : "declare the stage custom with a willMigrate step that removes or renames the objects whose values become equal (seed 003), or keep the values as they are")
+            remedy: remedy)
     }
 
     /// The value a uniqueness check compares for `sql`, the writer's: a value drawn at random

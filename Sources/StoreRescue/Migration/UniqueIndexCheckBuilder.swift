@@ -12,6 +12,10 @@
 /// index of its own: every object it will hold comes from one source table whose unique index
 /// is over the columns those values came from, copied unchanged, and no `create` step adds any.
 enum UniqueIndexCheckBuilder {
+    /// The change a kept constraint's check names when the values are unchanged but its index
+    /// holds objects no one unique index held together before.
+    static let newlyTogether = "its unique index now holds objects whose values no one unique index held before"
+
     static func checks(
         source: ManagedObjectModel, sourceLayout: StoreLayout, destination: ManagedObjectModel, destinationLayout: StoreLayout,
         correspondence: ModelCorrespondence, entities: [EntityMapping], creations: [Creation]
@@ -48,7 +52,7 @@ enum UniqueIndexCheckBuilder {
                 if changes.isEmpty {
                     // Kept, over unchanged values, but the index now holds objects no unique index
                     // held together before (moved into the table, or from another column).
-                    changes = ["its unique index now holds objects whose values no one unique index held before"]
+                    changes = [newlyTogether]
                 }
                 let isNew = !declaredAtSource(constraint, of: entity, source: source, correspondence: correspondence)
                 checks.append(.duplicates(entity: entity.name, properties: constraint, valueChanges: isNew ? [] : changes, covered: covered))

@@ -345,6 +345,41 @@ import Testing
         ])
     }
 
+    /// Only Dogs share values of Dog's constraint: the refusal names Dog's objects, not every
+    /// entity the table holds (a review's named "objects of Cat, Dog" with no Cat at all).
+    @Test func aRefusalNamesOnlyTheEntitiesWhoseObjectsShareValues() throws {
+        let fixture = try MigrationFixture(versions: [Self.animals("V1"), Self.animals("V2", constraints: ["Dog": [["name"]]])])
+        let path = try fixture.store(at: "V1")
+        try Self.insert([("Dog", "rex"), ("Dog", "rex"), ("Cat", "tom")], into: path, of: fixture)
+        let refusals = try refusalOfBoth(fixture, path)
+        #expect(refusals.map(\.message) == ["V2 makes Dog.name unique, and 1 values are shared by several Dog objects"])
+    }
+
+    /// A property moved up into the parent, its subentities' constraints kept: the values are
+    /// unchanged, so the remedy cannot be to keep them; it is to keep the subentities' own
+    /// columns and constraints, or to make the values distinct.
+    @Test func valuesMovedIntoOneIndexAreRefusedWithARemedyThatSaysSo() throws {
+        let named = { (name: String, parent: String?, properties: [PropertyDescription], constraints: [[String]]) -> EntityDescription in
+            EntityDescription(name: name, superentityName: parent, isAbstract: parent == nil, properties: properties, uniquenessConstraints: constraints)
+        }
+        let fixture = try MigrationFixture(versions: [
+            M.version("V1", [
+                named("Animal", String?.none, [M.attribute("age", .integer64)], []),
+                named("Dog", "Animal", [M.attribute("name")], [["name"]]), named("Cat", "Animal", [M.attribute("name")], [["name"]]),
+            ]),
+            M.version("V2", [
+                named("Animal", String?.none, [M.attribute("age", .integer64), M.attribute("name")], []),
+                named("Dog", "Animal", [], [["name"]]), named("Cat", "Animal", [], [["name"]]),
+            ]),
+        ])
+        let path = try fixture.store(at: "V1")
+        try Self.insert([("Dog", "rex"), ("Cat", "rex"), ("Dog", "fido")], into: path, of: fixture)
+        let refusal = try #require(try refusalOfBoth(fixture, path).first)
+        #expect(refusal.message.contains("its unique index now holds objects whose values no one unique index held before"), "\(refusal.message)")
+        #expect(!refusal.remedy.contains("keep the values as they are"), "\(refusal.remedy)")
+        #expect(refusal.remedy.contains("keep name and the constraint on each subentity") && refusal.remedy.contains("makes the values distinct"), "\(refusal.remedy)")
+    }
+
     // MARK: Values drawn at random
 
     /// A `map` on Dog that draws its value: the Dogs' values are distinct, but the Cats' are
@@ -432,5 +467,46 @@ import Testing
             "\(error.message)")
         #expect(error.hint?.contains("add a willMigrate step") != true, "\(error.hint ?? "")")
         #expect(!FileManager.default.fileExists(atPath: fixture.directory.path("out.sqlite")))
+    }
+
+    /// Two entities with a `code` column each under a constraint; a step breaks Item's: the
+    /// run names Item's constraint, matched by table and column (a review's named Alpha's).
+    @Test func aStepThatBreaksAConstraintNamesTheEntityOfItsTable() throws {
+        let custom = CustomStageDefinition(willMigrate: [
+            .init(entity: "Item", action: .update([.init(property: "code", expression: "'same'", jsonPath: "stages[0].willMigrate[0].set.code")]),
+                  jsonPath: "stages[0].willMigrate[0]"),
+        ])
+        let entities = { (extra: [PropertyDescription]) in [
+            EntityDescription(name: "Alpha", properties: [M.attribute("code")], uniquenessConstraints: [["code"]]),
+            EntityDescription(name: "Item", properties: [M.attribute("code")] + extra, uniquenessConstraints: [["code"]]),
+        ] }
+        let fixture = try MigrationFixture(
+            versions: [M.version("V1", entities([])), M.version("V2", entities([M.attribute("q", .integer64)]), identifiers: ["2"])],
+            stages: [CatalogStage(kind: .custom, span: .pair(from: "V1", to: "V2"), custom: custom, jsonPath: "stages[0]")])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            for code in ["a", "b"] { try context.insert("Item", values: ["code": .text(code)]) }
+        }
+        let run = fixture.migrate(path)
+        let error = try #require(run.error)
+        #expect(error.message.contains("it makes objects share values of Item.code, which V1 keeps unique (UNIQUE constraint failed: ZITEM.ZCODE)"), "\(error.message)")
+    }
+
+    /// A constraint redeclared down a hierarchy is one unique index: the note names it once, by
+    /// the entity declaring it highest (a review's listed Animal.name, Dog.name, Mammal.name).
+    @Test func aNoteNamesARedeclaredConstraintOnce() throws {
+        let custom = CustomStageDefinition(willMigrate: [
+            .init(entity: "Cat", action: .update([.init(property: "name", expression: "'same'", jsonPath: "stages[0].willMigrate[0].set.name")]),
+                  jsonPath: "stages[0].willMigrate[0]"),
+        ])
+        let constraints = ["Animal": [["name"]], "Dog": [["name"]], "Cat": [["name"]]]
+        let fixture = try MigrationFixture(
+            versions: [Self.animals("V1", constraints: constraints), Self.animals("V2", constraints: constraints, catAge: true)],
+            stages: [CatalogStage(kind: .custom, span: .pair(from: "V1", to: "V2"), custom: custom, jsonPath: "stages[0]")])
+        let path = try fixture.store(at: "V1")
+        try Self.insert([("Dog", "rex"), ("Cat", "tom")], into: path, of: fixture)
+        let dryRun = fixture.migrate(path, dryRun: true)
+        let note = try #require(dryRun.notes.first { $0.contains("Animal.name") }, "\(dryRun.notes)")
+        #expect(note.hasPrefix("V1 → V2: the willMigrate steps of stages[0] set Animal.name, which V1 keeps unique;"), "\(note)")
     }
 }
