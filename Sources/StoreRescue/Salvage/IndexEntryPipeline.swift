@@ -17,8 +17,11 @@ import Foundation
 ///
 /// Errors: an error of the collectors' thread (a spilled run that cannot be read back) ends it
 /// and is thrown by `forEach` once the chunks before it are consumed. An error of the caller's
-/// (a page that cannot be written, a cancellation) stops the other thread at its next chunk,
-/// and `forEach` returns only once that thread has ended, so no collector is used after it.
+/// (a page that cannot be written, a cancellation) stops the other thread at its next chunk.
+/// Either way `forEach` returns only once that thread has ended and let go of the collectors
+/// (`JoinableThread.join`), so none is used, or released — closing and removing its spill
+/// file — on the other thread after it. When the system refuses a thread, the collectors run
+/// on the caller's thread.
 ///
 /// Memory: at most `queueLimit` chunks waiting, one being filled, one being read and two spare,
 /// each `chunkBytes` and room for one more record.
@@ -70,10 +73,17 @@ final class IndexEntryPipeline: @unchecked Sendable {
     /// 64 KiB pages (about a quarter of a page; its length fits the entry's two bytes).
     static let maximumRecordSize = IndexTreeBuilder.maximumRecordSize(usableSize: 65_536)
 
-    init(collectors: [any IndexKeyCollector], chunkBytes: Int = 64 << 10, queueLimit: Int = 4) {
+    /// Starts the collectors' thread: `JoinableThread`, or in tests one that fails.
+    private let startThread: (@escaping @Sendable () -> Void) -> JoinableThread?
+
+    init(
+        collectors: [any IndexKeyCollector], chunkBytes: Int = 64 << 10, queueLimit: Int = 4,
+        startThread: @escaping (@escaping @Sendable () -> Void) -> JoinableThread? = { JoinableThread($0) }
+    ) {
         self.collectors = collectors
         self.chunkBytes = chunkBytes
         self.queueLimit = queueLimit
+        self.startThread = startThread
     }
 
     /// Calls `entry` for every record of every collector in order (`collector` is its position
@@ -84,7 +94,17 @@ final class IndexEntryPipeline: @unchecked Sendable {
         collectorEnded: (_ collector: Int) throws -> Void
     ) throws {
         guard !collectors.isEmpty else { return }
-        Thread { [self] in produce() }.start()
+        guard let thread = startThread({ [self] in produce() }) else {
+            // The system refused a thread: the collectors run here, one record at a time, as
+            // they did before this pipeline (slower, never a wait for a thread that never ran).
+            for (position, collector) in collectors.enumerated() {
+                try collector.forEachEntry { record, repeatsValues in try entry(position, record, repeatsValues) }
+                try collectorEnded(position)
+            }
+            return
+        }
+        // The thread has ended, and let go of the collectors, before this returns.
+        defer { thread.join() }
         do {
             while let chunk = try next() {
                 let bytes = chunk.bytes

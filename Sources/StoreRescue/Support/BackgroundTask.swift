@@ -5,14 +5,22 @@ final class BackgroundTask<Value: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var result: Result<Value, any Error>?
 
-    init(_ body: @escaping @Sendable () throws -> Value) {
-        Thread { [self] in
+    /// Starts `body` on a thread of its own; when the system refuses one (`JoinableThread`),
+    /// runs it here, before returning, so `wait()` never waits for a thread that never ran.
+    ///
+    /// - Parameter startThread: starts the thread (`JoinableThread`; tests pass one that fails).
+    init(
+        startThread: (@escaping @Sendable () -> Void) -> JoinableThread? = { JoinableThread($0) },
+        _ body: @escaping @Sendable () throws -> Value
+    ) {
+        let started = startThread { [self] in
             let outcome = Result { try body() }
             condition.lock()
             result = outcome
             condition.broadcast()
             condition.unlock()
-        }.start()
+        }
+        if started == nil { result = Result { try body() } }
     }
 
     /// Waits for the body to end; returns its value or throws its error.

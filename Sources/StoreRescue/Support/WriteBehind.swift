@@ -10,7 +10,9 @@ import Foundation
 /// `drain()` first. Bytes written to an offset that does not follow the current run end that run.
 ///
 /// Errors: a failed `pwrite` (disk full, `EFBIG` past the file-size limit, an I/O error) stops the
-/// thread; the next `write`, `drain` or `finish` throws it, with the system's `errno`.
+/// thread; the next `write`, `drain` or `finish` throws it, with the system's `errno`. When the
+/// system refuses the thread (`JoinableThread`), each run is written by the caller as it is
+/// handed over, its error thrown there.
 ///
 /// Memory: the run being gathered, at most `queueLimit` runs waiting and the one being written,
 /// each `runBytes`.
@@ -41,16 +43,28 @@ final class WriteBehind: @unchecked Sendable {
     private var isClosed = false
     private var isRunning = true
     private var failure: Int32?
+    /// The writer thread; nil when the system refused one (the caller's thread writes).
+    private var thread: JoinableThread?
+    /// Bytes written by the caller's thread since the last `Writeback` hint (no writer thread).
+    private var writtenSinceHint = 0
 
     /// Starts the writer thread for `descriptor` (which the caller keeps open until `finish` or
     /// `stop` returns).
-    init(descriptor: Int32, runBytes: Int = 1 << 20, queueLimit: Int = 3, writebackInterval: Int = 8 << 20) {
+    /// - Parameter startThread: starts the writer thread (`JoinableThread`; tests pass one that
+    ///   fails, as the system may).
+    init(
+        descriptor: Int32, runBytes: Int = 1 << 20, queueLimit: Int = 3, writebackInterval: Int = 8 << 20,
+        startThread: (@escaping @Sendable () -> Void) -> JoinableThread? = { JoinableThread($0) }
+    ) {
         self.descriptor = descriptor
         self.runBytes = runBytes
         self.queueLimit = queueLimit
         self.writebackInterval = writebackInterval
         run.reserveCapacity(runBytes)
-        Thread { [self] in writeRuns() }.start()
+        // A thread the system refuses (`JoinableThread`) leaves the runs to be written by the
+        // caller, each as it is handed over.
+        thread = startThread { [self] in writeRuns() }
+        if thread == nil { isRunning = false }
     }
 
     /// Writes `bytes` at `offset`: added to the current run when it follows it, else the run is
@@ -90,12 +104,15 @@ final class WriteBehind: @unchecked Sendable {
         condition.broadcast()
         while isRunning { condition.wait() }
         condition.unlock()
+        thread?.join()
+        thread = nil
     }
 
     /// Queues the current run (waiting while `queueLimit` runs are queued) and takes a spare
     /// buffer for the next one.
     private func handOver() throws {
         guard !run.isEmpty else { return }
+        guard thread != nil else { return try writeHere() }
         condition.lock()
         defer { condition.unlock() }
         while queue.count >= queueLimit && failure == nil && !isClosed { condition.wait() }
@@ -106,6 +123,23 @@ final class WriteBehind: @unchecked Sendable {
         run = spare.popLast() ?? []
         run.removeAll(keepingCapacity: true)
         if run.capacity < runBytes { run.reserveCapacity(runBytes) }
+    }
+
+    /// Without a writer thread: writes the current run now.
+    private func writeHere() throws {
+        precondition(!isClosed, "no write after finish or stop")
+        if let failure { throw Failure(code: failure) }
+        let code = run.withUnsafeBytes { PositionedWrite.write(descriptor, $0, at: runOffset) }
+        guard code == 0 else {
+            failure = code
+            throw Failure(code: code)
+        }
+        writtenSinceHint += run.count
+        if writebackInterval > 0, writtenSinceHint >= writebackInterval {
+            writtenSinceHint = 0
+            Writeback.start(descriptor)
+        }
+        run.removeAll(keepingCapacity: true)
     }
 
     private func writeRuns() {

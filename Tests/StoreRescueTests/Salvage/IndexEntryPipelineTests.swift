@@ -9,7 +9,7 @@ import Testing
 @Suite struct IndexEntryPipelineTests {
     /// A collector that gives `records` (their flag: the record's first byte is odd), and
     /// throws `failure` after `failAfter` of them.
-    final class ScriptedCollector: IndexKeyCollector, @unchecked Sendable {
+    class ScriptedCollector: IndexKeyCollector, @unchecked Sendable {
         struct Failure: Error, Equatable { var name: String }
         let records: [[UInt8]]
         let failAfter: Int?
@@ -124,6 +124,57 @@ import Testing
         // It stopped at a chunk it could not hand over: a few chunks past what was read,
         // far short of its 200,000 records.
         #expect(collector.recordsGiven < 10_000, "stopped early: \(collector.recordsGiven)")
+    }
+
+    /// When the system refuses a thread (`RLIMIT_NPROC`, a pids limit), the collectors run on
+    /// the caller's thread: every record, in order — where `Thread.start()` failed silently and
+    /// `forEach` waited for ever (a review's salvage under `ulimit -u 3`).
+    @Test func withoutAThreadTheCollectorsRunOnTheCallersThread() throws {
+        let collectors = [
+            ScriptedCollector(records: Self.records(count: 2_000, seed: 7)),
+            ScriptedCollector(records: []),
+            ScriptedCollector(records: Self.records(count: 30, seed: 8)),
+        ]
+        var events: [Event] = []
+        var starts = 0
+        try IndexEntryPipeline(collectors: collectors, startThread: { _ in
+            starts += 1
+            return nil
+        }).forEach { collector, record, repeats in
+            events.append(.record(collector, Array(record), repeats))
+        } collectorEnded: { collector in
+            events.append(.ended(collector))
+        }
+        #expect(starts == 1)
+        #expect(events == Self.expected(collectors))
+    }
+
+    /// The collectors are let go of on the caller's thread, after `forEach` returns: a sorter's
+    /// release closes and removes its spill file, which must not race the removal of the
+    /// salvage's private folder (a review saw an empty folder left behind after SIGTERM). The
+    /// thread here holds its body 50 ms past the collectors' end, as a slow thread exit would.
+    @Test func theCollectorsAreReleasedOnTheCallersThread() throws {
+        final class Witness: @unchecked Sendable {
+            let lock = NSLock()
+            var releasedOn: pthread_t?
+        }
+        final class ReleaseWatchingCollector: ScriptedCollector, @unchecked Sendable {
+            let witness: Witness
+            init(records: [[UInt8]], witness: Witness) {
+                self.witness = witness
+                super.init(records: records)
+            }
+            deinit { witness.lock.withLock { witness.releasedOn = pthread_self() } }
+        }
+        let witness = Witness()
+        var seen = 0
+        try IndexEntryPipeline(
+            collectors: [ReleaseWatchingCollector(records: Self.records(count: 500, seed: 9), witness: witness)],
+            startThread: { body in JoinableThread { body(); usleep(50_000) } }
+        ).forEach { _, _, _ in seen += 1 } collectorEnded: { _ in }
+        #expect(seen == 500)
+        let releasedOn = try #require(witness.lock.withLock { witness.releasedOn }, "released once the pipeline is gone")
+        #expect(pthread_equal(releasedOn, pthread_self()) != 0, "released on the caller's thread")
     }
 
     @Test func noCollectorsIsNothingToDo() throws {
