@@ -80,7 +80,21 @@ extension VirtualVersion {
     func keys(ofKind entity: String, firstKeys: [Int: Int64]) -> String? {
         guard layout.table(ofEntity: entity, in: version.model) != nil else { return nil }
         let selects = rowSources(ofKind: entity).map { "SELECT \($0.pk) FROM \($0.from) \(RowSource.alias) WHERE \($0.condition)" }
-        return Self.resolve(selects.isEmpty ? "SELECT NULL WHERE 0" : selects.joined(separator: " UNION ALL "), firstKeys)
+        return Self.resolve(selects.isEmpty ? "SELECT NULL WHERE 0" : Self.unionAll(selects), firstKeys)
+    }
+
+    /// `selects` joined by `UNION ALL`, nested so that no compound has more than `limit` terms:
+    /// SQLite refuses a compound of more than 500 (`SQLITE_MAX_COMPOUND_SELECT`), and a catalog
+    /// of 10,000 `create` steps gives an entity that many row sources (the hostile inputs'
+    /// check stopped with "too many terms in compound SELECT"). The columns are the first
+    /// select's, as in one compound.
+    static func unionAll(_ selects: [String], limit: Int = 400) -> String {
+        precondition(limit >= 2, "a compound of two terms at least")
+        guard selects.count > limit else { return selects.joined(separator: " UNION ALL ") }
+        let groups = stride(from: 0, to: selects.count, by: limit).map { start in
+            "SELECT * FROM (" + selects[start..<min(start + limit, selects.count)].joined(separator: " UNION ALL ") + ")"
+        }
+        return unionAll(groups, limit: limit)
     }
 
     /// Links of the relationship at `end` kept on rows (a to-one's column, a hidden column on

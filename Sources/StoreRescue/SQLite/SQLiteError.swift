@@ -83,9 +83,14 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         systemErrno == 0 ? nil : String(cString: strerror(systemErrno))
     }
 
+    /// The most characters of the statement `description` shows.
+    static let statementShown = 500
+
     public var description: String {
         var text = "SQLite error \(resultCode): \(message)"
-        if let sql { text += " (while running: \(sql))" }
+        // Bounded: a statement built from a large catalog can run to megabytes (a hostile
+        // catalog's error once printed 3.3 MB).
+        if let sql { text += " (while running: \(sql.count > Self.statementShown ? sql.prefix(Self.statementShown) + " …" : sql))" }
         return text
     }
 }
