@@ -36,6 +36,12 @@ public struct MigrationAnalysis: Sendable, Equatable {
     /// an earlier `didMigrate`) may change the values, so the run checks after them.
     public var deferredUniquenessChecks: [DeferredUniquenessCheck] = []
 
+    /// Conversion checks left to the run: values of a type-changed attribute that do not convert
+    /// as the store is, which steps before the hop's copy may correct (an `update` setting the
+    /// attribute, a `delete` that can reach its objects, a Swift handler), so the run checks
+    /// after them. Steps that cannot touch those values leave the refusal where it was.
+    public var deferredConversionChecks: [DeferredConversionCheck] = []
+
     /// Custom steps that set values the version they run on keeps unique (`willMigrate` at the
     /// hop's source, `didMigrate` at its destination): that version's unique index is in the
     /// file they run on, so a step that makes values shared stops the run there.
@@ -65,6 +71,32 @@ public struct MigrationAnalysis: Sendable, Equatable {
 
         /// `Item.code`, `Item.a + b`.
         public var constrained: String { "\(entity).\(properties.joined(separator: " + "))" }
+        /// `the willMigrate steps of stages[0] and …`.
+        public var stepsText: String { steps.joined(separator: " and ") }
+    }
+
+    /// A type change whose stored values do not all convert before the steps that precede the
+    /// hop's copy, which may correct them: the run checks the values those steps leave.
+    public struct DeferredConversionCheck: Sendable, Equatable {
+        /// The hop's position in the plan, and the hop as `V1 → V2`.
+        public var hopIndex: Int
+        public var hop: String
+        /// The hop's destination, written once the check passes.
+        public var version: String
+        /// The destination entity and attribute, and where their values come from at the hop's
+        /// source.
+        public var entity: String
+        public var attribute: String
+        public var sourceEntity: String
+        public var sourceAttribute: String
+        public var type: AttributeType
+        /// The values that do not convert as the store is, and one of them in words (`the text
+        /// "bad" in the object with Z_PK 1`).
+        public var rowsBeforeSteps: Int64
+        public var exampleBeforeSteps: String?
+        /// The steps that may change the values, in words (`the willMigrate steps of stages[0]`).
+        public var steps: [String]
+
         /// `the willMigrate steps of stages[0] and …`.
         public var stepsText: String { steps.joined(separator: " and ") }
     }

@@ -51,9 +51,7 @@ struct MigrationAnalyzer {
                             count(source, where: "(\(value)) IS NULL", key: "nulls|\(index)|\(entity.name).\(attribute.name)")
                         }
                         if mapping.checks.contains(.unconvertibleValues(entity: entity.name, attribute: attribute.name, sourceAttribute: from, type: attribute.type)) {
-                            count(
-                                source, where: "(\(value)) IS NOT NULL AND \(MigrationFunctions.fits)(\(value), \(attribute.type.rawValue)) = 0",
-                                key: "unconvertible|\(index)|\(entity.name).\(attribute.name)")
+                            count(source, where: Self.doesNotConvert(value, to: attribute.type), key: "unconvertible|\(index)|\(entity.name).\(attribute.name)")
                         }
                     }
                 }
@@ -98,6 +96,7 @@ struct MigrationAnalyzer {
                         hopIndex: index, hop: hop, version: mapping.hop.to, entity: entity, properties: properties, steps: steps))
                 }
             }
+            analysis.deferredConversionChecks += try deferredConversionChecks(ofHop: index, answer: answer)
         }
         if depth == .forecast, mappings.count > 0, let last = states.last { analysis.linksToClear = try linksToClear(in: last) }
         return analysis
@@ -201,11 +200,13 @@ struct MigrationAnalyzer {
             case .unconvertibleValues(let entity, let attribute, let sourceAttribute, let type):
                 let rows = answer("unconvertible|\(index)|\(entity).\(attribute)")
                 guard rows > 0 else { continue }
-                let example = try exampleUnconvertible(entity: mapping.entity(named: entity)?.source ?? entity, attribute: sourceAttribute, type: type, in: before)
-                result.append(MigrationRefusal(
-                    code: .typeChangeNotInferable, hop: hop, entity: entity, property: attribute, rowCount: rows,
-                    message: "\(entity).\(attribute) becomes \(type.modelFileName), and \(rows) stored values do not convert\(example.map { " (for example \($0))" } ?? "")",
-                    remedy: "a custom stage that computes \(attribute) (\"map\"), or a willMigrate step that corrects the values first"))
+                let sourceEntity = mapping.entity(named: entity)?.source ?? entity
+                // Steps that run first may correct the values: the run checks after them
+                // (`deferredConversionChecks`, `conversionRefusals`).
+                guard stepsBeforeCopy(ofHop: index, changing: sourceAttribute, of: sourceEntity).isEmpty else { continue }
+                result.append(try unconvertibleRefusal(
+                    hop: mapping.hop, entity: entity, attribute: attribute, sourceEntity: sourceEntity, sourceAttribute: sourceAttribute, type: type,
+                    rows: rows, in: before))
             case .duplicates(let entity, let properties, let valueChanges, let covered):
                 // Steps that run first may remove the duplicates (seed 003): the run checks
                 // after them (`deferredUniquenessChecks`, `uniquenessRefusals`).
@@ -277,16 +278,21 @@ struct MigrationAnalyzer {
     /// The steps that run before hop `index` copies the data, which the analysis cannot foresee:
     /// `willMigrate` of that hop and of earlier ones, `didMigrate` of earlier ones (a hop's own
     /// `didMigrate` runs after its copy, as on the device), catalog steps and Swift handlers.
-    func stepsBeforeCopy(ofHop index: Int) -> [String] {
+    ///
+    /// - Parameter counts: whether a catalog step counts, given the index in `states` of the
+    ///   version it runs on (every step, by default); a handler, which may do anything, always does.
+    func stepsBeforeCopy(
+        ofHop index: Int, counting counts: (CustomStageDefinition.DataStep, Int) -> Bool = { _, _ in true }
+    ) -> [String] {
         var steps: [String] = []
         for (position, mapping) in mappings.prefix(index + 1).enumerated() {
             let hop = mapping.hop
             let stage = hop.stage ?? hop.summary
             let handler = handlers.first { $0.from == hop.from && $0.to == hop.to }
-            if !hop.custom.willMigrate.isEmpty { steps.append("the willMigrate steps of \(stage)") }
+            if hop.custom.willMigrate.contains(where: { counts($0, position) }) { steps.append("the willMigrate steps of \(stage)") }
             if handler?.willMigrate != nil { steps.append("the willMigrate handler of \(hop.from) → \(hop.to)") }
             guard position < index else { continue }
-            if !hop.custom.didMigrate.isEmpty { steps.append("the didMigrate steps of \(stage)") }
+            if hop.custom.didMigrate.contains(where: { counts($0, position + 1) }) { steps.append("the didMigrate steps of \(stage)") }
             if handler?.didMigrate != nil { steps.append("the didMigrate handler of \(hop.from) → \(hop.to)") }
         }
         return steps
@@ -462,20 +468,6 @@ struct MigrationAnalyzer {
             total += try connection.scalar("SELECT count(*) FROM \(source.from) \(RowSource.alias) WHERE \(condition)")?.int64 ?? 0
         }
         return total
-    }
-
-    private func exampleUnconvertible(entity: String, attribute: String, type: AttributeType, in state: VirtualVersion) throws -> String? {
-        for source in state.rowSources(of: entity) {
-            guard let value = source.attributes[attribute] else { continue }
-            let sql = """
-                SELECT \(value), \(source.pk) FROM \(source.from) \(RowSource.alias) \
-                WHERE (\(source.condition)) AND (\(value)) IS NOT NULL AND \(MigrationFunctions.fits)(\(value), \(type.rawValue)) = 0 LIMIT 1
-                """
-            if let row = try connection.rows(sql, maximumRows: 1).first {
-                return "\(MigrationFunctions.describe(row[0])) in the object with Z_PK \(row[1].int64.map(String.init) ?? "?")"
-            }
-        }
-        return nil
     }
 
     private func linkCount(_ set: LinkSet) throws -> Int64 {

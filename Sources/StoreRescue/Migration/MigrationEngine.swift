@@ -134,6 +134,13 @@ enum MigrationEngine {
                     "\(check.hop): whether objects share values of \(check.constrained) (unique at \(check.version)) is not checked before "
                         + "\(check.stepsText), which may change them: the run checks it after they ran, before it writes \(check.version)")
             }
+            // Values that do not convert as the store is, which those steps may correct.
+            for check in preparation.analysis?.deferredConversionChecks ?? [] {
+                preparation.notes.append(
+                    "\(check.hop): \(check.entity).\(check.attribute) becomes \(check.type.modelFileName), and \(check.rowsBeforeSteps) stored values do not convert "
+                        + "before \(check.stepsText)\(check.exampleBeforeSteps.map { " (for example \($0))" } ?? ""), which may correct them: the run checks "
+                        + "the values they leave, before it writes \(check.version), and refuses (exit 3) if some still do not convert")
+            }
         }
         if options.isDryRun, preparation.refusals.isEmpty, let plan = preparation.plan, !plan.isAtTarget, let physical = readout.schema {
             do {
@@ -371,6 +378,10 @@ enum MigrationEngine {
                 throw MigrationError.customStepFailed(path: file, stage: hop.stage ?? hop.summary, detail: "\(error.jsonPath): \(error.reason)")
             }
             hopsSinceBase += 1
+            // Values that do not convert first: the uniqueness check counts them as NULL.
+            notes += try checkDeferredConversion(
+                preparation.analysis?.deferredConversionChecks.filter { $0.hopIndex == index } ?? [], before: before, after: state,
+                mapping: mapping, base: base, path: file)
             notes += try checkDeferredUniqueness(
                 preparation.analysis?.deferredUniquenessChecks.filter { $0.hopIndex == index } ?? [], before: before, after: state,
                 mapping: mapping, base: base, path: file)
@@ -445,10 +456,7 @@ enum MigrationEngine {
         base: Base, path: String
     ) throws -> [String] {
         guard let first = checks.first else { return [] }
-        let connection = try SQLiteConnection(path: ":memory:", options: SQLiteOpenOptions(mode: .memory))
-        try MigrationFunctions.register(on: connection)
-        try connection.execute("ATTACH DATABASE \(SQLLiteral.string(SQLiteConnection.readOnlyURI(path: base.path, immutable: base.isImmutable))) AS base")
-        let refusals = try MigrationAnalyzer(connection: connection, states: [before, after], mappings: [mapping]).uniquenessRefusals()
+        let refusals = try analyzer(of: mapping, before: before, after: after, base: base).uniquenessRefusals()
         if let refusal = refusals.first {
             throw MigrationError.constraintViolated(
                 path: path, version: first.version, detail: "\(refusal.message) (checked after \(first.stepsText) ran)")
@@ -456,6 +464,32 @@ enum MigrationEngine {
         return checks.map { check in
             "\(check.hop): \(check.constrained) (unique at \(check.version)) was checked after \(check.stepsText) ran, not before them: no value is shared"
         }
+    }
+
+    /// The conversion checks the analysis left to the run (`deferredConversionChecks`), made on
+    /// `base` once the steps before the hop's copy have run, before anything of the destination
+    /// is written. Refused as the analysis refuses (exit 3, the same wording), said after what;
+    /// a note when every value converts.
+    private static func checkDeferredConversion(
+        _ checks: [MigrationAnalysis.DeferredConversionCheck], before: VirtualVersion, after: VirtualVersion, mapping: HopMapping,
+        base: Base, path: String
+    ) throws -> [String] {
+        guard !checks.isEmpty else { return [] }
+        if let refusal = try analyzer(of: mapping, before: before, after: after, base: base).conversionRefusals(checks).first {
+            throw MigrationError.refusedAfterSteps(path: path, refusal: refusal)
+        }
+        return checks.map { check in
+            "\(check.hop): whether the values of \(check.entity).\(check.attribute) convert to \(check.type.modelFileName) was checked after "
+                + "\(check.stepsText) ran, not before them: every value converts"
+        }
+    }
+
+    /// An analyzer of one hop over `base` (read-only), for the checks the run makes between steps.
+    private static func analyzer(of mapping: HopMapping, before: VirtualVersion, after: VirtualVersion, base: Base) throws -> MigrationAnalyzer {
+        let connection = try SQLiteConnection(path: ":memory:", options: SQLiteOpenOptions(mode: .memory))
+        try MigrationFunctions.register(on: connection)
+        try connection.execute("ATTACH DATABASE \(SQLLiteral.string(SQLiteConnection.readOnlyURI(path: base.path, immutable: base.isImmutable))) AS base")
+        return MigrationAnalyzer(connection: connection, states: [before, after], mappings: [mapping])
     }
 
     /// The largest string or blob a migration statement may make: the store's size (main file

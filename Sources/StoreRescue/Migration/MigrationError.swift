@@ -11,6 +11,10 @@ public enum MigrationError: OperatorFacingError, Equatable {
     /// A value computed or converted on the way does not fit its attribute (named, with the
     /// object's `Z_PK` and the value): the catalog's expression or the data must change.
     case valueDoesNotConvert(path: String, detail: String)
+    /// A check the analysis left to the run until the custom steps before a hop's copy had run
+    /// (values that must convert) refuses what those steps left: the refusal, worded as the
+    /// analysis words it, `(checked after … ran)`, with what to correct.
+    case refusedAfterSteps(path: String, refusal: MigrationRefusal)
     /// The data breaks a constraint of a version on the way (a new uniqueness constraint).
     case constraintViolated(path: String, version: String, detail: String)
     /// A custom stage's step or expression failed on the data (SQLite's message).
@@ -42,6 +46,7 @@ public enum MigrationError: OperatorFacingError, Equatable {
             return "\(path) is not \(requested) (--from): its hashes are exactly \(versions); nothing was written"
         case .notACoreDataStore(let path, let reason): return "\(path) is not a Core Data store: \(reason)"
         case .valueDoesNotConvert(let path, let detail): return "migrating \(path) stopped: \(detail)"
+        case .refusedAfterSteps(let path, let refusal): return "migrating \(path) stopped: \(refusal.message)"
         case .constraintViolated(let path, let version, let detail):
             return "migrating \(path) stopped: the data breaks a constraint of \(version): \(detail)"
         case .customStepFailed(let path, let stage, let detail): return "migrating \(path) stopped in \(stage): \(detail)"
@@ -69,6 +74,7 @@ public enum MigrationError: OperatorFacingError, Equatable {
                 : "pass --from with one of \(found.joined(separator: ", ")), the versions its hashes fit equally"
         case .notACoreDataStore: return "check the path: `storerescue inspect STORE` says what the file is"
         case .valueDoesNotConvert: return "correct the custom stage's expression, or add a willMigrate step that fixes the value first"
+        case .refusedAfterSteps(_, let refusal): return refusal.remedy
         case .constraintViolated: return "add a willMigrate step that removes the duplicates before the constraint applies"
         case .customStepFailed: return "correct the step in the catalog (names are the model's, expressions SQLite's)"
         case .writeFailed: return "free disk space or raise the file-size limit (ulimit -f), then run the command again"
@@ -87,7 +93,7 @@ public enum MigrationError: OperatorFacingError, Equatable {
         switch self {
         case .unknownVersion: return .usage
         case .notACoreDataStore: return .notAStore
-        case .notThatVersion, .valueDoesNotConvert, .constraintViolated, .customStepFailed, .customStepsLeftRequiredValuesMissing,
+        case .notThatVersion, .valueDoesNotConvert, .refusedAfterSteps, .constraintViolated, .customStepFailed, .customStepsLeftRequiredValuesMissing,
             .clearedLinksLeftRequiredValuesMissing: return .refused
         case .writeFailed, .readFailed: return .ioError
         case .verificationFailed: return .internalError
@@ -107,6 +113,7 @@ extension MigrationError {
         case .notThatVersion(let file, let requested, let found): return .notThatVersion(path: rename(file), requested: requested, found: found)
         case .notACoreDataStore(let file, let reason): return .notACoreDataStore(path: rename(file), reason: reason)
         case .valueDoesNotConvert(let file, let detail): return .valueDoesNotConvert(path: rename(file), detail: detail)
+        case .refusedAfterSteps(let file, let refusal): return .refusedAfterSteps(path: rename(file), refusal: refusal)
         case .constraintViolated(let file, let version, let detail): return .constraintViolated(path: rename(file), version: version, detail: detail)
         case .customStepFailed(let file, let stage, let detail): return .customStepFailed(path: rename(file), stage: stage, detail: detail)
         case .writeFailed(let file, let reason): return .writeFailed(path: rename(file), reason: reason)

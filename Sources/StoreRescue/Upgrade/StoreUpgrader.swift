@@ -814,7 +814,7 @@ final class UpgradeRun {
             // Not `notACoreDataStore`: a healthy SQLite database with no Core Data tables is the
             // wrong file, not a store to save (a review's browser history was quarantined and
             // replaced by an empty store).
-            case .valueDoesNotConvert, .constraintViolated, .customStepFailed: return true
+            case .valueDoesNotConvert, .constraintViolated, .refusedAfterSteps, .customStepFailed: return true
             default: return false
             }
         }
@@ -840,6 +840,8 @@ final class UpgradeRun {
         let code: MigrationRefusal.Code
         switch error as? MigrationError {
         case .constraintViolated?: code = .uniquenessViolated
+        // The analysis's own refusal, made by the run after the custom steps it waited for.
+        case .refusedAfterSteps(_, let refusal)?: code = refusal.code
         case .valueDoesNotConvert?: code = .invalidCustomStage
         // Not the catalog's fault (`refuseForTheCatalog`): the store's.
         case .notACoreDataStore?, nil: code = .storeDamaged
