@@ -862,16 +862,22 @@ class Corpus:
         return self.cases
 
 
+# The working folder is the process's, shared by the --jobs threads: one thread's chdir into a
+# copy's folder, seen by another's getcwd, once left that one in a folder since removed.
+SOCKET_FOLDER_LOCK = threading.Lock()
+
+
 def make_socket(path):
     # Bound by its name from inside its folder: a socket's full path is limited to 107 bytes.
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    previous = os.getcwd()
-    try:
-        os.chdir(os.path.dirname(path))
-        server.bind(os.path.basename(path))
-    finally:
-        os.chdir(previous)
-        server.close()
+    with SOCKET_FOLDER_LOCK:
+        previous = os.getcwd()
+        try:
+            os.chdir(os.path.dirname(path))
+            server.bind(os.path.basename(path))
+        finally:
+            os.chdir(previous)
+            server.close()
 
 
 # ---------------------------------------------------------------------------------------------
