@@ -156,12 +156,14 @@ final class IndexTreeBuilder {
         spareLeaf = LeafPage(pageSize: file.pageSize, usableSize: file.usableSize)
     }
 
-    private static func cellSize(recordSize: Int, level: Int) -> Int {
-        (level == 0 ? 0 : 4) + SQLiteVarint.length(of: UInt64(recordSize)) + recordSize
+    /// An interior cell: a left child, the record's size and the record (leaves: `LeafPage`).
+    private static func interiorCellSize(recordSize: Int) -> Int {
+        4 + SQLiteVarint.length(of: UInt64(recordSize)) + recordSize
     }
 
-    private func fits(_ used: Int, adding cellSize: Int, level: Int) -> Bool {
-        (level == 0 ? Self.leafHeaderSize : Self.interiorHeaderSize) + used + cellSize + 2 <= usableSize
+    /// Whether an interior cell of `cellSize` bytes fits beside cells taking `used` bytes.
+    private func fits(_ used: Int, adding cellSize: Int) -> Bool {
+        Self.interiorHeaderSize + used + cellSize + 2 <= usableSize
     }
 
     /// Appends the next entry: `record` sorts after every one before it.
@@ -199,8 +201,8 @@ final class IndexTreeBuilder {
     private func add<Record: Collection<UInt8>>(_ record: Record, child: UInt32?, level: Int) throws {
         precondition(level >= 1, "the leaves are filled by append")
         if level == levels.count { levels.append(Level()) }
-        let size = Self.cellSize(recordSize: record.count, level: level)
-        if !levels[level].current.isEmpty, !fits(levels[level].current.size, adding: size, level: level) {
+        let size = Self.interiorCellSize(recordSize: record.count)
+        if !levels[level].current.isEmpty, !fits(levels[level].current.size, adding: size) {
             precondition(levels[level].held == nil, "a held page is written once the page after it has a cell")
             levels[level].held = (levels[level].current, child ?? 0, Array(record))
             levels[level].current = Cells()
@@ -247,9 +249,9 @@ final class IndexTreeBuilder {
                 levels[level].held = nil
                 levelsBalanced.append(level)
                 precondition(held.cells.ends.count >= 2, "a held page of two cells at least")
-                let last = held.cells.removeLast { Self.cellSize(recordSize: $0, level: level) }
-                let size = Self.cellSize(recordSize: held.divider.count, level: level)
-                levels[level].current.append(held.divider, child: level == 0 ? nil : held.rightChild, cellSize: size)
+                let last = held.cells.removeLast { Self.interiorCellSize(recordSize: $0) }
+                let size = Self.interiorCellSize(recordSize: held.divider.count)
+                levels[level].current.append(held.divider, child: held.rightChild, cellSize: size)
                 let number = try writeAsChild(held.cells, rightChild: last.child, level: level)
                 try add(last.record, child: number, level: level + 1)
             }
@@ -271,32 +273,28 @@ final class IndexTreeBuilder {
         return number
     }
 
+    /// Writes an interior page (the leaves are written from `LeafPage`).
     private func write(_ cells: Cells, rightChild: UInt32, level: Int, at number: UInt32) throws {
-        let isLeaf = level == 0
-        precondition(!cells.isEmpty && (isLeaf || rightChild != 0), "a page with a cell, and a right child above the leaves")
-        let headerSize = isLeaf ? Self.leafHeaderSize : Self.interiorHeaderSize
+        precondition(level >= 1 && !cells.isEmpty && rightChild != 0, "an interior page with a cell and a right child")
         try page.withUnsafeMutableBytes { page in
             page.initializeMemory(as: UInt8.self, repeating: 0)
             var contentStart = usableSize
             for index in cells.ends.indices {
                 let record = cells.record(index)
-                contentStart -= Self.cellSize(recordSize: record.count, level: level)
+                contentStart -= Self.interiorCellSize(recordSize: record.count)
                 var position = contentStart
-                if !isLeaf {
-                    page.storeBigEndianUInt32(cells.children[index], at: position)
-                    position += 4
-                }
+                page.storeBigEndianUInt32(cells.children[index], at: position)
+                position += 4
                 position += SQLiteVarint.write(UInt64(record.count), into: page, at: position)
                 record.withUnsafeBytes { page.baseAddress!.advanced(by: position).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-                page.storeBigEndianUInt16(contentStart, at: headerSize + 2 * index)
+                page.storeBigEndianUInt16(contentStart, at: Self.interiorHeaderSize + 2 * index)
             }
-            page[0] = isLeaf ? 0x0A : 0x02
+            page[0] = 0x02
             page.storeBigEndianUInt16(cells.ends.count, at: 3)
             page.storeBigEndianUInt16(contentStart == 65_536 ? 0 : contentStart, at: 5)
-            if !isLeaf { page.storeBigEndianUInt32(rightChild, at: 8) }
+            page.storeBigEndianUInt32(rightChild, at: 8)
             try file.write(UnsafeRawBufferPointer(page), at: number)
         }
-        guard !isLeaf else { return }
         for child in cells.children + [rightChild] { try file.setPointerMapEntry(child, type: .nonRootBTree, parent: number) }
     }
 
