@@ -23,8 +23,16 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
 
     /// The longest suffix SQLite adds to a store's name for a sidecar: `-journal`.
     static let longestSidecarSuffix = "-journal".utf8.count
-    /// Writing the new store failed part way (disk full, I/O error); the partial file was removed.
+    /// Writing the new store failed part way (disk full, the file-size limit, I/O error); the
+    /// partial file was removed.
     case writeFailed(path: String, reason: String)
+    /// Writing the new store was refused a file in `folder`, the target's folder where the
+    /// private folder is (`SQLITE_CANTOPEN`, `SQLITE_READONLY`, `SQLITE_PERM`; `EACCES`, `EPERM`,
+    /// `EROFS`): a folder or file system made read-only, or not this user's, after the command
+    /// checked it. No lack of disk space (`WriteFailure`).
+    case writeDenied(path: String, folder: String, reason: String)
+    /// Writing the new store ran out of memory (`SQLITE_NOMEM`, `ENOMEM`). No lack of disk space.
+    case outOfMemory(path: String, reason: String)
     /// The store written does not read back as it should; it was removed. A bug in this tool.
     case verificationFailed(path: String, reason: String)
 
@@ -46,6 +54,10 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
             return "cannot create \(path): its name is \(bytes) bytes, and with its -journal (\(bytes + Self.longestSidecarSuffix)) it is longer than the \(limit) this file system allows"
         case .writeFailed(let path, let reason):
             return "cannot write \(path): \(reason)"
+        case .writeDenied(let path, let folder, let reason):
+            return "cannot write \(path): a file in \(folder) could not be created or written: \(reason)"
+        case .outOfMemory(let path, let reason):
+            return "cannot write \(path): out of memory: \(reason)"
         case .verificationFailed(let path, let reason):
             return "the store written for \(path) failed its own check: \(reason)"
         }
@@ -69,6 +81,10 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
             return "choose a file name of at most \(limit - Self.longestSidecarSuffix) bytes"
         case .writeFailed:
             return "check free space and the file-size limit of the destination, then run the command again"
+        case .writeDenied(_, let folder, _):
+            return "not a lack of disk space: make \(folder) writable for this user (check its permissions, and that its file system is not mounted read-only), or choose a path in a folder you can write to; then run the command again"
+        case .outOfMemory:
+            return "not a lack of disk space: free memory (close other programs) or raise the memory limit the command runs under (ulimit -v, a service's MemoryMax), then run the command again"
         case .verificationFailed:
             return "please report this with the model used; nothing was written"
         }
@@ -76,8 +92,9 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
 
     public var exitStatus: ExitStatus {
         switch self {
-        case .targetExists, .sidecarExists, .targetIsSidecar, .targetIsSymlink, .folderUnusable, .emptyPath, .nameTooLong: return .cannotCreateOutput
-        case .writeFailed: return .ioError
+        case .targetExists, .sidecarExists, .targetIsSidecar, .targetIsSymlink, .folderUnusable, .emptyPath, .nameTooLong, .writeDenied:
+            return .cannotCreateOutput
+        case .writeFailed, .outOfMemory: return .ioError
         case .verificationFailed: return .internalError
         }
     }

@@ -94,11 +94,8 @@ public enum StoreCreator {
             try StoreSchemaWriter.checkFinished(file: file, workspace: workspace.path, reportedPath: path)
         } catch let error as StoreCreationError {
             throw error
-        } catch let error as SQLiteError where !error.isFileSystemFailure {
-            // The layout was checked; SQL that SQLite still refuses is this tool's bug, not a full disk.
-            throw StoreCreationError.verificationFailed(path: path, reason: "SQLite refused the schema written for the model: \(Self.reason(error))")
         } catch {
-            throw StoreCreationError.writeFailed(path: path, reason: Self.reason(error))
+            throw Self.failure(error, path: path, folder: target.folder, workspace: workspace.path)
         }
         do {
             try target.publishDurably(
@@ -106,7 +103,7 @@ public enum StoreCreator {
         } catch let error as StoreCreationError {
             throw error
         } catch {
-            throw StoreCreationError.writeFailed(path: path, reason: Self.reason(error))
+            throw Self.failure(error, path: path, folder: target.folder, workspace: workspace.path)
         }
         return StoreCreationResult(
             path: path, uuid: uuid, frameworkVersion: options.frameworkVersion, versionIdentifiers: identifiers,
@@ -117,6 +114,20 @@ public enum StoreCreator {
                 + (layout.persistentHistory?.tables.map(\.name) ?? []),
             indexCount: layout.indexes.count + (layout.persistentHistory?.indexes.count ?? 0),
             includesPersistentHistory: options.includesPersistentHistory, modelCacheWritten: false)
+    }
+
+    /// A failure while writing the store at `path` (in the private folder `workspace` inside
+    /// `folder`), as `WriteFailure` reads it: a refused file is the folder's (exit 73), memory
+    /// says so, only no room is "free space" (74); SQL SQLite still refuses after the layout was
+    /// checked is this tool's bug (70). CANTOPEN and READONLY read "free space" until stop 27.
+    static func failure(_ error: any Error, path: String, folder: String, workspace: String) -> StoreCreationError {
+        let failure = WriteFailure(error, workspace: workspace)
+        switch failure.kind {
+        case .refused: return .verificationFailed(path: path, reason: "SQLite refused the schema written for the model: \(failure.reason)")
+        case .noRoom: return .writeFailed(path: path, reason: failure.reason)
+        case .denied: return .writeDenied(path: path, folder: folder, reason: failure.reason)
+        case .outOfMemory: return .outOfMemory(path: path, reason: failure.reason)
+        }
     }
 
     static func reason(_ error: any Error) -> String {

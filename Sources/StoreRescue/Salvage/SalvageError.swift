@@ -116,10 +116,10 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
     /// given.
     static func writing(_ path: String, code: Int32, reason given: String? = nil) -> SalvageError {
         let reason = given ?? SafeFileOutput.describe(code)
-        switch code {
-        case EACCES, EPERM, EROFS: return .writeDenied(path: path, folder: (path as NSString).deletingLastPathComponent, reason: reason)
-        case ENOMEM: return .outOfMemory(path: path, reason: reason)
-        default: return .writeFailed(path: path, reason: reason)
+        switch WriteFailure.kind(ofErrno: code) {
+        case .denied: return .writeDenied(path: path, folder: (path as NSString).deletingLastPathComponent, reason: reason)
+        case .outOfMemory: return .outOfMemory(path: path, reason: reason)
+        case .noRoom, .refused: return .writeFailed(path: path, reason: reason)
         }
     }
 
@@ -134,6 +134,8 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .emptyPath: self = .outputPathEmpty
         case .nameTooLong(let path, let bytes, let limit): self = .outputNameTooLong(path: path, bytes: bytes, limit: limit)
         case .writeFailed(let path, let reason): self = .writeFailed(path: path, reason: reason)
+        case .writeDenied(let path, let folder, let reason): self = .writeDenied(path: path, folder: folder, reason: reason)
+        case .outOfMemory(let path, let reason): self = .outOfMemory(path: path, reason: reason)
         case .verificationFailed(let path, let reason): self = .verificationFailed(path: path, reason: reason)
         }
     }

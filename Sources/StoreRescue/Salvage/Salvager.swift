@@ -150,47 +150,29 @@ public enum Salvager {
             switch error {
             case .verificationFailed(_, let reason): return SalvageError.verificationFailed(path: output, reason: reason)
             case .writeFailed(_, let reason): return SalvageError.writeFailed(path: output, reason: reason)
+            case .writeDenied(_, _, let reason): return SalvageError.writeDenied(path: output, folder: folder, reason: reason)
+            case .outOfMemory(_, let reason): return SalvageError.outOfMemory(path: output, reason: reason)
             // The Core Data output's own private folder, inside the salvage's.
             case .folderUnusable(_, _, let reason): return SalvageError.writeDenied(path: output, folder: folder, reason: "a private folder there " + reason)
             default: return SalvageError(creation: error)
             }
         case is LayoutError, is StoreAccessError:
             return error
-        case let error as SQLiteError:
-            // Only a full disk, the file-size limit or an I/O error under SQLite is "free disk
-            // space" (exit 74); a folder that refuses files (SQLITE_CANTOPEN, SQLITE_READONLY,
-            // SQLITE_PERM) is the output folder's (73), memory running out says so (74); SQLite
-            // refusing a statement (SQLITE_ERROR, a constraint, …) is this tool's bug, as
-            // `create` reports it (70). All four used to be "free disk space".
-            var kind = error.fileSystemFailure
-            var reason = StoreCreator.reason(error) + (error.systemReason.map { ": \($0)" } ?? "")
-            if kind == .denied, error.systemErrno == 0, let found = folderFailure(workspace) {
-                // SQLite could not open a file and kept no reason: the folder tells which.
-                kind = found.kind
-                reason += ": " + found.reason
-            }
-            switch kind {
-            case nil: return SalvageError.writeRefused(path: output, reason: reason)
-            case .noRoom?: return SalvageError.writeFailed(path: output, reason: reason)
-            case .denied?: return SalvageError.writeDenied(path: output, folder: folder, reason: reason)
-            case .outOfMemory?: return SalvageError.outOfMemory(path: output, reason: reason)
+        case is SQLiteError:
+            // Read as `WriteFailure` says (shared with `create`): only no room is "free disk
+            // space"; a refused file is the folder's (73), SQLite refusing a statement a bug (70).
+            let failure = WriteFailure(error, workspace: workspace)
+            switch failure.kind {
+            case .refused: return SalvageError.writeRefused(path: output, reason: failure.reason)
+            case .noRoom: return SalvageError.writeFailed(path: output, reason: failure.reason)
+            case .denied: return SalvageError.writeDenied(path: output, folder: folder, reason: failure.reason)
+            case .outOfMemory: return SalvageError.outOfMemory(path: output, reason: failure.reason)
             }
         case let error as POSIXFailure:
             return failure(SalvageError.writing(output, code: error.code, reason: error.description), output: output, workspace: workspace)
         default:
             return SalvageError.writeFailed(path: output, reason: StoreCreator.reason(error))
         }
-    }
-
-    /// Why `folder` takes no new file, when it says: writing refused (`access`: EACCES, EPERM
-    /// for an immutable folder, EROFS), or no free block or inode left; nil when it takes files.
-    private static func folderFailure(_ folder: String) -> (kind: SQLiteError.FileSystemFailure, reason: String)? {
-        if access(folder, W_OK) != 0 { return (.denied, SafeFileOutput.describe(errno)) }
-        var info = statvfs()
-        if statvfs(folder, &info) == 0, info.f_bavail == 0 || (info.f_files > 0 && info.f_favail == 0) {
-            return (.noRoom, SafeFileOutput.describe(ENOSPC))
-        }
-        return nil
     }
 
     /// True when `output` names `store` or one of its sidecars (by the resolved folder and name).

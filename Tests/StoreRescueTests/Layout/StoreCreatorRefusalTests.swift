@@ -1,4 +1,5 @@
 import Foundation
+import SRSQLite
 import Testing
 @testable import StoreRescue
 
@@ -137,6 +138,91 @@ import Testing
         // And without the fault the same call succeeds, so the test injected a real failure.
         try StoreCreator.create(model: Self.model, versionIdentifiers: nil, at: path)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["neighbour.txt", "store.sqlite"])
+    }
+
+    /// How a failure while writing ends `create`, by SQLite's result code (and the system's
+    /// error number it recorded) or a system call's: only no room (disk full, a write's I/O
+    /// error, the file-size limit) is exit 74 with the free-space hint; a file the folder refuses
+    /// (cannot open, read only, permission) is the folder's, exit 73, naming it; memory running
+    /// out is 74 saying so; SQL SQLite refuses is this tool's bug (70). CANTOPEN, READONLY,
+    /// PERM and NOMEM all read "check free space" (74) until stop 27.
+    @Test(arguments: [
+        // Extended codes are C macros Swift does not import: SQLITE_IOERR_WRITE, SQLITE_READONLY_DIRECTORY,
+        // SQLITE_IOERR_NOMEM.
+        (SQLITE_FULL, 0, StoreRescue.ExitStatus.ioError, "check free space"), (SQLITE_IOERR | 3 << 8, 0, .ioError, "check free space"),
+        (SQLITE_CANTOPEN, ENOSPC, .ioError, "check free space"), (SQLITE_IOERR | 3 << 8, EROFS, .cannotCreateOutput, "not a lack of disk space: make"),
+        (SQLITE_CANTOPEN, 0, .cannotCreateOutput, "not a lack of disk space: make"), (SQLITE_CANTOPEN, EACCES, .cannotCreateOutput, "not a lack of disk space: make"),
+        (SQLITE_READONLY | 6 << 8, 0, .cannotCreateOutput, "not a lack of disk space: make"), (SQLITE_PERM, 0, .cannotCreateOutput, "not a lack of disk space: make"),
+        (SQLITE_NOMEM, 0, .ioError, "not a lack of disk space: free memory"), (SQLITE_IOERR | 12 << 8, 0, .ioError, "not a lack of disk space: free memory"),
+        (SQLITE_ERROR, 0, .internalError, "please report this"),
+    ])
+    func sqliteErrorsWhileWritingAreClassifiedByTheirCode(code: Int32, systemErrno: Int32, status: StoreRescue.ExitStatus, hint: String) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        let error = #expect(throws: StoreCreationError.self) {
+            try StoreCreator.create(
+                model: Self.model, versionIdentifiers: nil, at: path, options: StoreCreationOptions(), result: nil,
+                faultInjection: { if $0 == .schemaWritten { throw SQLiteError(resultCode: code, message: "injected", systemErrno: systemErrno) } })
+        }
+        #expect(error?.exitStatus == status, "\(String(describing: error))")
+        #expect(error?.description.contains("injected (SQLite code \(code))") == true, "\(String(describing: error))")
+        #expect(error?.recoverySuggestion?.hasPrefix(hint) == true, "\(String(describing: error?.recoverySuggestion))")
+        if status == .cannotCreateOutput {
+            #expect(error == .writeDenied(path: path, folder: directory.url.path, reason: "injected (SQLite code \(code))" + (systemErrno == 0 ? "" : ": \(String(cString: strerror(systemErrno)))")))
+            #expect(error?.recoverySuggestion?.contains("make \(directory.url.path) writable") == true)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
+    }
+
+    /// A system call refused while publishing (the link into place): `EROFS`, `EACCES` and
+    /// `EPERM` are the folder's (73), `ENOMEM` memory, `ENOSPC` and `EIO` no room (74).
+    @Test(arguments: [(EROFS, StoreRescue.ExitStatus.cannotCreateOutput), (EACCES, .cannotCreateOutput), (EPERM, .cannotCreateOutput),
+                      (ENOMEM, .ioError), (ENOSPC, .ioError), (EIO, .ioError)])
+    func systemCallFailuresAreClassifiedByTheirErrno(code: Int32, status: StoreRescue.ExitStatus) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        let error = #expect(throws: StoreCreationError.self) {
+            try StoreCreator.create(
+                model: Self.model, versionIdentifiers: nil, at: path, options: StoreCreationOptions(), result: nil,
+                faultInjection: { if $0 == .beforePublishing { throw POSIXFailure(operation: "link", code: code) } })
+        }
+        #expect(error?.exitStatus == status, "\(String(describing: error))")
+        switch WriteFailure.kind(ofErrno: code) {
+        case .denied: #expect(error == .writeDenied(path: path, folder: directory.url.path, reason: "link: \(String(cString: strerror(code)))"))
+        case .outOfMemory: #expect(error == .outOfMemory(path: path, reason: "link: \(String(cString: strerror(code)))"))
+        case .noRoom, .refused: #expect(error == .writeFailed(path: path, reason: "link: \(String(cString: strerror(code)))"))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
+    }
+
+    /// The private folder made read-only just after it was made (`chattr +i` for root, who
+    /// ignores modes; mode 0500 otherwise): the store's file cannot be created there. That is
+    /// the destination folder's problem, exit 73 naming it — not "check free space" (74).
+    @Test func aFolderMadeReadOnlyPartWayIsNotADiskFull() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        var lock: UnwritableFolder?
+        defer { lock?.restore() }
+        let error = #expect(throws: StoreCreationError.self) {
+            try StoreCreator.create(
+                model: Self.model, versionIdentifiers: nil, at: path, options: StoreCreationOptions(), result: nil,
+                faultInjection: { stage in
+                    guard stage == .workspaceCreated else { return }
+                    let workspace = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).first { $0.hasPrefix(".create") })
+                    lock = try UnwritableFolder(directory.path(workspace))
+                })
+        }
+        let reason = try #require(lock?.expectedReason)
+        lock?.restore()
+        guard case .writeDenied(let reportedPath, let folder, let detail) = error else {
+            Issue.record("expected the folder's refusal, got \(String(describing: error))")
+            return
+        }
+        #expect(reportedPath == path && folder == directory.url.path)
+        #expect(detail.hasSuffix(": \(reason)"), "\(detail)")
+        #expect(error?.exitStatus == .cannotCreateOutput)
+        // A folder that refuses files refuses their removal too: only the private folder may stay.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).allSatisfy { $0.hasPrefix(".create") })
     }
 
     @Test func modelThatCannotBeLaidOutWritesNothing() throws {
