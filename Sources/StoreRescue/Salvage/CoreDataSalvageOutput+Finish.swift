@@ -56,7 +56,10 @@ extension CoreDataSalvageOutput {
         // a check running the store is in WAL mode, so no descriptor of another may be closed
         // under this connection's lock: the bulk load's pages were handed over as it ended,
         // `PageAppender.finish`, and SQLite's since are in the `-wal` until the checkpoint.)
-        if backgroundCheck == nil { Writeback.start(path: connection.path) }
+        if backgroundCheck == nil {
+            Writeback.start(path: connection.path)
+            flush?.request()
+        }
 
         let names = Dictionary(layout.entityNumbers.map { ($0.ent, $0.name) }, uniquingKeysWith: { first, _ in first })
         for table in allTables where includesHistory || layout.persistentHistory?.tables.contains(table) != true {

@@ -23,6 +23,7 @@ import Foundation
 /// `Z_METADATA` row was recovered; otherwise the store is stamped fresh (new UUID) and the report
 /// says so.
 final class CoreDataSalvageOutput: SalvageOutput {
+    var flush: BackgroundFlush?
     let writer: SalvageRowWriter
     let version: CatalogVersion
     let layout: StoreLayout

@@ -48,12 +48,17 @@ final class PageAppender {
     private let initialPageCount: UInt32
     private var mapPagesWrittenBack: Set<UInt32> = []
 
-    /// Opens the database at `path` (not through a symbolic link) and reads its header.
+    /// Flushes the file to the disk every 8 MiB written and once it is complete (`BackgroundFlush`).
+    private let flush: BackgroundFlush?
+
+    /// Opens the database at `path` (not through a symbolic link) and reads its header; `flush`
+    /// is asked to flush the file every 8 MiB written and once `finish` has written the header.
     ///
     /// - Throws: `SalvageError.writeFailed` when the file cannot be opened or its header is not
     ///   one SQLite wrote (it is the salvage's own file, so this is a failure, not damage).
-    init(path: String) throws {
+    init(path: String, flush: BackgroundFlush? = nil) throws {
         self.path = path
+        self.flush = flush
         let descriptor = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else { throw SalvageError.writing(path, code: errno) }
         self.descriptor = descriptor
@@ -79,7 +84,9 @@ final class PageAppender {
         initialPageCount = pageCount
         hasPointerMap = autoVacuum != 0
         pointerMap = PointerMap(usableSize: usableSize, pageSize: pageSize, pageCount: .max)
-        writer = WriteBehind(descriptor: descriptor)
+        var onWriteback: (@Sendable () -> Void)?
+        if let flush { onWriteback = { flush.request() } }
+        writer = WriteBehind(descriptor: descriptor, onWriteback: onWriteback)
     }
 
     deinit {
@@ -172,6 +179,7 @@ final class PageAppender {
         }
         // The pages since the writer's last hint go to the disk too, while SQLite goes on.
         Writeback.start(descriptor)
+        flush?.request()
     }
 
     private func writeBytes(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {

@@ -10,6 +10,7 @@ import SRSQLite
 /// a rule the damage made it break; the original statements stay readable in the report's
 /// source. Page size and text encoding are the damaged file's, so text keeps its bytes.
 final class PlainSalvageOutput: SalvageOutput {
+    var flush: BackgroundFlush?
     let writer: SalvageRowWriter
     private let connection: SQLiteConnection
     private var takenNames: Set<String> = []
@@ -186,6 +187,7 @@ final class PlainSalvageOutput: SalvageOutput {
         _ = try connection.scalar("PRAGMA journal_mode = DELETE")
         // The file is complete: let the disk take it while SQLite checks it.
         Writeback.start(path: connection.path)
+        flush?.request()
         if let refusal = OutputCheck.refusal(try OutputCheck.verdict(of: connection, cancellation: cancellation), path: connection.path) { throw refusal }
         return SalvageOutputSummary(tables: tables, metadata: nil, notes: notes)
     }

@@ -110,9 +110,12 @@ final class SalvageBulkLoad {
     /// Stops the index trees' writing (`endTable`) within a few thousand entries.
     private let cancellation: CancellationFlag?
 
-    init(file: String, spillPath: String, targets: [Int: BulkTarget], writer: SalvageRowWriter, cancellation: CancellationFlag? = nil) throws {
+    init(
+        file: String, spillPath: String, targets: [Int: BulkTarget], writer: SalvageRowWriter, flush: BackgroundFlush? = nil,
+        cancellation: CancellationFlag? = nil
+    ) throws {
         self.cancellation = cancellation
-        appender = try PageAppender(path: file)
+        appender = try PageAppender(path: file, flush: flush)
         keyFolder = spillPath
         spill = try RowSpill(path: spillPath)
         let count = (targets.keys.max() ?? -1) + 1

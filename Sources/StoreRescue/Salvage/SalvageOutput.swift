@@ -3,6 +3,9 @@
 /// been read.
 protocol SalvageOutput: AnyObject {
     var writer: SalvageRowWriter { get }
+    /// Flushes the new file to the disk while the output goes on (asked for once the file is
+    /// complete, before its check); nil: the publisher's `fsync` does it all.
+    var flush: BackgroundFlush? { get set }
     /// What becomes of the rows of `table`.
     func role(for table: TableDefinition) throws -> TableRole
     /// Where live rows of no known table with `columnCount` columns go; nil: they are counted only.

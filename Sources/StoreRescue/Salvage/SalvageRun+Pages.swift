@@ -37,7 +37,8 @@ extension SalvageRun {
         let bulkTables = candidates.compactMap { index in bulkTarget(index).map { (index, output.loadRank(ofTarget: $0)) } }
             .enumerated().sorted { ($0.element.1, $0.offset) < ($1.element.1, $1.offset) }.map(\.element.0)
         let load = try SalvageBulkLoad(
-            file: file, spillPath: file + "-set-aside", targets: output.bulkTargets, writer: output.writer, cancellation: cancellation)
+            file: file, spillPath: file + "-set-aside", targets: output.bulkTargets, writer: output.writer, flush: flush,
+            cancellation: cancellation)
         bulk = load
         defer { bulk = nil }
         for index in bulkTables {

@@ -99,6 +99,9 @@ final class SalvageRun {
     /// Called once the bulk load's pages are all in the new file, before SQLite writes again
     /// (tests: `Salvager.Stage.pagesWritten`).
     var pagesWritten: (() throws -> Void)?
+    /// Flushes the new file to the disk on a thread of its own as it is written (`Salvager`
+    /// waits for it before its `fsync`); nil: that `fsync` does it all.
+    var flush: BackgroundFlush?
 
     init(store: String, output: String, options: SalvageOptions, progress: ((SalvageProgress) -> Void)?, cancellation: CancellationFlag?) throws {
         storePath = store
@@ -183,6 +186,7 @@ final class SalvageRun {
             output = try PlainSalvageOutput(path: file, geometry: geometry, cancellation: cancellation)
         }
         guard let output else { preconditionFailure("the output is made above") }
+        output.flush = flush
         let summary: SalvageOutputSummary
         do {
             try assignRoles()

@@ -73,11 +73,13 @@ public enum Salvager {
         case workspaceCreated, pagesWritten, rowsWritten, beforePublishing, published
     }
 
-    /// `salvage`, with the test's `faultInjection`; `result` is nil for a salvage made on the way
-    /// (`upgrade --on-failure clean`'s), not the command's final result.
+    /// `salvage`, with the test's `faultInjection` (and `flush`, the test's flusher of the new
+    /// file); `result` is nil for a salvage made on the way (`upgrade --on-failure clean`'s), not
+    /// the command's final result.
     static func salvage(
         store: String, into output: String, options: SalvageOptions, progress: ((SalvageProgress) -> Void)?,
-        cancellation: CancellationFlag?, result: PublishedResult?, faultInjection: ((Stage) throws -> Void)?
+        cancellation: CancellationFlag?, result: PublishedResult?,
+        flush makeFlush: (String) -> BackgroundFlush = { BackgroundFlush(path: $0) }, faultInjection: ((Stage) throws -> Void)?
     ) throws -> SalvageReport {
         // Past the file-size limit a write must fail with EFBIG (and be cleaned up), not kill us.
         SafeFileOutput.ignoreFileSizeLimitSignal()
@@ -92,13 +94,25 @@ public enum Salvager {
         }
         defer { workspace.remove() }
         let file = workspace.path("salvaged.sqlite")
+        // Declared after the folder's removal, so run before it: the flushing thread has ended
+        // and its descriptor is closed before the folder goes.
+        let flush = makeFlush(file)
+        defer { flush.stop() }
         let summary: SalvageOutputSummary
         do {
             try faultInjection?(.workspaceCreated)
             run.pagesWritten = faultInjection.map { injection in { try injection(.pagesWritten) } }
+            run.flush = flush
             summary = try run.run(into: file)
             try faultInjection?(.rowsWritten)
             try checkFinished(file: file, workspace: workspace.path, output: output, isCoreData: options.catalog != nil)
+            // Every connection is closed: the flushes asked for end (their descriptor may close),
+            // and one that failed fails the salvage, whatever the `fsync` below then says.
+            do {
+                try flush.finish()
+            } catch let failure as BackgroundFlush.Failure {
+                throw SalvageError.writing(file, code: failure.code)
+            }
             try CreationTarget.synchronize(file, isFolder: false)
             try faultInjection?(.beforePublishing)
             // The fsync takes a while for a large store: a signal meanwhile still stops the run.

@@ -30,6 +30,8 @@ final class WriteBehind: @unchecked Sendable {
     private let queueLimit: Int
     /// Bytes written between `Writeback` hints (0: none).
     private let writebackInterval: Int
+    /// Called with each hint, on the thread that wrote (`BackgroundFlush.request`).
+    private let onWriteback: (@Sendable () -> Void)?
 
     // The run being gathered (the caller's thread only).
     private var run: [UInt8] = []
@@ -54,12 +56,14 @@ final class WriteBehind: @unchecked Sendable {
     ///   fails, as the system may).
     init(
         descriptor: Int32, runBytes: Int = 1 << 20, queueLimit: Int = 3, writebackInterval: Int = 8 << 20,
+        onWriteback: (@Sendable () -> Void)? = nil,
         startThread: (@escaping @Sendable () -> Void) -> JoinableThread? = { JoinableThread($0) }
     ) {
         self.descriptor = descriptor
         self.runBytes = runBytes
         self.queueLimit = queueLimit
         self.writebackInterval = writebackInterval
+        self.onWriteback = onWriteback
         run.reserveCapacity(runBytes)
         // A thread the system refuses (`JoinableThread`) leaves the runs to be written by the
         // caller, each as it is handed over.
@@ -138,6 +142,7 @@ final class WriteBehind: @unchecked Sendable {
         if writebackInterval > 0, writtenSinceHint >= writebackInterval {
             writtenSinceHint = 0
             Writeback.start(descriptor)
+            onWriteback?()
         }
         run.removeAll(keepingCapacity: true)
     }
@@ -160,6 +165,7 @@ final class WriteBehind: @unchecked Sendable {
             if code == 0, writebackInterval > 0, sinceHint >= writebackInterval {
                 sinceHint = 0
                 Writeback.start(descriptor)
+                onWriteback?()
             }
             item.bytes.removeAll(keepingCapacity: true)
             condition.lock()

@@ -183,6 +183,53 @@ import Testing
         #expect(try setup.inputSnapshot() == before)
     }
 
+    /// A flush of the new file that fails on its thread (`BackgroundFlush`: here the flusher is
+    /// pointed at `/dev/full`, whose `fdatasync` fails with EINVAL) fails the salvage, exit 74,
+    /// with nothing published: Linux reports a writeback error once per open file, and the
+    /// publisher's `fsync` could then succeed over pages that never reached the disk.
+    @Test(arguments: [false, true])
+    func aFlushThatFailsFailsTheSalvage(coreData: Bool) throws {
+        let setup = try Setup(rows: 3000, coreData: coreData)
+        let before = try setup.inputSnapshot()
+        var made: BackgroundFlush?
+        let error = #expect(throws: SalvageError.self) {
+            try Salvager.salvage(
+                store: setup.store, into: setup.output, options: setup.options, progress: nil, cancellation: nil, result: nil,
+                flush: { _ in
+                    let flush = BackgroundFlush(path: "/dev/full")
+                    made = flush
+                    return flush
+                }, faultInjection: nil)
+        }
+        #expect(made?.flushes == 1, "the salvage asked for no flush")
+        #expect(error == .writeFailed(path: setup.output, reason: String(cString: strerror(EINVAL))), "\(String(describing: error))")
+        #expect(error?.exitStatus == .ioError)
+        #expect(setup.outputFolderNames().isEmpty, "left behind: \(setup.outputFolderNames())")
+        #expect(try setup.inputSnapshot() == before)
+    }
+
+    /// The new file is the same, byte for byte, whether it was flushed as it was written (and
+    /// how often: every 8 MiB and once complete) or, the system refusing the flushing thread, only
+    /// by the publisher's `fsync`.
+    @Test func theFlushingThreadChangesNoByte() throws {
+        let setup = try Setup(rows: 20_000)
+        var outputs: [Data] = []
+        for thread in [true, false] {
+            let output = setup.outputFolder + "/salvaged-\(thread).sqlite"
+            var made: BackgroundFlush?
+            _ = try Salvager.salvage(
+                store: setup.store, into: output, options: SalvageOptions(), progress: nil, cancellation: nil, result: nil,
+                flush: { path in
+                    let flush = BackgroundFlush(path: path, startThread: { thread ? JoinableThread($0) : nil })
+                    made = flush
+                    return flush
+                }, faultInjection: nil)
+            #expect((made?.flushes ?? 0) >= (thread ? 1 : 0) && (thread || made?.flushes == 0), "\(thread): \(String(describing: made?.flushes))")
+            outputs.append(try Data(contentsOf: URL(fileURLWithPath: output)))
+        }
+        #expect(outputs[0] == outputs[1])
+    }
+
     /// A cancellation (SIGINT, SIGTERM) as the last pass begins — from there on the work is
     /// SQLite's (deferred indexes, fix-ups, its check of the new file), with no page left for the
     /// salvage's own loop to see the cancellation between — ends the run as interrupted (exit
