@@ -35,6 +35,12 @@ struct ExpressionTranslator {
     /// Functions whose result differs at every call: an expression holding one must be
     /// evaluated once per object (the migrator does not copy it into later expressions).
     static let nondeterministicFunctions: Set<String> = ["UUID", "RANDOM", "RANDOMBLOB", "CHANGES", "LAST_INSERT_ROWID", "TOTAL_CHANGES"]
+    /// Those whose value differs from one object to the next within the writer's one statement
+    /// (`INSERT … SELECT`): drawn values, and the rowid of the row inserted before. `changes()`
+    /// and `total_changes()` are the same for every object of a statement (SQLite counts a
+    /// statement's changes when it ends): a uniqueness check compares them as they are (a
+    /// review's dry run took them for drawn and passed objects the run then refused).
+    static let drawnFunctions: Set<String> = ["UUID", "RANDOM", "RANDOMBLOB", "LAST_INSERT_ROWID"]
 
     /// The SQL for `expression`, every name replaced by its SQL in parentheses.
     func translate(_ expression: String) throws(Failure) -> String {
@@ -43,7 +49,9 @@ struct ExpressionTranslator {
 
     /// The SQL, and whether the expression calls a function whose result differs at each call.
     func translateReporting(_ expression: String) throws(Failure) -> (sql: String, isNondeterministic: Bool) {
-        if expression.contains(MigrationFunctions.drawnMark) {
+        // In any case: SQLite reads `/*STORERESCUE:DRAWN*/` in a literal as text, but the mark
+        // must mean only the translator's own (a review's literal changed the check's values).
+        if expression.range(of: MigrationFunctions.drawnMark, options: .caseInsensitive) != nil {
             throw Failure(reason: "\(MigrationFunctions.drawnMark) is the migrator's own mark; an expression may not hold it")
         }
         let scalars = Array(expression.unicodeScalars)
@@ -118,10 +126,16 @@ struct ExpressionTranslator {
                     if Self.refusedFunctions.contains(upper) {
                         throw Failure(reason: "\(word)() is not allowed: it reaches outside the object (a memory address, or code to load)")
                     }
-                    if Self.nondeterministicFunctions.contains(upper) {
-                        isNondeterministic = true
-                        // Marked, so a uniqueness check can tell which objects' values it draws.
-                        output += MigrationFunctions.drawnMark
+                    if Self.nondeterministicFunctions.contains(upper) { isNondeterministic = true }
+                    if Self.drawnFunctions.contains(upper) {
+                        // Marked, so a uniqueness check can tell which objects' values it draws:
+                        // the mark, the name in capitals and its "(" with nothing between, the
+                        // one form `MigrationFunctions.probing` replaces (`random ()` once went
+                        // unprobed, and the dry run's answer then changed from run to run).
+                        output += MigrationFunctions.drawnMark + upper
+                        while end < scalars.count, scalars[end] != "(" { end += 1 }
+                        index = end
+                        continue
                     }
                     if upper == "PRINTF" || upper == "FORMAT" { try Self.checkFormat(of: word, in: scalars, after: end) }
                     output += word

@@ -443,8 +443,9 @@ struct MigrationAnalyzer {
     private func comparedValue(_ sql: String) -> String {
         let value = MigrationFunctions.nonStopping(sql)
         guard sql.contains(MigrationFunctions.drawnMark) else { return value }
-        let low = MigrationFunctions.probing(value, high: false), high = MigrationFunctions.probing(value, high: true)
-        return "(CASE WHEN (\(low)) IS (\(high)) THEN (\(low)) END)"
+        let probes = (0..<MigrationFunctions.probeCount).map { MigrationFunctions.probing(value, probe: $0) }
+        let same = probes.dropFirst().map { "(\(probes[0])) IS (\($0))" }.joined(separator: " AND ")
+        return "(CASE WHEN \(same) THEN (\(probes[0])) END)"
     }
 
     /// The entity declaring `relationship` as `entity` sees it (itself or an ancestor).

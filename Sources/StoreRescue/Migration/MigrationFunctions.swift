@@ -105,33 +105,65 @@ enum MigrationFunctions {
     /// `random()`, …) in the SQL of an expression, where it is a comment: see `probing`.
     static let drawnMark = "/*storerescue:drawn*/"
 
+    /// How many fixed values `probing` tries.
+    static let probeCount = 8
+
     /// `sql` with each marked call of a function that draws its value replaced by one that
-    /// returns a fixed value, the lowest (`high` false) or the highest of its kind: where the two
-    /// give the same result, the object's value does not depend on the draw
-    /// (`coalesce(code, hex(uuid()))` for an object with a code, `'x' || (abs(random()) % 1)`),
-    /// and a uniqueness check compares it; where they differ, the value is drawn.
-    static func probing(_ sql: String, high: Bool) -> String {
+    /// returns the fixed value number `probe` (of `probeCount`): where every probe gives the same
+    /// result, the object's value does not depend on the draw (`coalesce(code, hex(uuid()))`
+    /// for an object with a code, `'x' || (abs(random()) % 1)`), and a uniqueness check compares
+    /// it; where any two differ, the value is drawn, and left out.
+    ///
+    /// Why eight values and not two: with only the lowest and highest, `abs(random()) % 7`
+    /// (7 divides 2^63 − 1), `min(random(), 0)` or `CASE WHEN random() < 0 …` came out the same
+    /// for both, were compared, and a review's dry run and run refused two objects whose drawn
+    /// values would have differed (and `upgrade --on-failure clean` then replaced a store that
+    /// migrates with an empty one). No fixed set proves that a value never depends on the draw;
+    /// these — 0, 1, −1, both extremes (not `Int64.min`: `abs` of it overflows) and three large
+    /// values of mixed bits, blobs of as many byte patterns — part every expression of the
+    /// draw's value, sign, parity, small remainders or bytes that the reviews tried.
+    static func probing(_ sql: String, probe: Int) -> String {
         guard sql.contains(drawnMark) else { return sql }
         var result = sql
-        for name in ExpressionTranslator.nondeterministicFunctions {
-            result = result.replacingOccurrences(of: drawnMark + name + "(", with: probe(name, high: high) + "(", options: .caseInsensitive)
+        for name in ExpressionTranslator.drawnFunctions {
+            result = result.replacingOccurrences(of: drawnMark + name + "(", with: probeName(name, probe: probe) + "(")
         }
         return result
     }
 
-    private static func probe(_ name: String, high: Bool) -> String { "storerescue_probe_\(high ? "high" : "low")_\(name.lowercased())" }
+    private static func probeName(_ name: String, probe: Int) -> String { "storerescue_probe\(probe)_\(name.lowercased())" }
+
+    /// The integers the probes of `random()` and `last_insert_rowid()` return.
+    static let probeIntegers: [Int64] = [
+        0, Int64.max, 1, -1, -Int64.max, 6_364_136_223_846_793_005, -3_141_592_653_589_793_238, 4_294_967_311,
+    ]
+
+    /// The byte the probe `probe` of `uuid()` or `randomblob(n)` puts at `offset`.
+    static func probeByte(_ probe: Int, at offset: Int) -> UInt8 {
+        switch probe {
+        case 0: return 0x00
+        case 1: return 0xFF
+        case 2: return 0x01
+        case 3: return offset == 0 ? 0x80 : 0x00
+        case 4: return offset % 2 == 0 ? 0x55 : 0xAA
+        case 5: return UInt8(truncatingIfNeeded: offset &* 151 &+ 89)
+        case 6: return 0x7F
+        default: return UInt8(truncatingIfNeeded: 0xC3 ^ (offset &* 29))
+        }
+    }
 
     /// The fixed values `probing` calls return: blobs of the size the function draws (`uuid()`
-    /// 16 bytes, `randomblob(n)` n, capped), all zero or all one bits; integers 0 or the largest.
+    /// 16 bytes, `randomblob(n)` n, capped), of `probeByte`'s patterns; integers `probeIntegers`.
     private static func registerProbes(on connection: SQLiteConnection) throws {
-        for name in ExpressionTranslator.nondeterministicFunctions {
-            for high in [false, true] {
-                try connection.registerFunction(probe(name, high: high), argumentCount: -1) { values in
-                    let byte: UInt8 = high ? 0xFF : 0x00
+        for name in ExpressionTranslator.drawnFunctions {
+            for probe in 0..<probeCount {
+                try connection.registerFunction(probeName(name, probe: probe), argumentCount: -1) { values in
                     switch name {
-                    case "UUID": return .blob(Data(repeating: byte, count: 16))
-                    case "RANDOMBLOB": return .blob(Data(repeating: byte, count: Int(min(max(values.first?.int64 ?? 1, 1), 1 << 16))))
-                    default: return .integer(high ? Int64.max : 0)
+                    case "UUID": return .blob(Data((0..<16).map { probeByte(probe, at: $0) }))
+                    case "RANDOMBLOB":
+                        let count = Int(min(max(values.first?.int64 ?? 1, 1), 1 << 16))
+                        return .blob(Data((0..<count).map { probeByte(probe, at: $0) }))
+                    default: return .integer(probeIntegers[probe])
                     }
                 }
             }

@@ -48,6 +48,17 @@ import Testing
         #expect(try fixture.objects(output, at: "V2", "Note").map { $0["text"] } == [.text("First"), .text("M")])
     }
 
+    /// The translator's mark for a drawn call, in any case, in a literal: refused (a review's
+    /// `'/*STORERESCUE:DRAWN*/random('` passed the case-sensitive test, and the uniqueness
+    /// check's probes then rewrote the literal, so that objects sharing values went unrefused).
+    @Test(arguments: ["'/*storerescue:drawn*/' || title", "'/*STORERESCUE:DRAWN*/random(' || title", "'/*StoreRescue:Drawn*/'"])
+    func theDrawnMarkInAnyCaseIsRefused(_ expression: String) throws {
+        let (fixture, path) = try fixture(summary(expression))
+        let report = fixture.migrate(path, dryRun: true)
+        #expect(report.status == .refused && report.refusals.first?.code == .invalidCustomStage, "\(report.refusals.map(\.message))")
+        #expect(report.refusals.first?.message.contains("is the migrator's own mark") == true, "\(report.refusals.map(\.message))")
+    }
+
     @Test func aRequiredValueLeftNullStopsTheMigrationNamingTheObject() throws {
         let steps: [(String, CustomStageDefinition)] = [
             ("map", summary("CASE WHEN title = 'Second' THEN NULL ELSE title END")),
