@@ -14,6 +14,11 @@ public struct HopMapping: Sendable {
     public var refusals: [MigrationRefusal]
     /// Questions only the data answers (rows that need a value, values that must convert…).
     var checks: [DataCheck]
+    /// For the hop that reads the store itself: its version's uniqueness constraints whose
+    /// unique index the store lacks (`.duplicates`, `valueChanges` the index described). They
+    /// matter when steps run before this hop's copy: the run then writes the store's version
+    /// out, with those indexes (`MigrationAnalyzer`).
+    var storeChecks: [DataCheck] = []
 
     public func entity(named name: String) -> EntityMapping? { entities.first { $0.name == name } }
 }

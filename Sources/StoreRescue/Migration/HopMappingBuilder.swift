@@ -3,13 +3,17 @@
 /// every refusal the models alone can decide. What only the data can decide is left as
 /// `DataCheck`s for the analyzer.
 enum HopMappingBuilder {
+    /// - Parameter storeUniqueIndexes: for the hop that reads the store itself, the unique
+    ///   indexes the store has (`UniqueIndexCheckBuilder.enforcedUniqueIndexes`): a constraint is
+    ///   trusted to hold only under one of them.
     static func mapping(
         for hop: MigrationHop, source: CatalogVersion, sourceLayout: StoreLayout, destination: CatalogVersion,
-        destinationLayout: StoreLayout
+        destinationLayout: StoreLayout, storeUniqueIndexes: Set<[String]>? = nil
     ) -> HopMapping {
         var builder = Builder(
             hop: hop, source: source.model, sourceLayout: sourceLayout, destination: destination.model,
             destinationLayout: destinationLayout)
+        builder.storeUniqueIndexes = storeUniqueIndexes
         return builder.build()
     }
 
@@ -22,6 +26,7 @@ enum HopMappingBuilder {
         let correspondence: ModelCorrespondence
         var refusals: [MigrationRefusal] = []
         var checks: [DataCheck] = []
+        var storeUniqueIndexes: Set<[String]>?
         let hopName: String
 
         init(hop: MigrationHop, source: ManagedObjectModel, sourceLayout: StoreLayout, destination: ManagedObjectModel, destinationLayout: StoreLayout) {
@@ -55,7 +60,8 @@ enum HopMappingBuilder {
             checkHierarchyMerges(entities)
             checks += UniqueIndexCheckBuilder.checks(
                 source: source, sourceLayout: sourceLayout, destination: destination, destinationLayout: destinationLayout,
-                correspondence: correspondence, entities: entities, creations: creations)
+                correspondence: correspondence, entities: entities, creations: creations, sourceVersion: hop.from,
+                storeUniqueIndexes: storeUniqueIndexes)
             validateMaps()
             validateDataSteps()
             let removed = correspondence.removedSourceEntities.map { entity in
@@ -63,8 +69,13 @@ enum HopMappingBuilder {
                     name: entity.name, table: sourceLayout.table(ofEntity: entity.name, in: source)?.name,
                     number: sourceLayout.entityNumber(of: entity.name))
             }
-            return HopMapping(
+            var mapping = HopMapping(
                 hop: hop, entities: entities, removedEntities: removed, creations: creations, refusals: refusals, checks: checks)
+            if let storeUniqueIndexes {
+                mapping.storeChecks = UniqueIndexCheckBuilder.unenforcedInStore(
+                    source: source, sourceLayout: sourceLayout, storeUniqueIndexes: storeUniqueIndexes)
+            }
+            return mapping
         }
 
         // MARK: Entities

@@ -87,6 +87,7 @@ struct MigrationAnalyzer {
                 }
             }
             analysis.discarded.append(discarded)
+            analysis.refusals += try storeVersionRefusals(ofHop: index)
             analysis.refusals += try refusals(for: mapping, index: index, answer: answer)
             analysis.stepsUnderUniqueness += stepsUnderUniqueness(ofHop: index)
             let steps = stepsBeforeCopy(ofHop: index)
@@ -381,11 +382,65 @@ struct MigrationAnalyzer {
     private func duplicatesRefusal(
         entity: String, properties: [String], valueChanges: [String], covered: [String: [String]], mapping: HopMapping, after: VirtualVersion
     ) throws -> MigrationRefusal? {
+        guard let (duplicates, objects) = try sharedValues(entity: entity, properties: properties, covered: covered, at: after) else { return nil }
+        let constrained = "\(entity).\(properties.joined(separator: " + "))"
+        let remedy: String
+        if valueChanges.isEmpty {
+            remedy = "declare the stage custom with a willMigrate step that removes or renames the duplicates (seed 003)"
+        } else if valueChanges == [UniqueIndexCheckBuilder.newlyTogether] {
+            // The values are as they were; what changed is which objects one index holds.
+            remedy = "keep \(properties.joined(separator: ", ")) and the constraint on each subentity as the source version has them, "
+                + "or declare the stage custom with a willMigrate step that makes the values distinct (seed 003)"
+        } else if valueChanges.first?.hasPrefix(UniqueIndexCheckBuilder.storeLacksPrefix) == true {
+            // A willMigrate step would run on the store's version written out, with that index.
+            remedy = "make the values distinct in the store before migrating it (the app, or SQL on a copy), or compute \(properties.joined(separator: ", ")) "
+                + "with a custom stage's map that keeps them distinct; a willMigrate step cannot: it runs on a \(mapping.hop.from) store with that unique index"
+        } else {
+            remedy = "declare the stage custom with a willMigrate step that removes or renames the objects whose values become equal (seed 003), or keep the values as they are"
+        }
+        return MigrationRefusal(
+            code: .uniquenessViolated, hop: "\(mapping.hop.from) → \(mapping.hop.to)", entity: entity, property: properties.joined(separator: ", "),
+            rowCount: duplicates,
+            message: valueChanges.isEmpty
+                ? "\(mapping.hop.to) makes \(constrained) unique, and \(duplicates) values are shared by several \(objects)"
+                : "\(mapping.hop.to) keeps \(constrained) unique and \(valueChanges.joined(separator: ", ")): then \(duplicates) values are shared by several \(objects)",
+            remedy: remedy)
+    }
+
+    /// The store's own values that its version's constraints forbid, where the store lacks the
+    /// unique index (`HopMapping.storeChecks`) and the run writes that version out before hop
+    /// `index`'s steps: that index would stop the run there (review case c9).
+    func storeVersionRefusals(ofHop index: Int) throws -> [MigrationRefusal] {
+        let mapping = mappings[index]
+        let steps = stepsBeforeCopy(ofHop: index)
+        guard index == 0, !steps.isEmpty else { return [] }
+        var result: [MigrationRefusal] = []
+        for case .duplicates(let entity, let properties, let valueChanges, let covered) in mapping.storeChecks {
+            guard let (duplicates, objects) = try sharedValues(entity: entity, properties: properties, covered: covered, at: states[0]) else { continue }
+            let constrained = "\(entity).\(properties.joined(separator: " + "))"
+            result.append(MigrationRefusal(
+                code: .uniquenessViolated, hop: "\(mapping.hop.from) → \(mapping.hop.to)", entity: entity, property: properties.joined(separator: ", "),
+                rowCount: duplicates,
+                message: "\(mapping.hop.from) makes \(constrained) unique, and the store lacks its unique index \(valueChanges.joined(separator: ", ")): "
+                    + "\(duplicates) values are shared by several \(objects), and the run writes \(mapping.hop.from), with that index, before \(steps.joined(separator: " and "))",
+                remedy: "make the values distinct in the store before migrating it (the app, or SQL on a copy): a step cannot, as it runs on that \(mapping.hop.from) store"))
+        }
+        return result
+    }
+
+    /// How many values of `entity`'s constraint over `properties` are shared at `after`, and by
+    /// whose objects, in words; nil when none is (or past `maximumComparedRowSources`).
+    private func sharedValues(
+        entity: String, properties: [String], covered: [String: [String]], at after: VirtualVersion
+    ) throws -> (count: Int64, objects: String)? {
         let columns = properties.indices.map { "v\($0)" }
+        let firstKeys = try after.firstFreeKeys(using: connection)
         var rows: [String] = []
         for (name, names) in covered.sorted(by: { $0.key < $1.key }) {
             for source in after.rowSources(of: name) {
-                let values = zip(names, columns).map { property, column in "\(comparedValue(source.attributes[property] ?? "NULL")) AS \(column)" }
+                let values = zip(names, columns).map { property, column in
+                    "\(storedValue(property, of: source, at: after, firstKeys: firstKeys)) AS \(column)"
+                }
                 rows.append("SELECT \(SQLLiteral.string(name)) AS e, \(values.joined(separator: ", ")) FROM \(source.from) \(RowSource.alias) WHERE (\(source.condition))")
             }
         }
@@ -394,7 +449,6 @@ struct MigrationAnalyzer {
         // the written unique index decides instead, as it did before these checks (a conflict
         // then stops the run with exit 3, nothing written). MIGRATE.md says so.
         guard !rows.isEmpty, rows.count <= Self.maximumComparedRowSources else { return nil }
-        let firstKeys = try after.firstFreeKeys(using: connection)
         // The shared values, and the entities whose objects share them (the message names those,
         // not every entity whose objects the index could hold).
         let list = columns.joined(separator: ", ")
@@ -406,29 +460,37 @@ struct MigrationAnalyzer {
         let duplicates = groups?.first?.int64 ?? 0
         guard duplicates > 0 else { return nil }
         let holders = (groups?.last?.string ?? "").split(separator: ",").map(String.init).sorted()
-        let constrained = "\(entity).\(properties.joined(separator: " + "))"
         let kind = Set(after.descendants(of: entity))
         let objects = holders.allSatisfy(kind.contains)
             ? "\(entity) objects"
             : "objects of \(holders.joined(separator: ", ")) (Core Data keeps the hierarchy in one table, \(after.layout.table(ofEntity: entity, in: after.version.model)?.name ?? "its table"), "
                 + "and the constraint's unique index is on its columns: it holds every object that stores \(properties.joined(separator: ", ")) there)"
-        let remedy: String
-        if valueChanges.isEmpty {
-            remedy = "declare the stage custom with a willMigrate step that removes or renames the duplicates (seed 003)"
-        } else if valueChanges == [UniqueIndexCheckBuilder.newlyTogether] {
-            // The values are as they were; what changed is which objects one index holds.
-            remedy = "keep \(properties.joined(separator: ", ")) and the constraint on each subentity as the source version has them, "
-                + "or declare the stage custom with a willMigrate step that makes the values distinct (seed 003)"
+        return (duplicates, objects)
+    }
+
+    /// What the unique index sees of `property` on the objects of `source` at `after`: an
+    /// attribute's value as the writer computes it (`comparedValue`), or a to-one's key as the
+    /// writer leaves it — held on the row, or read from the relationship's links, and NULL where
+    /// it names no object of the destination's kind (the writer clears those links). Review case
+    /// c3: a constraint over a to-one compared NULL for every object, and the run stopped on the
+    /// index ("UNIQUE constraint failed: ZDOG.ZOWNER").
+    private func storedValue(_ property: String, of source: RowSource, at after: VirtualVersion, firstKeys: [Int: Int64]) -> String {
+        if let attribute = source.attributes[property] { return comparedValue(attribute) }
+        guard let end = after.declaringEnd(property, of: source.entity), let relationship = after.relationship(at: end), !relationship.isToMany,
+            let (set, side) = after.linkSet(for: end), !set.isEmpty,
+            let targets = after.keys(ofKind: relationship.destinationEntityName, firstKeys: firstKeys)
+        else { return "NULL" }
+        let key: String
+        if let held = set.held[source.id], held.side == side {
+            key = held.other
         } else {
-            remedy = "declare the stage custom with a willMigrate step that removes or renames the objects whose values become equal (seed 003), or keep the values as they are"
+            // A created object's key is a window function's, which a correlated query cannot use:
+            // its links are written after its row, and the index then decides (as before).
+            guard source.createdFrom == nil else { return "NULL" }
+            let (this, other) = side == .a ? ("a", "b") : ("b", "a")
+            key = "(SELECT \(other) FROM (\(set.query)) WHERE \(this) = \(source.pk) AND \(other) IS NOT NULL LIMIT 1)"
         }
-        return MigrationRefusal(
-            code: .uniquenessViolated, hop: "\(mapping.hop.from) → \(mapping.hop.to)", entity: entity, property: properties.joined(separator: ", "),
-            rowCount: duplicates,
-            message: valueChanges.isEmpty
-                ? "\(mapping.hop.to) makes \(constrained) unique, and \(duplicates) values are shared by several \(objects)"
-                : "\(mapping.hop.to) keeps \(constrained) unique and \(valueChanges.joined(separator: ", ")): then \(duplicates) values are shared by several \(objects)",
-            remedy: remedy)
+        return "(CASE WHEN (\(key)) IN (\(targets)) THEN (\(key)) END)"
     }
 
     /// The value a uniqueness check compares for `sql`, the writer's: a value drawn at random

@@ -19,12 +19,15 @@ struct PathContext {
         }
         layoutsWithoutHistory = layouts
         var mappings: [HopMapping] = []
-        for hop in plan.hops {
+        for (index, hop) in plan.hops.enumerated() {
             guard let source = catalog.version(named: hop.from), let destination = catalog.version(named: hop.to),
                 let sourceLayout = layouts[hop.from], let destinationLayout = layouts[hop.to]
             else { continue }
+            // The first hop reads the store: its unique indexes are the ones it has, not only the
+            // ones its version lays out. Later hops read versions checked on the way.
             mappings.append(HopMappingBuilder.mapping(
-                for: hop, source: source, sourceLayout: sourceLayout, destination: destination, destinationLayout: destinationLayout))
+                for: hop, source: source, sourceLayout: sourceLayout, destination: destination, destinationLayout: destinationLayout,
+                storeUniqueIndexes: index == 0 ? UniqueIndexCheckBuilder.enforcedUniqueIndexes(of: readout.schema) : nil))
         }
         self.mappings = mappings
     }
