@@ -42,6 +42,27 @@ public struct MigrationAnalysis: Sendable, Equatable {
     /// after them. Steps that cannot touch those values leave the refusal where it was.
     public var deferredConversionChecks: [DeferredConversionCheck] = []
 
+    /// Values a custom stage computes (`map`, a `create` step's `set`) that do not convert to
+    /// their attribute's type, or are NULL for a required one, as the store is, when steps run
+    /// before the hop's copy (they may change what the expressions read): the run checks after them.
+    public var deferredComputedValueChecks: [DeferredComputedValueCheck] = []
+
+    /// A hop whose computed values do not all fit before the steps that precede its copy.
+    public struct DeferredComputedValueCheck: Sendable, Equatable {
+        /// The hop's position in the plan, and the hop as `V1 → V2`.
+        public var hopIndex: Int
+        public var hop: String
+        /// The hop's destination, written once the check passes.
+        public var version: String
+        /// The refusals the values as they are would get (`stages[0].map.Item.code gives …`).
+        public var refusalsBeforeSteps: [MigrationRefusal]
+        /// The steps they wait for, in words (`the willMigrate steps of stages[0]`).
+        public var steps: [String]
+
+        /// `the willMigrate steps of stages[0] and …`.
+        public var stepsText: String { steps.joined(separator: " and ") }
+    }
+
     /// Custom steps that set values the version they run on keeps unique (`willMigrate` at the
     /// hop's source, `didMigrate` at its destination): that version's unique index is in the
     /// file they run on, so a step that makes values shared stops the run there.

@@ -19,7 +19,7 @@ struct MigrationAnalyzer {
     enum Depth { case forecast, full, refusalsOnly }
 
     /// One aggregate over one row source, answered by the batched scans.
-    private struct Request {
+    struct Request {
         var from: String
         var expression: String
         var key: String
@@ -57,6 +57,9 @@ struct MigrationAnalyzer {
                 }
             }
         }
+        // Values custom stages compute, in the same scans (`MigrationAnalyzer+ComputedValues`).
+        let computed = mappings.indices.map { computedValues(ofHop: $0) }
+        for (index, values) in computed.enumerated() { requests += computedValueRequests(values, hop: index) }
         let answers = try run(requests)
         func answer(_ key: String) -> Int64 { answers[key] ?? 0 }
 
@@ -98,6 +101,15 @@ struct MigrationAnalyzer {
                 }
             }
             analysis.deferredConversionChecks += try deferredConversionChecks(ofHop: index, answer: answer)
+            // Computed values steps before the copy may change (what the expression reads): the
+            // run checks them after the steps; otherwise refused now.
+            let found = try computedValueRefusals(computed[index], hop: index, answer: answer)
+            if !found.isEmpty, !steps.isEmpty {
+                analysis.deferredComputedValueChecks.append(.init(
+                    hopIndex: index, hop: hop, version: mapping.hop.to, refusalsBeforeSteps: found, steps: steps))
+            } else {
+                analysis.refusals += found
+            }
         }
         if depth == .forecast, mappings.count > 0, let last = states.last { analysis.linksToClear = try linksToClear(in: last) }
         return analysis
@@ -539,7 +551,7 @@ struct MigrationAnalyzer {
     }
 
     /// Answers every request, one statement per table (columns batched by 500).
-    private func run(_ requests: [Request]) throws -> [String: Int64] {
+    func run(_ requests: [Request]) throws -> [String: Int64] {
         var answers: [String: Int64] = [:]
         for (from, group) in Dictionary(grouping: requests, by: \.from) {
             var start = 0

@@ -122,6 +122,14 @@ enum MigrationEngine {
         preparation.analysis = assessment.analysis
         preparation.refusals += assessment.refusals
         if options.isDryRun {
+            // Computed values that do not fit as the store is, which those steps may change.
+            for check in preparation.analysis?.deferredComputedValueChecks ?? [] {
+                for refusal in check.refusalsBeforeSteps {
+                    preparation.notes.append(
+                        "\(check.hop): \(refusal.message) before \(check.stepsText), which may change what it reads: the run checks the values after them, "
+                            + "before it writes \(check.version), and refuses (exit 3) if some still do not fit")
+                }
+            }
             // Steps that set values a version they run on keeps unique: its index stops them.
             for steps in preparation.analysis?.stepsUnderUniqueness ?? [] {
                 preparation.notes.append(
@@ -382,6 +390,9 @@ enum MigrationEngine {
             notes += try checkDeferredConversion(
                 preparation.analysis?.deferredConversionChecks.filter { $0.hopIndex == index } ?? [], before: before, after: state,
                 mapping: mapping, base: base, path: file)
+            notes += try checkDeferredComputedValues(
+                preparation.analysis?.deferredComputedValueChecks.filter { $0.hopIndex == index } ?? [], before: before, after: state,
+                mapping: mapping, base: base, path: file)
             notes += try checkDeferredUniqueness(
                 preparation.analysis?.deferredUniquenessChecks.filter { $0.hopIndex == index } ?? [], before: before, after: state,
                 mapping: mapping, base: base, path: file)
@@ -457,9 +468,11 @@ enum MigrationEngine {
     ) throws -> [String] {
         guard let first = checks.first else { return [] }
         let refusals = try analyzer(of: mapping, before: before, after: after, base: base).uniquenessRefusals()
-        if let refusal = refusals.first {
-            throw MigrationError.constraintViolated(
-                path: path, version: first.version, detail: "\(refusal.message) (checked after \(first.stepsText) ran)")
+        if var refusal = refusals.first {
+            // A refusal, as the analysis's are (the report lists it), said after what.
+            refusal.message += " (checked after \(first.stepsText) ran)"
+            refusal.remedy = "correct \(first.stepsText) so that they remove or rename the objects that share values (seed 003)"
+            throw MigrationError.refusedAfterSteps(path: path, refusal: refusal)
         }
         return checks.map { check in
             "\(check.hop): \(check.constrained) (unique at \(check.version)) was checked after \(check.stepsText) ran, not before them: no value is shared"
@@ -482,6 +495,22 @@ enum MigrationEngine {
             "\(check.hop): whether the values of \(check.entity).\(check.attribute) convert to \(check.type.modelFileName) was checked after "
                 + "\(check.stepsText) ran, not before them: every value converts"
         }
+    }
+
+    /// The computed-value checks the analysis left to the run (`deferredComputedValueChecks`),
+    /// made on `base` once the steps before the hop's copy have run: refused as the analysis
+    /// refuses (exit 3, the same wording), said after what; a note when every value fits.
+    private static func checkDeferredComputedValues(
+        _ checks: [MigrationAnalysis.DeferredComputedValueCheck], before: VirtualVersion, after: VirtualVersion, mapping: HopMapping,
+        base: Base, path: String
+    ) throws -> [String] {
+        guard let first = checks.first else { return [] }
+        if let refusal = try analyzer(of: mapping, before: before, after: after, base: base).computedValueRefusals(afterSteps: first.stepsText).first {
+            throw MigrationError.refusedAfterSteps(path: path, refusal: refusal)
+        }
+        let paths = first.refusalsBeforeSteps.compactMap { $0.message.components(separatedBy: " gives ").first }
+        return ["\(first.hop): the values \(Array(Set(paths)).sorted().joined(separator: ", ")) compute were checked after \(first.stepsText) ran, "
+            + "not before them: every value fits"]
     }
 
     /// An analyzer of one hop over `base` (read-only), for the checks the run makes between steps.

@@ -109,6 +109,9 @@ public enum StoreMigrator {
                     store: path, output: options.isDryRun ? nil : output, catalog: catalog.sourcePath, dryRun: options.isDryRun, error: failure)
             }
             report.failed(failure)
+            // A check the analysis left to the run, refused after the steps it waited for: a
+            // refusal like the dry run's, listed as one (JSON `refusals[]`), as well as the error.
+            if case MigrationError.refusedAfterSteps(_, let refusal)? = failure as? MigrationError { report.refusals.append(refusal) }
             return report
         }
     }

@@ -76,6 +76,9 @@ import Testing
             "stopped: Item.code becomes Integer 64, and 1 stored values do not convert (for example the text \"worse\" in the object with Z_PK 3) "
                 + "(checked after the willMigrate steps of stages[0] ran)"), "\(error.message)")
         #expect(error.hint == "correct the willMigrate steps of stages[0] so that every value of code converts, or a custom stage that computes code (\"map\")")
+        // A refusal in the report too, as the dry run's are (JSON `refusals[]`).
+        #expect(run.status == .failed && run.refusals.count == 1 && run.refusals.first?.code == .typeChangeNotInferable, "\(run.refusals.map(\.message))")
+        #expect(run.refusals.first.map { error.message.hasSuffix("stopped: " + $0.message) && $0.remedy == error.hint } == true)
         #expect(!FileManager.default.fileExists(atPath: fixture.directory.path("out.sqlite")))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == original)
     }

@@ -109,6 +109,9 @@ import Testing
         let message = try #require(run.error?.message)
         #expect(message.contains("V2 makes Item.code unique, and 1 values are shared by several Item objects"), "\(message)")
         #expect(message.contains("checked after the willMigrate steps of stages[0] ran"), "\(message)")
+        // A refusal in the report too, as the dry run's are (JSON `refusals[]`).
+        #expect(run.status == .failed && run.refusals.map(\.code) == [.uniquenessViolated] && run.refusals.first.map { message.hasSuffix($0.message) } == true,
+                "\(run.refusals.map(\.message))")
         #expect(!FileManager.default.fileExists(atPath: fixture.directory.path("out.sqlite")))
     }
 
@@ -133,43 +136,9 @@ import Testing
         }
     }
 
-    /// A kept constraint over a `map` whose value does not convert or is NULL for a required
-    /// attribute (with or without a `willMigrate` step, which defers the check to the run): the
-    /// run stops on the object as the writer names it (exit 3), as before the uniqueness check
-    /// read these values; the dry run does not fail.
-    static let computedValuesTheWriterRefuses: [(type: AttributeType, optional: Bool, expression: String, willMigrate: Bool, error: String)] = [
-        (.integer64, true, "label", false, "Item.code of the object with Z_PK 1 is the text \"abc\", which is not an Integer 64"),
-        (.integer64, true, "label", true, "Item.code of the object with Z_PK 1 is the text \"abc\", which is not an Integer 64"),
-        (.string, false, "NULLIF(label, 'abc')", false, "Item.code of the object with Z_PK 1 is NULL, and code is required"),
-        (.string, false, "NULLIF(label, 'abc')", true, "Item.code of the object with Z_PK 1 is NULL, and code is required"),
-    ]
-
-    @Test(arguments: 0..<computedValuesTheWriterRefuses.count)
-    func aComputedValueTheWriterRefusesStopsTheRunNotTheUniquenessCheck(_ index: Int) throws {
-        let (type, optional, expression, willMigrate, error) = Self.computedValuesTheWriterRefuses[index]
-        let item = { (extra: [PropertyDescription]) in
-            EntityDescription(name: "Item", properties: [M.attribute("code", type, optional: optional), M.attribute("label")] + extra, uniquenessConstraints: [["code"]])
-        }
-        let custom = CustomStageDefinition(
-            willMigrate: willMigrate
-                ? [.init(entity: "Item", action: .update([.init(property: "label", expression: "trim(label)")]), jsonPath: "stages[0].willMigrate[0]")] : [],
-            map: [.init(entity: "Item", assignments: [.init(property: "code", expression: expression, jsonPath: "stages[0].map.Item.code")])])
-        let fixture = try MigrationFixture(
-            versions: [M.version("V1", [item([])]), M.version("V2", [item([M.attribute("q", .integer64)])], identifiers: ["2"])],
-            stages: [CatalogStage(kind: .custom, span: .pair(from: "V1", to: "V2"), custom: custom, jsonPath: "stages[0]")])
-        let path = try fixture.store(at: "V1")
-        try fixture.edit(path, at: "V1") { context in
-            for (code, label) in [("1", "abc"), ("2", "5")] {
-                try context.insert("Item", values: ["code": type == .string ? .text(code) : .integer(Int64(code)!), "label": .text(label)])
-            }
-        }
-        let dryRun = fixture.migrate(path, dryRun: true)
-        #expect(dryRun.status == .wouldMigrate && dryRun.error == nil, "\(dryRun.error?.message ?? "") \(dryRun.refusals.map(\.message))")
-        let run = fixture.migrate(path)
-        #expect(run.exitStatus == .refused && run.result == nil)
-        let message = try #require(run.error?.message)
-        #expect(message.contains(error) && !message.contains("internal error"), "\(message)")
-    }
+    // A kept constraint over a `map` whose value does not convert or is NULL for a required
+    // attribute: that value is the computed-value check's refusal (ComputedValueCheckTests),
+    // never the uniqueness check's error.
 
     // MARK: Objects a create step makes (their keys come from row_number(), which SQLite allows only in a SELECT list)
 
