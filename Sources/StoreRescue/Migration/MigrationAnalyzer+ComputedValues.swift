@@ -45,7 +45,7 @@ extension MigrationAnalyzer {
                     translated(expression, over: source).map { ComputedValue.Source(from: source.from, condition: source.condition, value: $0, pk: source.pk) }
                 }
                 result.append(ComputedValue(
-                    jsonPath: jsonPath, entity: entity.name, attribute: attribute.name, type: attribute.type,
+                    jsonPath: jsonPath.isEmpty ? "\(mapping.hop.stage ?? mapping.hop.summary).map.\(entity.name).\(attribute.name)" : jsonPath, entity: entity.name, attribute: attribute.name, type: attribute.type,
                     stopsOnNull: attribute.isRequired && attribute.nullReplacement == nil, createdFrom: nil, sources: sources))
             }
         }
@@ -114,7 +114,9 @@ extension MigrationAnalyzer {
                     : "a value that is not \(article) \(type)"
                 let correct = afterSteps.map { "correct \($0) or \(computed.jsonPath)" } ?? "correct \(computed.jsonPath)"
                 result.append(MigrationRefusal(
-                    code: null ? .mandatoryValueMissing : .invalidCustomStage, hop: "\(mapping.hop.from) → \(mapping.hop.to)", entity: computed.entity,
+                    // The catalog's fault either way (`isCatalogsFault`): `upgrade` never falls back to a
+                    // clean store for it, as it did not when the writer stopped on the value.
+                    code: .invalidCustomStage, hop: "\(mapping.hop.from) → \(mapping.hop.to)", entity: computed.entity,
                     property: computed.attribute, rowCount: rows,
                     message: "\(computed.jsonPath) gives \(rows) \(computed.entity) objects \(problem)\(example.map { " (for example \($0))" } ?? "")"
                         + (afterSteps.map { " (checked after \($0) ran)" } ?? ""),

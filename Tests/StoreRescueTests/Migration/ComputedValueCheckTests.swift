@@ -16,7 +16,7 @@ import Testing
     static let computed: [(type: AttributeType, optional: Bool, expression: String, code: MigrationRefusal.Code, message: String)] = [
         (.integer64, true, "label", .invalidCustomStage,
          "stages[0].map.Item.code gives 1 Item objects a value that is not an Integer 64 (for example the text \"abc\" in the object with Z_PK 1)"),
-        (.string, false, "NULLIF(label, 'abc')", .mandatoryValueMissing,
+        (.string, false, "NULLIF(label, 'abc')", .invalidCustomStage,
          "stages[0].map.Item.code gives 1 Item objects no value (NULL), and Item.code is required at V2 (for example the object with Z_PK 1)"),
     ]
 
@@ -102,7 +102,7 @@ import Testing
         }
         let dryRun = fixture.migrate(path, dryRun: true)
         let refusal = try #require(dryRun.refusals.first, "\(dryRun.status) \(dryRun.error?.message ?? "")")
-        #expect(refusal.code == .mandatoryValueMissing && refusal.rowCount == 2 && refusal.entity == "Tag" && refusal.property == "name")
+        #expect(refusal.code == .invalidCustomStage && refusal.rowCount == 2 && refusal.entity == "Tag" && refusal.property == "name")
         #expect(refusal.message == "stages[0].create[0].set.name gives 2 Tag objects no value (NULL), and Tag.name is required at V2 "
             + "(for example the one made from the Post with Z_PK 2)", "\(refusal.message)")
         let run = fixture.migrate(path)

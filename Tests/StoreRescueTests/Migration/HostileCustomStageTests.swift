@@ -70,6 +70,13 @@ import Testing
             let (fixture, path) = try fixture(custom)
             let report = fixture.migrate(path)
             #expect(report.exitStatus == .refused, "\(step): \(report.exitStatus)")
+            guard step != "map" else {
+                // A map's NULL is counted and refused before anything is written, naming it.
+                let message = report.refusals.first?.message ?? ""
+                #expect(report.error == nil && message.contains("gives 1 Post objects no value (NULL), and Post.summary is required at V2 (for example the object with Z_PK 2)"),
+                        "\(step): \(message)")
+                continue
+            }
             let message = report.error?.message ?? ""
             #expect(message.contains("Post.summary of the object with Z_PK 2 is NULL, and summary is required"), "\(step): \(message)")
             // It names NEW_STORE, not the private workspace file it was writing (gone by now).

@@ -220,11 +220,19 @@ struct StoreUpgraderTests {
         let catalog = try fixture.catsCatalog(named: "failing.json", stage: stage, v2OwnerEmail: false)
         let before = try fixture.appFiles()
         let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
-        #expect(report.status == .failed && report.exitStatus == .refused, "\(report.status) \(report.error?.message ?? "")")
         #expect(report.fallback == nil)
-        #expect(report.notes.contains { $0.hasPrefix("not falling back to a clean store: the catalog's custom stage failed") })
         #expect(try fixture.appFiles() == before)
         #expect(!FileManager.default.fileExists(atPath: fixture.backups + "/quarantine"))
+        guard kind == "step" else {
+            // A map value that does not fit is refused when the store is read (the catalog's
+            // fault: `invalidCustomStage`), before any backup or write.
+            #expect(report.status == .refused && report.exitStatus == .refused, "\(report.status) \(report.error?.message ?? "")")
+            #expect(report.refusals.map(\.code) == [.invalidCustomStage], "\(report.refusals.map(\.message))")
+            #expect(report.notes.contains { $0.hasPrefix("not falling back to a clean store: the catalog must change") }, "\(report.notes)")
+            return
+        }
+        #expect(report.status == .failed && report.exitStatus == .refused, "\(report.status) \(report.error?.message ?? "")")
+        #expect(report.notes.contains { $0.hasPrefix("not falling back to a clean store: the catalog's custom stage failed") })
         // The plan that failed stays in the report, marked failed, nothing reported written.
         #expect(report.migration?.status == .failed && report.migration?.result == nil)
         #expect(report.migration?.hops.map { "\($0.from) → \($0.to)" } == ["V1 → V2"])
