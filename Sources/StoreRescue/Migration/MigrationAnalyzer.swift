@@ -387,9 +387,13 @@ struct MigrationAnalyzer {
     /// which SQLite allows only in a select list, never in `WHERE` or `GROUP BY` (a review's
     /// runs stopped there, exit 70) — and all of the objects, kept and created, are grouped
     /// together, as the written table's unique index sees them.
-    /// The most row sources (a kept entity's rows, each `create` step's) one uniqueness check
-    /// compares before the run; past it the written index decides.
+    /// The most SELECTs (a kept entity's rows — those of one hierarchy's entities kept in one
+    /// table are one —, each `create` step's objects) one uniqueness check compares before the
+    /// run; past it the written index decides.
     static let maximumComparedRowSources = 32
+    /// The most row sources' conditions one SELECT of a uniqueness check joins with OR (kept far
+    /// below SQLite's expression depth of 1,000).
+    static let maximumMergedConditions = 100
 
     private func duplicatesRefusal(
         entity: String, properties: [String], valueChanges: [String], covered: [String: [String]], mapping: HopMapping, after: VirtualVersion
@@ -447,13 +451,36 @@ struct MigrationAnalyzer {
     ) throws -> (count: Int64, objects: String)? {
         let columns = properties.indices.map { "v\($0)" }
         let firstKeys = try after.firstFreeKeys(using: connection)
-        var rows: [String] = []
+        // Row sources that read the same FROM item with the same value expressions — the
+        // entities of one hierarchy, kept as they are, in one table — are one SELECT, their
+        // conditions joined with OR and the entity told by the first that holds: one scan of
+        // the table, not one per entity (a review's hierarchy of 32 subentities passed the
+        // limit below one source per entity, and its dry run no longer checked anything).
+        var sources: [(from: String, values: String, members: [(entity: String, condition: String)])] = []
+        var sourceIndex: [String: Int] = [:]
         for (name, names) in covered.sorted(by: { $0.key < $1.key }) {
             for source in after.rowSources(of: name) {
                 let values = zip(names, columns).map { property, column in
                     "\(storedValue(property, of: source, at: after, firstKeys: firstKeys)) AS \(column)"
+                }.joined(separator: ", ")
+                let key = source.from + "\u{0}" + values
+                if let index = sourceIndex[key] {
+                    sources[index].members.append((name, source.condition))
+                } else {
+                    sourceIndex[key] = sources.count
+                    sources.append((source.from, values, [(name, source.condition)]))
                 }
-                rows.append("SELECT \(SQLLiteral.string(name)) AS e, \(values.joined(separator: ", ")) FROM \(source.from) \(RowSource.alias) WHERE (\(source.condition))")
+            }
+        }
+        var rows: [String] = []
+        for group in sources {
+            for start in stride(from: 0, to: group.members.count, by: Self.maximumMergedConditions) {
+                let members = group.members[start..<min(start + Self.maximumMergedConditions, group.members.count)]
+                let entity = members.count == 1
+                    ? SQLLiteral.string(members[members.startIndex].entity)
+                    : "CASE " + members.map { "WHEN (\($0.condition)) THEN \(SQLLiteral.string($0.entity))" }.joined(separator: " ") + " END"
+                let condition = members.map { "(\($0.condition))" }.joined(separator: " OR ")
+                rows.append("SELECT \(entity) AS e, \(group.values) FROM \(group.from) \(RowSource.alias) WHERE \(condition)")
             }
         }
         // Past `maximumComparedRowSources` (10,000 `create` steps in a hostile catalog), the

@@ -237,6 +237,30 @@ import Testing
         #expect(within.migrate(withinPath, dryRun: true).refusals.map(\.code) == [.uniquenessViolated])
     }
 
+    /// A hierarchy of more subentities than the check compares row sources, kept in one table:
+    /// their sources read the same table with the same values, and are one SELECT (a review's
+    /// abstract Animal with 32 to 450 subentities: past 31 the dry run said it could run, and the
+    /// run stopped on the index with "UNIQUE constraint failed").
+    @Test(arguments: [MigrationAnalyzer.maximumComparedRowSources + 8, MigrationAnalyzer.maximumMergedConditions * 3 + 7])
+    func aHierarchyOfManySubentitiesIsCheckedInOneScan(_ subentities: Int) throws {
+        func version(_ name: String, unique: Bool) -> CatalogVersion {
+            M.version(name, [EntityDescription(name: "Animal", isAbstract: true, properties: [M.attribute("name")], uniquenessConstraints: unique ? [["name"]] : [])]
+                + (0..<subentities).map { EntityDescription(name: "Kind\($0)", superentityName: "Animal") })
+        }
+        let fixture = try MigrationFixture(versions: [version("V1", unique: false), version("V2", unique: true)])
+        let path = try fixture.store(at: "V1")
+        try Self.insert([("Kind0", "tom"), ("Kind\(subentities - 1)", "tom"), ("Kind5", "rex")], into: path, of: fixture)
+        let refusals = try refusalOfBoth(fixture, path)
+        #expect(refusals.map(\.code) == [.uniquenessViolated] && refusals.first?.rowCount == 1, "\(refusals.map(\.message))")
+        #expect(refusals.first?.message.hasPrefix("V2 makes Animal.name unique, and 1 values are shared by several Animal objects") == true,
+                "\(refusals.map(\.message))")
+        // Distinct values migrate.
+        let distinct = try MigrationFixture(versions: [version("V1", unique: false), version("V2", unique: true)])
+        let distinctPath = try distinct.store(at: "V1")
+        try Self.insert([("Kind0", "tom"), ("Kind\(subentities - 1)", "felix")], into: distinctPath, of: distinct)
+        #expect(distinct.migrate(distinctPath).exitStatus == .success)
+    }
+
     /// Row sources past SQLite's 500 terms of a compound select are nested, every row kept.
     @Test func aCompoundOfManySelectsIsNested() throws {
         let connection = try SQLiteConnection(path: ":memory:")
