@@ -36,7 +36,7 @@ extension MigrationAnalyzer {
         for check in checks {
             var rows: Int64 = 0
             for source in before.rowSources(of: check.sourceEntity) {
-                let condition = Self.doesNotConvert(source.attributes[check.sourceAttribute] ?? "NULL", to: check.type)
+                let condition = Self.doesNotConvert(MigrationFunctions.nonStopping(source.attributes[check.sourceAttribute] ?? "NULL"), to: check.type)
                 rows += try connection.scalar("SELECT count(*) FROM \(source.from) \(RowSource.alias) WHERE (\(source.condition)) AND \(condition)")?.int64 ?? 0
             }
             guard rows > 0 else { continue }
@@ -113,7 +113,7 @@ extension MigrationAnalyzer {
     /// One value of `entity.attribute` at `state` that does not convert to `type`, in words.
     func exampleUnconvertible(entity: String, attribute: String, type: AttributeType, in state: VirtualVersion) throws -> String? {
         for source in state.rowSources(of: entity) {
-            guard let value = source.attributes[attribute] else { continue }
+            guard let value = source.attributes[attribute].map(MigrationFunctions.nonStopping) else { continue }
             let sql = """
                 SELECT \(value), \(source.pk) FROM \(source.from) \(RowSource.alias) \
                 WHERE (\(source.condition)) AND \(Self.doesNotConvert(value, to: type)) LIMIT 1

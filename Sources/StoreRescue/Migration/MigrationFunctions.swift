@@ -22,6 +22,7 @@ enum MigrationFunctions {
     static let missing = "storerescue_missing"
     static let convertOrNull = "storerescue_convert_or_null"
     static let missingOrNull = "storerescue_missing_or_null"
+    static let convertOrKeep = "storerescue_convert_or_keep"
     /// The prefix of a conversion error's message, so the migrator can tell it from SQLite's own.
     static let conversionFailurePrefix = "storerescue: value does not convert: "
 
@@ -43,6 +44,11 @@ enum MigrationFunctions {
             guard let context else { return }
             let values = (0..<Int(count)).map { SQLiteConnection.value(of: arguments?[$0]) }
             SQLiteConnection.setResult((try? MigrationFunctions.convertSlowly(values)) ?? .null, on: context)
+        }))
+        try connection.check(srsqlite_register_convert(connection.handle, convertOrKeep, { context, count, arguments in
+            guard let context else { return }
+            let values = (0..<Int(count)).map { SQLiteConnection.value(of: arguments?[$0]) }
+            SQLiteConnection.setResult((try? MigrationFunctions.convertSlowly(values)) ?? values.first ?? .null, on: context)
         }))
         try connection.registerFunction(missingOrNull, argumentCount: 3) { _ in .null }
         // Not deterministic: SQLite must never evaluate it once up front as a constant.
@@ -99,6 +105,15 @@ enum MigrationFunctions {
     /// that value is the conversion check's to report (134140), or the writer's (exit 3).
     static func nonStopping(_ sql: String) -> String {
         sql.replacingOccurrences(of: convert + "(", with: convertOrNull + "(").replacingOccurrences(of: missing + "(", with: missingOrNull + "(")
+    }
+
+    /// `sql` with `storerescue_convert` replaced by its twin that keeps a value that does not
+    /// convert as it is (and `storerescue_missing` by NULL): what an earlier hop's attribute is
+    /// where the analysis asks only whether it is NULL — a value that does not convert there is
+    /// not missing, and is that hop's conversion check's to report (134140), not a later hop's
+    /// required-value check's (134110).
+    static func keepingUnconverted(_ sql: String) -> String {
+        sql.replacingOccurrences(of: convert + "(", with: convertOrKeep + "(").replacingOccurrences(of: missing + "(", with: missingOrNull + "(")
     }
 
     /// Written before every call of a function whose result differs at each call (`uuid()`,

@@ -100,4 +100,51 @@ import Testing
         }
         #expect(!FileManager.default.fileExists(atPath: fixture.directory.path("out.sqlite")))
     }
+
+    // MARK: A later hop reading an earlier hop's conversion
+
+    /// V1 → V2 makes Item.code an Integer 64 (custom, with `steps` as its willMigrate), V2 → V3
+    /// an Integer 16 (lightweight). The store holds Items with `codes`.
+    private func twoHops(codes: [String], willMigrate steps: [CustomStageDefinition.DataStep]) throws -> (MigrationFixture, String) {
+        let fixture = try MigrationFixture(
+            versions: [
+                M.version("V1", [EntityDescription(name: "Item", properties: [M.attribute("code")])]),
+                M.version("V2", [EntityDescription(name: "Item", properties: [M.attribute("code", .integer64)])]),
+                M.version("V3", [EntityDescription(name: "Item", properties: [M.attribute("code", .integer16)])]),
+            ],
+            stages: [
+                CatalogStage(kind: .custom, span: .pair(from: "V1", to: "V2"), custom: CustomStageDefinition(willMigrate: steps), jsonPath: "stages[0]"),
+                CatalogStage(kind: .lightweight, span: .pair(from: "V2", to: "V3"), jsonPath: "stages[1]"),
+            ])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            for code in codes { try context.insert("Item", values: ["code": .text(code)]) }
+        }
+        return (fixture, path)
+    }
+
+    /// The second hop's counts read the first hop's conversion of the value a step corrects: they
+    /// never stop on it (a review's dry run and run failed there, exit 70, with SQLite's error
+    /// and the statement), and the migration runs to V3 with the corrected value.
+    @Test func aLaterHopsCountsReadAnEarlierConversionWithoutStopping() throws {
+        let (fixture, path) = try twoHops(codes: ["bad", "2"], willMigrate: [Self.correcting("Item")])
+        let dryRun = fixture.migrate(path, dryRun: true)
+        #expect(dryRun.exitStatus == .success && dryRun.error == nil, "\(dryRun.refusals.map(\.message)) \(dryRun.error?.message ?? "")")
+        let run = fixture.migrate(path)
+        let output = try #require(run.result?.path, "\(run.refusals.map(\.message)) \(run.error?.message ?? "")")
+        #expect(try fixture.objects(output, at: "V3", "Item").map { $0["code"] } == [.integer(7), .integer(2)])
+    }
+
+    /// Without a step: the first hop's conversion check refuses the value, up front, once — the
+    /// second hop neither stops on it nor counts it again; a value that converts to Integer 64
+    /// but not to Integer 16 is the second hop's refusal.
+    @Test func aValueThatDoesNotConvertIsTheFirstHopsRefusalNotALaterHopsError() throws {
+        let (fixture, path) = try twoHops(codes: ["bad", "2", "70000"], willMigrate: [])
+        let dryRun = fixture.migrate(path, dryRun: true)
+        #expect(dryRun.exitStatus == .refused && dryRun.error == nil, "\(dryRun.error?.message ?? "")")
+        #expect(dryRun.refusals.map(\.code) == [.typeChangeNotInferable, .typeChangeNotInferable], "\(dryRun.refusals.map(\.message))")
+        #expect(dryRun.refusals.map(\.hop) == ["V1 → V2", "V2 → V3"], "\(dryRun.refusals.map(\.message))")
+        #expect(dryRun.refusals.map(\.rowCount) == [1, 1], "\(dryRun.refusals.map(\.message))")
+    }
+
 }
