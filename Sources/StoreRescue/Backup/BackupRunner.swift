@@ -35,11 +35,14 @@ public enum BackupRunner {
                 cancellation: cancellation, afterFindingAtRest: nil)
     }
 
-    /// `run`, with a test hook: `afterFindingAtRest` runs once the store is found at rest, before
-    /// it is read (an app that opens it and begins writing at the worst moment).
+    /// `run`, with test hooks: `afterFindingAtRest` runs once the store is found at rest, before
+    /// it is read (an app that opens it and begins writing at the worst moment); `startThread`
+    /// starts every thread of the backup (one that refuses, as the system may: the snapshot is
+    /// then compressed and hashed on the caller's thread, into the same files).
     static func run(store: String, options: BackupOptions, storeDescription: StoreDescriptionReader,
                     progress: ((BackupProgress) -> Void)?, cancellation: CancellationFlag?,
-                    afterFindingAtRest: (() throws -> Void)?) throws -> BackupResult {
+                    afterFindingAtRest: (() throws -> Void)?,
+                    startThread: @escaping JoinableThread.Start = { JoinableThread($0) }) throws -> BackupResult {
         precondition((1...9).contains(options.compressionLevel), "compression level must be 1...9")
         precondition(options.keep.map { $0 >= 1 } ?? true, "keep must be at least 1")
         SafeFileOutput.ignoreFileSizeLimitSignal()
@@ -49,7 +52,7 @@ public enum BackupRunner {
         for attempt in 1...3 {
             do {
                 return try runOnce(source: source, isLive: isLive, options: options, storeDescription: storeDescription,
-                                   progress: progress, cancellation: cancellation)
+                                   progress: progress, cancellation: cancellation, startThread: startThread)
             } catch let error where !isLive
                         && (error is BackupAttemptError || (isAboutTheSource(error) && source.writtenToSinceFoundAtRest)) {
                 // An app opened the store and wrote to it while it was read as one at rest: what
@@ -87,7 +90,8 @@ public enum BackupRunner {
     private static func runOnce(source: SourceFile, isLive: Bool, options: BackupOptions,
                                 storeDescription: StoreDescriptionReader,
                                 progress: ((BackupProgress) -> Void)?,
-                                cancellation: CancellationFlag?) throws -> BackupResult {
+                                cancellation: CancellationFlag?,
+                                startThread: @escaping JoinableThread.Start) throws -> BackupResult {
         let started = Date()
         let createdAt = options.clock()
         let folder = try prepareDestination(options.destinationDirectory)
@@ -132,8 +136,8 @@ public enum BackupRunner {
         let output = try SafeFileOutput(destinationPath: folder + "/" + names.backup)
         let writer = try ParallelGzipWriter(output: output, options: .init(
             level: Int32(options.compressionLevel), blockSize: options.blockSize,
-            threads: max(1, options.threads), leadingBytesSuppliedLater: pageSize))
-        let streamer = SnapshotStreamer(path: snapshotPath, startOffset: Int64(pageSize), writer: writer)
+            threads: max(1, options.threads), leadingBytesSuppliedLater: pageSize), startThread: startThread)
+        let streamer = SnapshotStreamer(path: snapshotPath, startOffset: Int64(pageSize), writer: writer, startThread: startThread)
         streamer.start()
         var totalBytes: Int64 = 0
         func stopEverything(_ error: any Error) {
@@ -169,7 +173,7 @@ public enum BackupRunner {
         let summary: GzipSummary
         do {
             writer.supplyLeadingBytes(try readPrefix(of: snapshotPath, count: pageSize))
-            digestTask = BackgroundTask { try FileDigest.of(path: snapshotPath) }
+            digestTask = BackgroundTask(startThread: startThread) { try FileDigest.of(path: snapshotPath) }
             let snapshot = try SQLiteConnection(path: snapshotPath, options: SQLiteOpenOptions(mode: .immutable))
             description = storeDescription(snapshot)
             while try !streamer.wait(timeout: 0.2) {

@@ -3,6 +3,11 @@ import Foundation
 
 /// The threads and shared state behind a `ParallelGzipWriter`. Every mutable field is guarded by
 /// `condition`, except the hashing state, which only the writer thread (then `finish`) touches.
+///
+/// When the system refuses the threads (`JoinableThread`: `RLIMIT_NPROC`, a container's pids
+/// limit), `submit` compresses and writes each block on the caller's thread, the file byte for
+/// byte the same. (With Foundation's `Thread`, the refusal went unnoticed and the backup waited
+/// for ever for blocks nobody compressed.)
 final class GzipPipeline: @unchecked Sendable {
     struct Job {
         var index: Int
@@ -34,6 +39,11 @@ final class GzipPipeline: @unchecked Sendable {
     private var runningThreads = 0
     private var blockCount: Int?
     private var leading: [UInt8]?
+    /// The threads started (the caller's thread only); empty when the system refused them.
+    private var threads: [JoinableThread] = []
+    /// Set when the system refused the threads: `submit` compresses and writes each block with
+    /// it, on the caller's thread, in order (the same bytes as the threads would write).
+    private var serialStream: DeflateStream?
 
     // Writer-thread state.
     private var nextToWrite = 0
@@ -43,7 +53,12 @@ final class GzipPipeline: @unchecked Sendable {
     private var hashedThrough: Int64 = 0
     private var isLeadingWritten = false
 
-    init(output: SafeFileOutput, level: Int32, threads: Int, leadingLength: Int) throws {
+    /// Starts the threads (`threads` compressors and a writer) and writes the gzip header.
+    ///
+    /// - Parameter startThread: starts each thread (`JoinableThread`; tests pass one that fails).
+    init(output: SafeFileOutput, level: Int32, threads: Int, leadingLength: Int,
+         startThread: JoinableThread.Start = { JoinableThread($0) }) throws {
+        precondition(threads >= 1, "at least one compressor")
         self.output = output
         self.leadingLength = leadingLength
         maximumInFlight = 2 * threads + 1
@@ -60,12 +75,41 @@ final class GzipPipeline: @unchecked Sendable {
         }
         var streams: [DeflateStream] = []
         for _ in 0..<threads { streams.append(try DeflateStream(level: level)) }
-        runningThreads = threads + 1
+        startThreads(streams: streams, startThread: startThread)
+    }
+
+    /// Starts a compressing thread per stream, then the writer. Fewer compressors than asked
+    /// (the system refused the rest) only compress more slowly; without one, or without the
+    /// writer, nothing would move: the threads started are stopped and `submit` does the work.
+    private func startThreads(streams: [DeflateStream], startThread: JoinableThread.Start) {
+        func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+            condition.lock()
+            runningThreads += 1
+            condition.unlock()
+            guard let thread = startThread(body) else {
+                condition.lock()
+                runningThreads -= 1
+                condition.unlock()
+                return false
+            }
+            threads.append(thread)
+            return true
+        }
         for stream in streams {
             let box = StreamBox(stream: stream)
-            Thread { [self] in self.compressLoop(box.stream) }.start()
+            guard start({ [self] in self.compressLoop(box.stream) }) else { break }
         }
-        Thread { [self] in self.writeLoop() }.start()
+        if !threads.isEmpty && start({ [self] in self.writeLoop() }) { return }
+        // Refused: the compressors started end at once (no job yet), and the caller's thread
+        // compresses and writes each block as it is submitted.
+        condition.lock()
+        isClosed = true
+        condition.broadcast()
+        while runningThreads > 0 { condition.wait() }
+        isClosed = false
+        condition.unlock()
+        joinThreads()
+        serialStream = streams[0]
     }
 
     private final class StreamBox: @unchecked Sendable {
@@ -74,6 +118,7 @@ final class GzipPipeline: @unchecked Sendable {
     }
 
     func submit(_ job: Job) throws {
+        if let serialStream { return try compressAndWriteHere(job, with: serialStream) }
         condition.lock()
         defer { condition.unlock() }
         while inFlight >= maximumInFlight && failure == nil { condition.wait() }
@@ -105,6 +150,13 @@ final class GzipPipeline: @unchecked Sendable {
         condition.lock()
         while runningThreads > 0 { condition.wait() }
         condition.unlock()
+        joinThreads()
+    }
+
+    /// Waits for the threads started to end and let go of what they hold (the caller's thread).
+    private func joinThreads() {
+        for thread in threads { thread.join() }
+        threads.removeAll()
     }
 
     /// Waits for every block to be written, then writes the trailer.
@@ -117,6 +169,7 @@ final class GzipPipeline: @unchecked Sendable {
         let failure = self.failure
         let leading = self.leading
         condition.unlock()
+        joinThreads()
         if let failure { throw failure }
         guard let leading else { preconditionFailure("finish before the announced leading bytes were supplied") }
         try writeLeadingIfNeeded(leading)
@@ -145,12 +198,7 @@ final class GzipPipeline: @unchecked Sendable {
             let job = jobs.removeFirst()
             condition.unlock()
             do {
-                let result = try job.input.withUnsafeBytes { input in
-                    try job.dictionary.withUnsafeBytes { dictionary in
-                        Compressed(bytes: try stream.compress(input, dictionary: dictionary, isLast: job.isLast),
-                                   crc: input.crc32Checksum(), length: input.count)
-                    }
-                }
+                let result = try Self.compress(job, with: stream)
                 condition.lock()
                 results[job.index] = result
                 condition.broadcast()
@@ -179,16 +227,7 @@ final class GzipPipeline: @unchecked Sendable {
             condition.unlock()
             guard let result else { continue }
             do {
-                if let leading { try writeLeadingIfNeeded(leading) }
-                try result.bytes.withUnsafeBytes { bytes in
-                    try output.write(bytes)
-                    if isLeadingWritten && hashedThrough == output.size - Int64(bytes.count) {
-                        hasher.update(bufferPointer: bytes)
-                        hashedThrough = output.size
-                    }
-                }
-                restCRC = crc32Combine(restCRC, result.crc, secondLength: Int64(result.length))
-                restLength += Int64(result.length)
+                try write(result, leading: leading)
                 condition.lock()
                 nextToWrite += 1
                 inFlight -= 1
@@ -197,6 +236,46 @@ final class GzipPipeline: @unchecked Sendable {
             } catch {
                 abort(error)
             }
+        }
+    }
+
+    private static func compress(_ job: Job, with stream: DeflateStream) throws -> Compressed {
+        try job.input.withUnsafeBytes { input in
+            try job.dictionary.withUnsafeBytes { dictionary in
+                Compressed(bytes: try stream.compress(input, dictionary: dictionary, isLast: job.isLast),
+                           crc: input.crc32Checksum(), length: input.count)
+            }
+        }
+    }
+
+    /// Writes the next block in order (and the leading bytes first, once they are known).
+    private func write(_ result: Compressed, leading: [UInt8]?) throws {
+        if let leading { try writeLeadingIfNeeded(leading) }
+        try result.bytes.withUnsafeBytes { bytes in
+            try output.write(bytes)
+            if isLeadingWritten && hashedThrough == output.size - Int64(bytes.count) {
+                hasher.update(bufferPointer: bytes)
+                hashedThrough = output.size
+            }
+        }
+        restCRC = crc32Combine(restCRC, result.crc, secondLength: Int64(result.length))
+        restLength += Int64(result.length)
+    }
+
+    /// Without threads: compresses and writes `job` now (blocks are submitted in order). An
+    /// error is the pipeline's failure, thrown here and by every later call.
+    private func compressAndWriteHere(_ job: Job, with stream: DeflateStream) throws {
+        condition.lock()
+        let (failure, leading) = (self.failure, self.leading)
+        condition.unlock()
+        if let failure { throw failure }
+        precondition(job.index == nextToWrite, "blocks submitted in order")
+        do {
+            try write(try Self.compress(job, with: stream), leading: leading)
+            nextToWrite += 1
+        } catch {
+            abort(error)
+            throw error
         }
     }
 

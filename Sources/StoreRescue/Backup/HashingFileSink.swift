@@ -4,6 +4,11 @@ import Foundation
 /// Hashes and writes decompressed bytes on its own thread, so that inflating (single-threaded by
 /// nature) keeps one core busy and SHA-256 plus the write use the other. Holds at most
 /// `capacity` chunks; `push` waits when the writer falls behind.
+///
+/// When the system refuses the thread (`JoinableThread`: `RLIMIT_NPROC`, a container's pids
+/// limit), `push` hashes and writes each chunk itself, in the same order: the same file and sum.
+/// (With Foundation's `Thread`, the refusal went unnoticed and `push` waited for ever once
+/// `capacity` chunks were queued.)
 final class HashingFileSink: @unchecked Sendable {
     /// nil: hash only (checking a backup against a snapshot already on disk).
     private let output: SafeFileOutput?
@@ -14,19 +19,20 @@ final class HashingFileSink: @unchecked Sendable {
     private var isRunning = true
     private var failure: (any Error)?
     private var hasher = SHA256()
+    /// The hashing thread; nil when the system refused one (`push` hashes and writes).
+    private var thread: JoinableThread?
 
-    init(output: SafeFileOutput?, capacity: Int = 8) {
+    /// - Parameter startThread: starts the thread (`JoinableThread`; tests pass one that fails).
+    init(output: SafeFileOutput?, capacity: Int = 8, startThread: JoinableThread.Start = { JoinableThread($0) }) {
         self.output = output
         self.capacity = capacity
-        Thread { [self] in run() }.start()
-    }
-
-    deinit {
-        stop()
+        thread = startThread { [self] in run() }
+        if thread == nil { isRunning = false }
     }
 
     /// Queues a copy of `bytes`. Throws the writer's error (disk full, …) once there is one.
     func push(_ bytes: UnsafeRawBufferPointer) throws {
+        guard thread != nil else { return try consumeHere(bytes) }
         let chunk = [UInt8](bytes)
         condition.lock()
         defer { condition.unlock() }
@@ -44,6 +50,7 @@ final class HashingFileSink: @unchecked Sendable {
         while isRunning { condition.wait() }
         let failure = self.failure
         condition.unlock()
+        thread?.join()
         if let failure { throw failure }
         return hasher.finalize().hexString
     }
@@ -56,6 +63,19 @@ final class HashingFileSink: @unchecked Sendable {
         condition.broadcast()
         while isRunning { condition.wait() }
         condition.unlock()
+        thread?.join()
+    }
+
+    /// Without a thread: hashes and writes `bytes` now; an error is kept and thrown again.
+    private func consumeHere(_ bytes: UnsafeRawBufferPointer) throws {
+        if let failure { throw failure }
+        hasher.update(bufferPointer: bytes)
+        do {
+            try output?.write(bytes)
+        } catch {
+            failure = error
+            throw error
+        }
     }
 
     private func run() {

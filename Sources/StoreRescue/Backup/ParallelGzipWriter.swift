@@ -19,7 +19,8 @@ public struct GzipSummary: Sendable, Equatable {
 /// writer thread that also hashes the output. `gunzip` reads the result like any other gzip file,
 /// and it is within a fraction of a percent of the size `gzip` itself produces at the same level.
 /// Memory stays bounded: at most `2 × threads + 1` blocks are in flight; `append` waits when the
-/// workers fall behind.
+/// workers fall behind. When the system refuses the threads (`RLIMIT_NPROC`, a container's pids
+/// limit), `append` compresses and writes each block itself: slower, the same file.
 ///
 /// The first `leadingBytesSuppliedLater` bytes of the uncompressed stream may be handed over
 /// last, with `supplyLeadingBytes(_:)`: they are stored uncompressed (DEFLATE "stored" blocks of a
@@ -59,13 +60,20 @@ public final class ParallelGzipWriter {
     /// Starts the threads and writes the gzip header to `output`.
     ///
     /// - Precondition: `output` is empty and used by nothing else until `finish()` returns.
-    public init(output: SafeFileOutput, options: Options = Options()) throws {
+    public convenience init(output: SafeFileOutput, options: Options = Options()) throws {
+        try self.init(output: output, options: options, startThread: { JoinableThread($0) })
+    }
+
+    /// `init(output:options:)`, each thread started by `startThread` (tests pass one that
+    /// refuses, as the system may: the caller's thread then compresses and writes each block as
+    /// `append` fills it, the file byte for byte the same).
+    init(output: SafeFileOutput, options: Options, startThread: @escaping JoinableThread.Start) throws {
         precondition((1...9).contains(options.level), "compression level must be 1...9")
         precondition(options.blockSize >= 64 * 1024 && options.threads >= 1)
         blockSize = options.blockSize
         block.reserveCapacity(blockSize)
         pipeline = try GzipPipeline(output: output, level: options.level, threads: options.threads,
-                                    leadingLength: options.leadingBytesSuppliedLater)
+                                    leadingLength: options.leadingBytesSuppliedLater, startThread: startThread)
     }
 
     deinit {

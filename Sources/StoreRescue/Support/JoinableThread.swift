@@ -49,3 +49,9 @@ final class JoinableThread {
         if !isJoined { pthread_detach(handle) }
     }
 }
+
+extension JoinableThread {
+    /// How a type starts its thread: `JoinableThread.init`, or in tests one that refuses, as the
+    /// system may.
+    typealias Start = (@escaping @Sendable () -> Void) -> JoinableThread?
+}
