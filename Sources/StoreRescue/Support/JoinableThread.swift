@@ -23,6 +23,7 @@ final class JoinableThread {
     /// Starts `body` on a thread of its own; nil when the system refuses one (`body` is then
     /// released unrun).
     init?(_ body: @escaping @Sendable () -> Void) {
+        guard !Self.refusedForTests else { return nil }
         let box = Unmanaged.passRetained(Body(body))
         var handle = pthread_t()
         let started = pthread_create(&handle, nil, { context in
@@ -37,6 +38,12 @@ final class JoinableThread {
         }
         self.handle = handle
     }
+
+    /// **Test hook** — inert unless `STORERESCUE_TEST_REFUSE_THREADS` is `1`; never set it in
+    /// production. Every start is then refused, as `ulimit -u` or a pids limit refuses them, so
+    /// the end-to-end tests run the command's paths without a thread of its own (as root, which
+    /// `RLIMIT_NPROC` does not limit).
+    private static let refusedForTests = ProcessInfo.processInfo.environment["STORERESCUE_TEST_REFUSE_THREADS"] == "1"
 
     /// Waits for the thread to end (once; later calls return at once).
     func join() {

@@ -185,6 +185,37 @@ import Testing
         #expect(try BackupVerifier.verify(backup: refused.backupPath).isGood)
     }
 
+    /// The built command with every thread refused (`STORERESCUE_TEST_REFUSE_THREADS`, as
+    /// `ulimit -u` refuses them to a service user; the tests run as root, whom it does not
+    /// limit): `backup`, `verify` and `restore` end, within a deadline, as with threads, and the
+    /// backup's `.gz` is the threaded one's, byte for byte.
+    @Test(.enabled(if: CommandRunner.isAvailable, "the storerescue executable is not built"))
+    func theCommandsWithoutThreadsEndAsWithThem() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("Orders.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 20_000)
+        var refused = ProcessInfo.processInfo.environment
+        refused["STORERESCUE_TEST_REFUSE_THREADS"] = "1"
+        let threaded = try CommandRunner.run(["backup", store, "--to", temp.path("threaded"), "--json"], timeout: 60)
+        #expect(threaded.status == 0, "\(threaded.stdout)\(threaded.stderr)")
+        let backup = try CommandRunner.run(["backup", store, "--to", temp.path("refused"), "--json"], environment: refused, timeout: 60)
+        #expect(!backup.timedOut, "backup waited for a thread that never ran")
+        #expect(backup.status == 0, "\(backup.stdout)\(backup.stderr)")
+        let gz = try #require(try backup.json()["backup"] as? String)
+        let threadedGZ = try #require(try threaded.json()["backup"] as? String)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: gz)) == Data(contentsOf: URL(fileURLWithPath: threadedGZ)))
+
+        let verify = try CommandRunner.run(["verify", gz, "--json"], environment: refused, timeout: 60)
+        #expect(!verify.timedOut, "verify waited for a thread that never ran")
+        #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+        #expect(try verify.json()["good"] as? Bool == true)
+
+        let restored = temp.path("restored.sqlite")
+        let restore = try CommandRunner.run(["restore", gz, "--to", restored, "--json"], environment: refused, timeout: 60)
+        #expect(!restore.timedOut, "restore waited for a thread that never ran")
+        #expect(restore.status == 0, "\(restore.stdout)\(restore.stderr)")
+        #expect(try BackupFixtures.content(of: restored) == BackupFixtures.content(of: store))
+    }
 }
 
 /// Which thread starts a test refuses.
