@@ -125,9 +125,11 @@ static inline int srsqlite_create_placeholder_function(sqlite3 *db, const char *
 // (the disposition had to be SIG_IGN by then), and 15 of 300 runs sent SIGTERM 7-15 ms after
 // starting ran to the end. This handler only writes the signal's number, one byte, to a pipe
 // (write(2) is async-signal-safe), keeping errno; sigaction makes it the disposition at once, so
-// from the moment srsqlite_install_signal_pipe returns no signal is lost: it waits in the pipe
+// from the moment srsqlite_route_signals returns no signal is lost: it waits in the pipe
 // until read. Both ends close on exec; the write end is non-blocking (a full pipe drops a signal
-// rather than block the thread the handler interrupted), the read end blocks.
+// rather than block the thread the handler interrupted), the read end blocks. The pipe is made
+// and its reader started before the handler is installed: without a reader (the system refused
+// the thread) the signals keep their default action instead of going into a pipe nobody reads.
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -135,7 +137,7 @@ static inline int srsqlite_create_placeholder_function(sqlite3 *db, const char *
 #include <string.h>
 #include <unistd.h>
 
-// The pipe's write end, -1 until srsqlite_install_signal_pipe made it (once per process).
+// The pipe's write end, -1 until srsqlite_make_signal_pipe made it (once per process).
 static volatile sig_atomic_t srsqlite_signal_pipe_write_end = -1;
 
 static inline void srsqlite_signal_to_pipe(int number) {
@@ -148,10 +150,9 @@ static inline void srsqlite_signal_to_pipe(int number) {
     errno = saved;
 }
 
-// Makes the pipe and installs the handler (SA_RESTART) for each of `count` signals in `numbers`
-// that is not ignored already.
-// Returns the pipe's read end, or -1 with errno set (EBUSY: already installed in this process).
-static inline int srsqlite_install_signal_pipe(const int *numbers, int count) {
+// Makes the pipe, once per process. Returns its read end, or -1 with errno set (EBUSY: made
+// already). The handler writes nothing until srsqlite_route_signals installs it.
+static inline int srsqlite_make_signal_pipe(void) {
     if (srsqlite_signal_pipe_write_end >= 0) {
         errno = EBUSY;
         return -1;
@@ -168,6 +169,22 @@ static inline int srsqlite_install_signal_pipe(const int *numbers, int count) {
         }
     }
     srsqlite_signal_pipe_write_end = ends[1];
+    return ends[0];
+}
+
+// Closes the pipe made by srsqlite_make_signal_pipe before any handler writes to it (no thread
+// could be started to read it); a later srsqlite_make_signal_pipe may make another.
+static inline void srsqlite_close_signal_pipe(int read_end) {
+    close(read_end);
+    close((int)srsqlite_signal_pipe_write_end);
+    srsqlite_signal_pipe_write_end = -1;
+}
+
+// For each of `count` signals in `numbers` that is not ignored already: installs the handler
+// (SA_RESTART), which writes it into the pipe, when `to_pipe` is nonzero; otherwise leaves its
+// disposition (the default action) as it is. Either way unblocks them on the calling thread.
+// Returns 0, or -1 with errno set.
+static inline int srsqlite_route_signals(const int *numbers, int count, int to_pipe) {
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_handler = srsqlite_signal_to_pipe;
@@ -180,7 +197,7 @@ static inline int srsqlite_install_signal_pipe(const int *numbers, int count) {
         // (nohup's SIGHUP; SIGINT for a non-interactive shell's background job).
         struct sigaction inherited;
         if (sigaction(numbers[i], NULL, &inherited) == 0 && inherited.sa_handler == SIG_IGN) continue;
-        if (sigaction(numbers[i], &action, NULL) != 0) return -1;
+        if (to_pipe && sigaction(numbers[i], &action, NULL) != 0) return -1;
         sigaddset(&handled, numbers[i]);
     }
     // A parent may have started this process with them blocked (a spawning thread's mask is
@@ -188,7 +205,7 @@ static inline int srsqlite_install_signal_pipe(const int *numbers, int count) {
     // thread, they are delivered there (or to any other thread not blocking them); one already
     // pending arrives now.
     if (pthread_sigmask(SIG_UNBLOCK, &handled, NULL) != 0) return -1;
-    return ends[0];
+    return 0;
 }
 
 #endif

@@ -35,12 +35,12 @@ enum InterruptHandling {
     private static let queue = DispatchQueue(label: "storerescue.interrupts")
 
     /// Installs the handling (`SignalPipe`: from the moment this returns, no signal is lost).
-    /// Should the pipe not be made (no file descriptor left), the signals keep their default
-    /// action: the process ends at once, and its temporaries are removed by the next run as
-    /// stale ones.
+    /// Should the pipe not be made (no file descriptor left) or the thread reading it not be
+    /// started (`ulimit -u`, a pids limit), the signals keep their default action: the process
+    /// ends at once, and its temporaries are removed by the next run as stale ones.
     static func install(json: Bool) {
         isJSON = json
-        try? SignalPipe.install(signals: [SIGINT, SIGTERM, SIGHUP], queue: queue) { number in
+        _ = try? SignalPipe.install(signals: [SIGINT, SIGTERM, SIGHUP], queue: queue) { number in
             received += 1
             if received == 1 {
                 state.lock()

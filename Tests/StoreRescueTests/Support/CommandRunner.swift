@@ -8,6 +8,8 @@ struct CommandRunner {
         var stderr: String
         /// The child was still running at the timeout and was killed (a hang).
         var timedOut = false
+        /// The signal that ended the child, when one did (`status` is then its number).
+        var signal: Int32?
         /// Wall-clock seconds from start to exit.
         var seconds: Double = 0
 
@@ -83,6 +85,7 @@ struct CommandRunner {
         let errData = try Data(contentsOf: dir.url.appendingPathComponent("err"))
         return Result(
             status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self), timedOut: timedOut, seconds: seconds)
+            stderr: String(decoding: errData, as: UTF8.self), timedOut: timedOut,
+            signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil, seconds: seconds)
     }
 }

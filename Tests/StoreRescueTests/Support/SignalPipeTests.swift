@@ -85,6 +85,35 @@ struct SignalPipeTests {
     }
 }
 
+extension SignalPipeTests {
+    /// When the system refuses the thread that reads the pipe (`ulimit -u`, a pids limit; here
+    /// `STORERESCUE_TEST_REFUSE_THREADS`, since root is not limited), a signal takes its default
+    /// action: SIGTERM the instant the handling is installed ends the process, before it has
+    /// written anything — also when the parent started it with the signals blocked (they are
+    /// unblocked all the same). Before, the handler put it into a pipe nobody read, and the
+    /// backup ran to its end and published (exit 0) whatever the operator sent.
+    @Test(.enabled(if: CommandRunner.isAvailable, "the storerescue executable is not built"), arguments: [false, true])
+    func withoutAThreadToReadThePipeASignalTakesItsDefaultAction(startedBlocked: Bool) throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 3000)
+        var environment = ProcessInfo.processInfo.environment
+        environment["STORERESCUE_TEST_REFUSE_THREADS"] = "1"
+        environment["STORERESCUE_TEST_SIGNAL_AFTER_INSTALL"] = String(SIGTERM)
+        // Started as a shell starts it, with the signals not blocked, or with them blocked (a
+        // child inherits the spawning thread's mask).
+        var handled = sigset_t()
+        var previous = sigset_t()
+        sigemptyset(&handled)
+        for number in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&handled, number) }
+        pthread_sigmask(startedBlocked ? SIG_BLOCK : SIG_UNBLOCK, &handled, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        let run = try CommandRunner.run(["backup", store, "--to", dir.path("b")], environment: environment, timeout: 60)
+        #expect(run.signal == SIGTERM, "ended by SIGTERM: status \(run.status), \(run.stdout)\(run.stderr)")
+        #expect(BackupFixtures.fileNames(in: dir.path("b")).filter { $0.hasSuffix(".gz") }.isEmpty)
+    }
+}
+
 /// What the handler received, from the queue's thread.
 private final class Received: @unchecked Sendable {
     private let lock = NSLock()
