@@ -83,7 +83,10 @@ public enum SignalPipe {
                 let count = read(readEnd, &byte, 1)
                 if count == 1 {
                     let number = Int32(byte)
-                    queue.async { handler(number) }
+                    // On this thread, as a block of `queue`: `async` needs a Dispatch worker
+                    // thread, which the limit that leaves this one the last may refuse
+                    // (libdispatch then retries for ever, and the signal was never handled).
+                    queue.sync { handler(number) }
                 } else if count < 0 && errno == EINTR {
                     continue
                 } else {
