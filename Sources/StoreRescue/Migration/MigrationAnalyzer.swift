@@ -127,7 +127,6 @@ struct MigrationAnalyzer {
     /// the same tests as `VersionWriter`'s `insertJoinRows` and `clearDanglingLinks`, asked of
     /// the base instead of the written file.
     func linksToClear(in state: VirtualVersion) throws -> [String: Int64] {
-        let model = state.version.model
         let layout = state.layout
         let firstKeys = try state.firstFreeKeys(using: connection)
         func resolved(_ sql: String) -> String { VirtualVersion.resolve(sql, firstKeys) }
