@@ -17,12 +17,13 @@ import Foundation
 /// not see it again, and the file must not be published as if it were written.
 ///
 /// The file is opened (read only, not through a symbolic link) at the first request, so it may
-/// not exist yet when this is made. Closing that descriptor drops every POSIX lock this process
+/// not exist yet when this is made; when it cannot be opened (no descriptor left under `ulimit
+/// -n`), nothing is flushed and nothing fails. Closing that descriptor drops every POSIX lock this process
 /// holds on the file: `finish` and `stop` are called only once no SQLite connection is open on
 /// it (as `Salvager` does, after the output is closed). When the system refuses the thread
 /// (`JoinableThread`), requests do nothing: the publisher's `fsync` does it all, as before.
 final class BackgroundFlush: @unchecked Sendable {
-    /// Why a flush failed: the `errno` of the `fdatasync` (or the `open`).
+    /// Why a flush failed: the `errno` of the `fdatasync`.
     struct Failure: Error {
         var code: Int32
     }
@@ -103,11 +104,15 @@ final class BackgroundFlush: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// One `fdatasync` (opening the file the first time); 0 or the `errno`.
+    /// One `fdatasync` (opening the file the first time); 0 or the `errno` of a failed flush.
+    ///
+    /// A file that cannot be opened is not flushed, and that is no failure: the publisher's
+    /// `fsync` does it all, as when the thread is refused (a review's salvage under `ulimit -n
+    /// 10` failed with "Too many open files" for want of this one descriptor, where it had run).
     private func flushOnce() -> Int32 {
         if descriptor < 0 {
             let opened = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-            guard opened >= 0 else { return errno }
+            guard opened >= 0 else { return 0 }
             descriptor = opened
         }
         while fdatasync(descriptor) != 0 {
