@@ -72,7 +72,9 @@ extension MigrationAnalyzer {
         null ? "(\(value)) IS NULL" : doesNotConvert(value, to: computed.type)
     }
 
-    private static func key(_ null: Bool, hop: Int, _ position: Int) -> String { "computed\(null ? "null" : "bad")|\(hop)|\(position)" }
+    static let computedKeyPrefix = "computed"
+
+    private static func key(_ null: Bool, hop: Int, _ position: Int) -> String { "\(computedKeyPrefix)\(null ? "null" : "bad")|\(hop)|\(position)" }
 
     /// The aggregates that count the objects each computed value stops on, for the batched scans.
     func computedValueRequests(_ values: [ComputedValue], hop: Int) -> [Request] {
@@ -91,10 +93,25 @@ extension MigrationAnalyzer {
 
     /// The refusals of hop `hop`'s computed values, from the counts (`answer`); `afterSteps` when
     /// the run counted them after those steps ran.
-    func computedValueRefusals(_ values: [ComputedValue], hop: Int, answer: (String) -> Int64, afterSteps: String? = nil) throws -> [MigrationRefusal] {
+    func computedValueRefusals(
+        _ values: [ComputedValue], hop: Int, answer: (String) -> Int64, failures: [String: String] = [:], afterSteps: String? = nil
+    ) throws -> [MigrationRefusal] {
         let mapping = mappings[hop]
         var result: [MigrationRefusal] = []
         for (position, computed) in values.enumerated() {
+            // An expression SQLite stops on for some object ("integer overflow"): the writer would
+            // stop on it too. Refused as the catalog's, once, naming it and SQLite's reason.
+            if let failure = failures[Self.key(false, hop: hop, position)] ?? failures[Self.key(true, hop: hop, position)] {
+                let correct = afterSteps.map { "correct \($0) or \(computed.jsonPath)" } ?? "correct \(computed.jsonPath)"
+                result.append(MigrationRefusal(
+                    code: .invalidCustomStage, hop: "\(mapping.hop.from) → \(mapping.hop.to)", entity: computed.entity,
+                    property: computed.attribute, rowCount: nil,
+                    message: "\(computed.jsonPath): SQLite stops computing it for some \(computed.entity) objects (\(failure))"
+                        + (afterSteps.map { " (checked after \($0) ran)" } ?? ""),
+                    remedy: "\(correct) so that SQLite can compute it for every object",
+                    propertyKind: "attribute", destinationVersion: mapping.hop.to))
+                continue
+            }
             for null in computed.stopsOnNull ? [false, true] : [false] {
                 let rows = answer(Self.key(null, hop: hop, position))
                 guard rows > 0 else { continue }
@@ -135,7 +152,7 @@ extension MigrationAnalyzer {
     func computedValueRefusals(afterSteps steps: String) throws -> [MigrationRefusal] {
         guard mappings.count == 1, states.count == 2 else { return [] }
         let values = computedValues(ofHop: 0)
-        let answers = try run(computedValueRequests(values, hop: 0))
-        return try computedValueRefusals(values, hop: 0, answer: { answers[$0] ?? 0 }, afterSteps: steps)
+        let (answers, failures) = try run(computedValueRequests(values, hop: 0), isolating: { _ in true })
+        return try computedValueRefusals(values, hop: 0, answer: { answers[$0] ?? 0 }, failures: failures, afterSteps: steps)
     }
 }

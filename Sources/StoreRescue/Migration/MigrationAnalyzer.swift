@@ -1,3 +1,5 @@
+import SRSQLite
+
 /// Runs a plan's hops over a store without writing: composes each version (`VirtualVersion`)
 /// over the store and asks the data every question the plan leaves open, one scan per table
 /// for all versions at once (aggregates with `FILTER`), plus a query per relationship check.
@@ -66,7 +68,7 @@ struct MigrationAnalyzer {
         // Values custom stages compute, in the same scans (`MigrationAnalyzer+ComputedValues`).
         let computed = mappings.indices.map { computedValues(ofHop: $0) }
         for (index, values) in computed.enumerated() { requests += computedValueRequests(values, hop: index) }
-        let answers = try run(requests)
+        let (answers, failures) = try run(requests, isolating: { $0.key.hasPrefix(Self.computedKeyPrefix) })
         func answer(_ key: String) -> Int64 { answers[key] ?? 0 }
 
         var analysis = MigrationAnalysis(rowsByVersion: [], discarded: [], linksToClear: [:], refusals: [], countsPrecedeCustomSteps: false)
@@ -109,7 +111,7 @@ struct MigrationAnalyzer {
             analysis.deferredConversionChecks += try deferredConversionChecks(ofHop: index, answer: answer)
             // Computed values steps before the copy may change (what the expression reads): the
             // run checks them after the steps; otherwise refused now.
-            let found = try computedValueRefusals(computed[index], hop: index, answer: answer)
+            let found = try computedValueRefusals(computed[index], hop: index, answer: answer, failures: failures)
             if !found.isEmpty, !steps.isEmpty {
                 analysis.deferredComputedValueChecks.append(.init(
                     hopIndex: index, hop: hop, version: mapping.hop.to, refusalsBeforeSteps: found, steps: steps))
@@ -584,18 +586,42 @@ struct MigrationAnalyzer {
 
     /// Answers every request, one statement per table (columns batched by 500).
     func run(_ requests: [Request]) throws -> [String: Int64] {
+        try run(requests, isolating: { _ in false }).answers
+    }
+
+    /// `run`, where a request `isolating` picks may fail on its own: an expression of the
+    /// catalog's that SQLite stops on (`abs()` of the smallest integer: "integer overflow")
+    /// fails the batched scan, which is then made again request by request; such a request's
+    /// error is returned in `failures` (by key, SQLite's message), the others' answers as ever.
+    /// An error of any other request is thrown. (A review's dry run stopped there, exit 70, with
+    /// SQLite's error and the statement.)
+    func run(_ requests: [Request], isolating: (Request) -> Bool) throws -> (answers: [String: Int64], failures: [String: String]) {
         var answers: [String: Int64] = [:]
+        var failures: [String: String] = [:]
         for (from, group) in Dictionary(grouping: requests, by: \.from) {
             var start = 0
             while start < group.count {
                 let chunk = Array(group[start..<min(start + 500, group.count)])
-                let sql = "SELECT \(chunk.map(\.expression).joined(separator: ", ")) FROM \(from) \(RowSource.alias)"
-                if let row = try connection.rows(sql, maximumRows: 1).first {
-                    for (request, value) in zip(chunk, row) { answers[request.key, default: 0] += value.int64 ?? 0 }
+                func scan(_ requests: [Request]) throws {
+                    let sql = "SELECT \(requests.map(\.expression).joined(separator: ", ")) FROM \(from) \(RowSource.alias)"
+                    if let row = try connection.rows(sql, maximumRows: 1).first {
+                        for (request, value) in zip(requests, row) { answers[request.key, default: 0] += value.int64 ?? 0 }
+                    }
+                }
+                do {
+                    try scan(chunk)
+                } catch let error as SQLiteError where error.primaryResultCode == SQLITE_ERROR && chunk.contains(where: isolating) {
+                    for request in chunk {
+                        do {
+                            try scan([request])
+                        } catch let error as SQLiteError where error.primaryResultCode == SQLITE_ERROR && isolating(request) {
+                            failures[request.key] = error.message
+                        }
+                    }
                 }
                 start += 500
             }
         }
-        return answers
+        return (answers, failures)
     }
 }

@@ -62,6 +62,43 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: fixture.directory.path("out.sqlite")))
     }
 
+    /// An expression SQLite stops on for some objects (`abs()` of the smallest integer: "integer
+    /// overflow"): the dry run refuses it as the run would stop on it, naming it and SQLite's
+    /// reason — the analysis's scan used to fail with it, exit 70 with the statement (a review's
+    /// case u19). With a willMigrate step before the copy, the run checks after it.
+    @Test(arguments: [false, true])
+    func anExpressionSQLiteStopsOnIsRefusedNotAnInternalError(_ willMigrate: Bool) throws {
+        let item = { (extra: [PropertyDescription]) in
+            EntityDescription(name: "Item", properties: [M.attribute("code"), M.attribute("label")] + extra)
+        }
+        let custom = CustomStageDefinition(
+            willMigrate: willMigrate
+                ? [.init(entity: "Item", action: .update([.init(property: "label", expression: "trim(label)")]), jsonPath: "stages[0].willMigrate[0]")] : [],
+            map: [.init(entity: "Item", assignments: [.init(
+                property: "code", expression: "CASE WHEN label = 'abc' THEN abs(-9223372036854775807 - 1) ELSE label END", jsonPath: "stages[0].map.Item.code")])])
+        let fixture = try MigrationFixture(
+            versions: [M.version("V1", [item([])]), M.version("V2", [item([M.attribute("q", .integer64)])], identifiers: ["2"])],
+            stages: [CatalogStage(kind: .custom, span: .pair(from: "V1", to: "V2"), custom: custom, jsonPath: "stages[0]")])
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { context in
+            for label in ["abc", "5"] { try context.insert("Item", values: ["label": .text(label)]) }
+        }
+        let expected = "stages[0].map.Item.code: SQLite stops computing it for some Item objects (integer overflow)"
+        let dryRun = fixture.migrate(path, dryRun: true)
+        #expect(dryRun.error == nil, "\(dryRun.error?.message ?? "")")
+        let run = fixture.migrate(path)
+        #expect(run.exitStatus == .refused && run.result == nil, "\(run.error?.message ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory.path("out.sqlite")))
+        if willMigrate {
+            #expect(dryRun.exitStatus == .success && dryRun.notes.contains { $0.contains(expected) }, "\(dryRun.notes)")
+            #expect(run.refusals.map(\.message) == [expected + " (checked after the willMigrate steps of stages[0] ran)"], "\(run.refusals.map(\.message))")
+        } else {
+            #expect(dryRun.exitStatus == .refused && dryRun.refusals.map(\.message) == [expected], "\(dryRun.refusals.map(\.message))")
+            #expect(dryRun.refusals.first?.code == .invalidCustomStage)
+            #expect(run.refusals == dryRun.refusals)
+        }
+    }
+
     @Test(arguments: 0..<computed.count)
     func aComputedValueStepsMayChangeIsCheckedAfterThemAndRefused(_ index: Int) throws {
         let (fixture, path) = try items(index, willMigrate: true)
