@@ -21,6 +21,9 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
     /// afterwards, and moving it into place could already fail.
     case nameTooLong(path: String, bytes: Int, limit: Int)
 
+    /// What to try when no file descriptor was left (shared with `salvage`).
+    static let openFilesHint = "not a lack of disk space: raise the limit on open files the command runs under (ulimit -n, a service's LimitNOFILE), or close other programs, then run the command again"
+
     /// The longest suffix SQLite adds to a store's name for a sidecar: `-journal`.
     static let longestSidecarSuffix = "-journal".utf8.count
     /// Writing the new store failed part way (disk full, the file-size limit, I/O error); the
@@ -33,6 +36,9 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
     case writeDenied(path: String, folder: String, reason: String)
     /// Writing the new store ran out of memory (`SQLITE_NOMEM`, `ENOMEM`). No lack of disk space.
     case outOfMemory(path: String, reason: String)
+    /// Writing the new store found no file descriptor left (`EMFILE`, `ENFILE`). No lack of
+    /// disk space, and no folder refusing files.
+    case tooManyOpenFiles(path: String, reason: String)
     /// The store written does not read back as it should; it was removed. A bug in this tool.
     case verificationFailed(path: String, reason: String)
 
@@ -58,6 +64,8 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
             return "cannot write \(path): a file in \(folder) could not be created or written: \(reason)"
         case .outOfMemory(let path, let reason):
             return "cannot write \(path): out of memory: \(reason)"
+        case .tooManyOpenFiles(let path, let reason):
+            return "cannot write \(path): no file descriptor left: \(reason)"
         case .verificationFailed(let path, let reason):
             return "the store written for \(path) failed its own check: \(reason)"
         }
@@ -85,6 +93,8 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
             return "not a lack of disk space: make \(folder) writable for this user (check its permissions, and that its file system is not mounted read-only), or choose a path in a folder you can write to; then run the command again"
         case .outOfMemory:
             return "not a lack of disk space: free memory (close other programs) or raise the memory limit the command runs under (ulimit -v, a service's MemoryMax), then run the command again"
+        case .tooManyOpenFiles:
+            return Self.openFilesHint
         case .verificationFailed:
             return "please report this with the model used; nothing was written"
         }
@@ -94,7 +104,7 @@ public enum StoreCreationError: OperatorFacingError, Equatable, Sendable {
         switch self {
         case .targetExists, .sidecarExists, .targetIsSidecar, .targetIsSymlink, .folderUnusable, .emptyPath, .nameTooLong, .writeDenied:
             return .cannotCreateOutput
-        case .writeFailed, .outOfMemory: return .ioError
+        case .writeFailed, .outOfMemory, .tooManyOpenFiles: return .ioError
         case .verificationFailed: return .internalError
         }
     }

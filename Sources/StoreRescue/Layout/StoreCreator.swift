@@ -127,6 +127,7 @@ public enum StoreCreator {
         case .noRoom: return .writeFailed(path: path, reason: failure.reason)
         case .denied: return .writeDenied(path: path, folder: folder, reason: failure.reason)
         case .outOfMemory: return .outOfMemory(path: path, reason: failure.reason)
+        case .tooManyOpenFiles: return .tooManyOpenFiles(path: path, reason: failure.reason)
         }
     }
 

@@ -19,6 +19,9 @@ struct WriteFailure {
         case denied
         /// Memory ran out.
         case outOfMemory
+        /// No file descriptor left (`ulimit -n`): a review's `create` under `ulimit -n 7` read
+        /// as a folder refusing files (exit 73), and before that as a full disk.
+        case tooManyOpenFiles
         /// SQLite refused a statement the tool wrote: not the file system's doing.
         case refused
     }
@@ -47,6 +50,7 @@ struct WriteFailure {
             case .noRoom: self.init(kind: .noRoom, reason: reason)
             case .denied: self.init(kind: .denied, reason: reason)
             case .outOfMemory: self.init(kind: .outOfMemory, reason: reason)
+            case .tooManyOpenFiles: self.init(kind: .tooManyOpenFiles, reason: reason)
             }
         case let error as POSIXFailure:
             self.init(kind: Self.kind(ofErrno: error.code), reason: error.description)
@@ -66,6 +70,7 @@ struct WriteFailure {
         switch code {
         case EACCES, EPERM, EROFS: return .denied
         case ENOMEM: return .outOfMemory
+        case EMFILE, ENFILE: return .tooManyOpenFiles
         default: return .noRoom
         }
     }

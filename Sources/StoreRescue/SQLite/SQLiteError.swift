@@ -57,6 +57,10 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         case denied
         /// Out of memory (`SQLITE_NOMEM`, `SQLITE_IOERR_NOMEM`, `ENOMEM`).
         case outOfMemory
+        /// No file descriptor left (`EMFILE`: the process's open-file limit, `ulimit -n`;
+        /// `ENFILE`: the system's). SQLite says `SQLITE_CANTOPEN`, which alone reads as a folder
+        /// refusing the file.
+        case tooManyOpenFiles
     }
 
     /// Which file-system failure this is, nil when it is none (`isFileSystemFailure`). The
@@ -67,6 +71,7 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         case ENOSPC, EDQUOT, EFBIG: return .noRoom
         case EACCES, EPERM, EROFS: return .denied
         case ENOMEM: return .outOfMemory
+        case EMFILE, ENFILE: return .tooManyOpenFiles
         default: break
         }
         switch primaryResultCode {

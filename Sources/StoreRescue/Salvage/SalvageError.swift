@@ -28,6 +28,8 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
     case writeDenied(path: String, folder: String, reason: String)
     /// Writing the new store ran out of memory (`SQLITE_NOMEM`, `ENOMEM`). No lack of disk space.
     case outOfMemory(path: String, reason: String)
+    /// Writing the new store found no file descriptor left (`EMFILE`, `ENFILE`).
+    case tooManyOpenFiles(path: String, reason: String)
     /// SQLite refused what salvage asked it to write (an SQL error, a constraint, a misuse: any
     /// result code but the file system's, `SQLiteError.isFileSystemFailure`). A bug in this tool,
     /// not a lack of disk space: every statement is its own, into tables it made itself, and a row
@@ -60,6 +62,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .writeDenied(let path, let folder, let reason):
             return "writing \(path) failed: a file in \(folder) could not be created or written: \(reason); nothing was left at \(path)"
         case .outOfMemory(let path, let reason): return "writing \(path) ran out of memory: \(reason); nothing was left at \(path)"
+        case .tooManyOpenFiles(let path, let reason): return "writing \(path) found no file descriptor left: \(reason); nothing was left at \(path)"
         case .writeRefused(let path, let reason): return "SQLite refused what salvage wrote into \(path): \(reason); nothing was left at \(path)"
         case .unknownVersion(let catalog, let version, _): return "catalog \(catalog) has no version \"\(version)\""
         case .versionUndetermined(let path, let reason, _): return "\(path): cannot tell which version wrote it: \(reason)"
@@ -84,6 +87,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .writeFailed: return "free disk space or raise the file-size limit (ulimit -f), then run the command again"
         case .writeDenied(_, let folder, _):
             return "not a lack of disk space: make \(folder) writable for this user (check its permissions, and that its file system is not mounted read-only), or give --out a path in a folder you can write to; then run the command again"
+        case .tooManyOpenFiles: return StoreCreationError.openFilesHint
         case .outOfMemory:
             return "not a lack of disk space: free memory (close other programs) or raise the memory limit the command runs under (ulimit -v, a service's MemoryMax), then run the command again"
         case .writeRefused:
@@ -102,7 +106,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         switch self {
         case .nothingToSalvage, .versionUndetermined, .ambiguousVersion: return .notAStore
         case .outputIsInput, .outputExists, .outputIsSidecar, .outputIsSymlink, .outputFolderUnusable, .outputPathEmpty, .outputNameTooLong: return .cannotCreateOutput
-        case .writeFailed, .outOfMemory: return .ioError
+        case .writeFailed, .outOfMemory, .tooManyOpenFiles: return .ioError
         case .writeDenied: return .cannotCreateOutput
         case .unknownVersion: return .usage
         case .verificationFailed, .writeRefused: return .internalError
@@ -119,6 +123,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         switch WriteFailure.kind(ofErrno: code) {
         case .denied: return .writeDenied(path: path, folder: (path as NSString).deletingLastPathComponent, reason: reason)
         case .outOfMemory: return .outOfMemory(path: path, reason: reason)
+        case .tooManyOpenFiles: return .tooManyOpenFiles(path: path, reason: reason)
         case .noRoom, .refused: return .writeFailed(path: path, reason: reason)
         }
     }
@@ -136,6 +141,7 @@ public enum SalvageError: OperatorFacingError, Equatable, Sendable {
         case .writeFailed(let path, let reason): self = .writeFailed(path: path, reason: reason)
         case .writeDenied(let path, let folder, let reason): self = .writeDenied(path: path, folder: folder, reason: reason)
         case .outOfMemory(let path, let reason): self = .outOfMemory(path: path, reason: reason)
+        case .tooManyOpenFiles(let path, let reason): self = .tooManyOpenFiles(path: path, reason: reason)
         case .verificationFailed(let path, let reason): self = .verificationFailed(path: path, reason: reason)
         }
     }

@@ -158,6 +158,7 @@ public enum Salvager {
             case .writeRefused(_, let reason): return SalvageError.writeRefused(path: output, reason: reason)
             case .writeDenied(_, _, let reason): return SalvageError.writeDenied(path: output, folder: folder, reason: reason)
             case .outOfMemory(_, let reason): return SalvageError.outOfMemory(path: output, reason: reason)
+            case .tooManyOpenFiles(_, let reason): return SalvageError.tooManyOpenFiles(path: output, reason: reason)
             default: return error
             }
         case let error as StoreCreationError:
@@ -166,6 +167,7 @@ public enum Salvager {
             case .writeFailed(_, let reason): return SalvageError.writeFailed(path: output, reason: reason)
             case .writeDenied(_, _, let reason): return SalvageError.writeDenied(path: output, folder: folder, reason: reason)
             case .outOfMemory(_, let reason): return SalvageError.outOfMemory(path: output, reason: reason)
+            case .tooManyOpenFiles(_, let reason): return SalvageError.tooManyOpenFiles(path: output, reason: reason)
             // The Core Data output's own private folder, inside the salvage's.
             case .folderUnusable(_, _, let reason): return SalvageError.writeDenied(path: output, folder: folder, reason: "a private folder there " + reason)
             default: return SalvageError(creation: error)
@@ -181,6 +183,7 @@ public enum Salvager {
             case .noRoom: return SalvageError.writeFailed(path: output, reason: failure.reason)
             case .denied: return SalvageError.writeDenied(path: output, folder: folder, reason: failure.reason)
             case .outOfMemory: return SalvageError.outOfMemory(path: output, reason: failure.reason)
+            case .tooManyOpenFiles: return SalvageError.tooManyOpenFiles(path: output, reason: failure.reason)
             }
         case let error as POSIXFailure:
             return failure(SalvageError.writing(output, code: error.code, reason: error.description), output: output, workspace: workspace)

@@ -155,6 +155,8 @@ import Testing
         (SQLITE_READONLY | 6 << 8, 0, .cannotCreateOutput, "not a lack of disk space: make"), (SQLITE_PERM, 0, .cannotCreateOutput, "not a lack of disk space: make"),
         (SQLITE_NOMEM, 0, .ioError, "not a lack of disk space: free memory"), (SQLITE_IOERR | 12 << 8, 0, .ioError, "not a lack of disk space: free memory"),
         (SQLITE_ERROR, 0, .internalError, "please report this"),
+        (SQLITE_CANTOPEN, EMFILE, .ioError, "not a lack of disk space: raise the limit on open files"),
+        (SQLITE_CANTOPEN, ENFILE, .ioError, "not a lack of disk space: raise the limit on open files"),
     ])
     func sqliteErrorsWhileWritingAreClassifiedByTheirCode(code: Int32, systemErrno: Int32, status: StoreRescue.ExitStatus, hint: String) throws {
         let directory = try TemporaryDirectory()
@@ -177,7 +179,7 @@ import Testing
     /// A system call refused while publishing (the link into place): `EROFS`, `EACCES` and
     /// `EPERM` are the folder's (73), `ENOMEM` memory, `ENOSPC` and `EIO` no room (74).
     @Test(arguments: [(EROFS, StoreRescue.ExitStatus.cannotCreateOutput), (EACCES, .cannotCreateOutput), (EPERM, .cannotCreateOutput),
-                      (ENOMEM, .ioError), (ENOSPC, .ioError), (EIO, .ioError)])
+                      (ENOMEM, .ioError), (ENOSPC, .ioError), (EIO, .ioError), (EMFILE, .ioError)])
     func systemCallFailuresAreClassifiedByTheirErrno(code: Int32, status: StoreRescue.ExitStatus) throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("store.sqlite")
@@ -190,6 +192,7 @@ import Testing
         switch WriteFailure.kind(ofErrno: code) {
         case .denied: #expect(error == .writeDenied(path: path, folder: directory.url.path, reason: "link: \(String(cString: strerror(code)))"))
         case .outOfMemory: #expect(error == .outOfMemory(path: path, reason: "link: \(String(cString: strerror(code)))"))
+        case .tooManyOpenFiles: #expect(error == .tooManyOpenFiles(path: path, reason: "link: \(String(cString: strerror(code)))"))
         case .noRoom, .refused: #expect(error == .writeFailed(path: path, reason: "link: \(String(cString: strerror(code)))"))
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)

@@ -363,6 +363,7 @@ import Testing
         (SQLITE_READONLY | 4 << 8, 0, .cannotCreateOutput, "not a lack of disk space: make"), (SQLITE_PERM, 0, .cannotCreateOutput, "not a lack of disk space: make"),
         (SQLITE_NOMEM, 0, .ioError, "not a lack of disk space: free memory"), (SQLITE_IOERR | 12 << 8, 0, .ioError, "not a lack of disk space: free memory"),
         (SQLITE_ERROR, 0, .internalError, "this is a bug"), (SQLITE_CONSTRAINT | 8 << 8, 0, .internalError, "this is a bug"),
+        (SQLITE_CANTOPEN, EMFILE, .ioError, "not a lack of disk space: raise the limit on open files"),
     ])
     func sqliteErrorsWhileWritingAreClassifiedByTheirCode(code: Int32, systemErrno: Int32, status: StoreRescue.ExitStatus, hint: String) throws {
         let setup = try Setup()
