@@ -431,10 +431,9 @@ import Testing
         #expect(refusals.map(\.code) == [.uniquenessViolated] && refusals.first?.rowCount == 1, "\(refusals.map(\.message))")
     }
 
-    /// An expression holding `uuid()` or `random()` whose value, for some objects, is not drawn:
-    /// a copied code (`coalesce`), or a draw the result does not depend on.
-    @Test(arguments: [("coalesce(code, hex(uuid()))", ["a", "a", nil]), ("'x' || (abs(random()) % 1)", ["a", "b"]), ("hex(uuid())", ["a", "a"])])
-    func valuesAnExpressionDoesNotDrawAreCompared(_ expression: String, codes: [String?]) throws {
+    /// V1: Item(code); V2 makes `code` unique, a custom stage mapping it from `expression`. The
+    /// store holds Items with `codes`.
+    private func mappedCodes(_ expression: String, codes: [String?]) throws -> (MigrationFixture, String) {
         let custom = CustomStageDefinition(map: [.init(entity: "Item", assignments: [.init(property: "code", expression: expression, jsonPath: "stages[0].map.Item.code")])])
         let fixture = try MigrationFixture(
             versions: [
@@ -446,6 +445,14 @@ import Testing
         try fixture.edit(path, at: "V1") { context in
             for code in codes { try context.insert("Item", values: ["code": code.map { .text($0) } ?? .null]) }
         }
+        return (fixture, path)
+    }
+
+    /// An expression holding `uuid()` or `random()` whose value, for some objects, is not drawn:
+    /// a copied code (`coalesce`), or a draw the result does not depend on.
+    @Test(arguments: [("coalesce(code, hex(uuid()))", ["a", "a", nil]), ("'x' || (abs(random()) % 1)", ["a", "b"]), ("hex(uuid())", ["a", "a"])])
+    func valuesAnExpressionDoesNotDrawAreCompared(_ expression: String, codes: [String?]) throws {
+        let (fixture, path) = try mappedCodes(expression, codes: codes)
         guard expression != "hex(uuid())" else {
             let run = fixture.migrate(path)
             #expect(run.result != nil, "\(run.refusals.map(\.message)) \(run.error?.message ?? "")")
@@ -467,17 +474,7 @@ import Testing
         "'T-' || (abs(last_insert_rowid()) % 60247241209)",
     ])
     func valuesDrawnAtRandomAreLeftOutWhateverTheirForm(_ expression: String) throws {
-        let custom = CustomStageDefinition(map: [.init(entity: "Item", assignments: [.init(property: "code", expression: expression, jsonPath: "stages[0].map.Item.code")])])
-        let fixture = try MigrationFixture(
-            versions: [
-                M.version("V1", [EntityDescription(name: "Item", properties: [M.attribute("code")])]),
-                M.version("V2", [EntityDescription(name: "Item", properties: [M.attribute("code")], uniquenessConstraints: [["code"]])]),
-            ],
-            stages: [CatalogStage(kind: .custom, span: .pair(from: "V1", to: "V2"), custom: custom, jsonPath: "stages[0]")])
-        let path = try fixture.store(at: "V1")
-        try fixture.edit(path, at: "V1") { context in
-            for _ in 0..<3 { try context.insert("Item", values: ["code": .text("a")]) }
-        }
+        let (fixture, path) = try mappedCodes(expression, codes: ["a", "a", "a"])
         for _ in 0..<3 {
             let dryRun = fixture.migrate(path, dryRun: true)
             #expect(dryRun.exitStatus == .success && dryRun.refusals.isEmpty, "\(dryRun.refusals.map(\.message)) \(dryRun.error?.message ?? "")")
@@ -491,17 +488,7 @@ import Testing
     /// run took them for drawn and said the migration could run; the run stopped on the index).
     @Test(arguments: ["'c' || total_changes()", "'c' || changes()"])
     func valuesOfAStatementsCountsAreCompared(_ expression: String) throws {
-        let custom = CustomStageDefinition(map: [.init(entity: "Item", assignments: [.init(property: "code", expression: expression, jsonPath: "stages[0].map.Item.code")])])
-        let fixture = try MigrationFixture(
-            versions: [
-                M.version("V1", [EntityDescription(name: "Item", properties: [M.attribute("code")])]),
-                M.version("V2", [EntityDescription(name: "Item", properties: [M.attribute("code")], uniquenessConstraints: [["code"]])]),
-            ],
-            stages: [CatalogStage(kind: .custom, span: .pair(from: "V1", to: "V2"), custom: custom, jsonPath: "stages[0]")])
-        let path = try fixture.store(at: "V1")
-        try fixture.edit(path, at: "V1") { context in
-            for code in ["a", "b"] { try context.insert("Item", values: ["code": .text(code)]) }
-        }
+        let (fixture, path) = try mappedCodes(expression, codes: ["a", "b"])
         let refusals = try refusalOfBoth(fixture, path)
         #expect(refusals.map(\.code) == [.uniquenessViolated], "\(refusals.map(\.message))")
     }
