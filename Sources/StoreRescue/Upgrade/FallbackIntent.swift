@@ -98,6 +98,15 @@ struct FallbackIntent: Codable, Equatable {
     /// failed (not killed) does at once for its own folder.
     static func finish(folder: String, store: String) throws -> String? {
         let path = folder + "/" + fileName
+        if !FileManager.default.fileExists(atPath: path), IncidentFiles.state(in: folder) == nil {
+            // A run killed between making its quarantine folder and publishing its journal (a
+            // CI run's kill landed there): nothing moved into it and nothing says what it was.
+            // Its journal's partial temporary goes (the folder is held: no process writes it),
+            // then the folder, if that left it empty; a folder holding anything else stays.
+            _ = TemporaryItems.sweep(folder: folder, olderThan: 0)
+            guard (try? FileManager.default.contentsOfDirectory(atPath: folder))?.isEmpty == true, rmdir(folder) == 0 else { return nil }
+            return "removed an empty quarantine folder a fallback left when it was stopped before its first record (nothing had moved): \(folder)"
+        }
         guard let data = try? BoundedFile.contents(of: path, limit: 1 << 20, followsSymlinks: false),
               var intent = try? JSONDecoder().decode(FallbackIntent.self, from: data),
               intent.store == store, intent.state != "abandoned"

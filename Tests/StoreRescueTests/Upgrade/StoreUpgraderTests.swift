@@ -902,6 +902,29 @@ struct StoreUpgraderTests {
         #expect(try Self.intentState(in: quarantine) == "abandoned")
     }
 
+    /// A quarantine folder a run left when it was killed between making it and publishing its
+    /// journal (empty, or holding only the journal's partial temporary): nothing moved into it,
+    /// nothing says what it was; the next run removes it (a CI run's kill landed there, and the
+    /// folder stayed with no record). A folder holding anything else, or held by a live run, stays.
+    @Test func anEmptyQuarantineFolderAKilledRunLeftIsRemoved() throws {
+        let fixture = try UpgradeFixture()
+        let store = fixture.appFolder + "/S.sqlite"
+        try StoreFixtureBuilder.database(at: store, sql: "CREATE TABLE t (a)")
+        let root = fixture.backups + "/quarantine"
+        let empty = root + "/S.sqlite.20261127T000000Z", partial = root + "/S.sqlite.20261127T000001Z"
+        let other = root + "/S.sqlite.20261127T000002Z", held = root + "/S.sqlite.20261127T000003Z"
+        for folder in [empty, partial, other, held] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        #expect(FileManager.default.createFile(atPath: partial + "/" + TemporaryItems.name(label: "intent.json", random: "abc123"), contents: Data("{".utf8)))
+        #expect(FileManager.default.createFile(atPath: other + "/notes.txt", contents: Data("kept".utf8)))
+        let lock = try #require(QuarantineLock(folder: held))
+        let lines = try FallbackIntent.finishInterrupted(store: store, backupFolder: fixture.backups)
+        #expect(lines.count == 2 && lines.allSatisfy { $0.hasPrefix("removed an empty quarantine folder") }, "\(lines)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root).sorted() == [(other as NSString).lastPathComponent, (held as NSString).lastPathComponent])
+        lock.release()
+        #expect(try FallbackIntent.finishInterrupted(store: store, backupFolder: fixture.backups).count == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root) == [(other as NSString).lastPathComponent])
+    }
+
     private static func intentState(in folder: String) throws -> String {
         try JSONDecoder().decode(FallbackIntent.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/intent.json"))).state
     }
