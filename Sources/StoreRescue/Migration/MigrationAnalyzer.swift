@@ -595,6 +595,13 @@ struct MigrationAnalyzer {
     /// error is returned in `failures` (by key, SQLite's message), the others' answers as ever.
     /// An error of any other request is thrown. (A review's dry run stopped there, exit 70, with
     /// SQLite's error and the statement.)
+    /// An error an expression of the catalog's makes SQLite stop with: SQLITE_ERROR ("integer
+    /// overflow"), or SQLITE_TOOBIG, a value past the connection's length bound
+    /// (`MigrationEngine.maximumValueBytes`: "string or blob too big").
+    static func isExpressionFailure(_ error: SQLiteError) -> Bool {
+        error.primaryResultCode == SQLITE_ERROR || error.primaryResultCode == SQLITE_TOOBIG
+    }
+
     func run(_ requests: [Request], isolating: (Request) -> Bool) throws -> (answers: [String: Int64], failures: [String: String]) {
         var answers: [String: Int64] = [:]
         var failures: [String: String] = [:]
@@ -610,11 +617,11 @@ struct MigrationAnalyzer {
                 }
                 do {
                     try scan(chunk)
-                } catch let error as SQLiteError where error.primaryResultCode == SQLITE_ERROR && chunk.contains(where: isolating) {
+                } catch let error as SQLiteError where Self.isExpressionFailure(error) && chunk.contains(where: isolating) {
                     for request in chunk {
                         do {
                             try scan([request])
-                        } catch let error as SQLiteError where error.primaryResultCode == SQLITE_ERROR && isolating(request) {
+                        } catch let error as SQLiteError where Self.isExpressionFailure(error) && isolating(request) {
                             failures[request.key] = error.message
                         }
                     }

@@ -251,6 +251,11 @@ enum MigrationEngine {
         assessment.refusals += context.mappings.flatMap(\.refusals)
         guard assessment.refusals.isEmpty else { return assessment }
         try MigrationFunctions.register(on: store.connection)
+        // The analysis runs the catalog's expressions over the store (computed values, their
+        // uniqueness): bounded as the writer's are, so `randomblob(900000000)` stops with "string
+        // or blob too big" instead of taking gigabytes (the hostile-input campaign: 2.6 GB, then
+        // a hang). No value read from the store is larger than the store.
+        store.connection.limitValueLength(to: maximumValueBytes(storeAt: URL(fileURLWithPath: store.probe.resolvedPath).resolvingSymlinksInPath().path))
         let states: [VirtualVersion]
         do {
             states = try context.states(schema: "main", physical: readout.schema, primaryKeys: readout.primaryKeys)
