@@ -120,6 +120,20 @@ import Testing
         #expect(report.exitStatus == .refused && report.refusals == dryRun.refusals, "\(report.error?.message ?? "")")
         #expect(!FileManager.default.fileExists(atPath: fixture.directory.path("out.sqlite")))
         #expect(MigrationEngine.maximumValueBytes(storeAt: path) == 64 << 20)
+
+        // A willMigrate step's value over the bound stops the run in the step (the analysis does
+        // not run steps: the dry run says it can run).
+        let step = CustomStageDefinition(
+            willMigrate: [
+                .init(entity: "Post", action: .update([.init(property: "title", expression: "hex(randomblob(35000000))")]), jsonPath: "stages[0].willMigrate[0]"),
+            ],
+            map: [.init(entity: "Post", assignments: [.init(property: "summary", expression: "'s'", jsonPath: "stages[0].map.Post.summary")])])
+        let (stepFixture, stepPath) = try self.fixture(step)
+        let stopped = stepFixture.migrate(stepPath)
+        #expect(stopped.exitStatus == .refused && stopped.result == nil)
+        let message = stopped.error?.message ?? ""
+        #expect(message.contains("a value would be larger than the store and than 64 MiB (string or blob too big)"), "\(message) \(stopped.refusals.map(\.message))")
+        #expect(!FileManager.default.fileExists(atPath: stepFixture.directory.path("out.sqlite")))
     }
 
     @Test func manyCreateStepsEachGetTheirOwnKeys() throws {
