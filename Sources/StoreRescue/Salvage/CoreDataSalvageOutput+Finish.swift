@@ -92,11 +92,18 @@ extension CoreDataSalvageOutput {
         for (table, gaps) in try requiredValuesMissing().sorted(by: { $0.key < $1.key }) {
             results[table, default: .init(rows: 0)].requiredValuesMissing = gaps
             for gap in gaps {
-                notes.append(
-                    "table \(table): \(gap.objects) \(gap.entity) object\(gap.objects == 1 ? " has" : "s have") no value for the required attribute "
-                        + "\"\(gap.attribute)\" (column \(gap.column)), which the damaged store's table does not have: version \"\(version.name)\" "
-                        + "is not the one that wrote the store, or its schema row is damaged; Core Data will not save "
-                        + "\(gap.objects == 1 ? "it until it has" : "them until each has") a value (salvage with the store's own version, then upgrade)")
+                let objects = "table \(table): \(gap.objects) \(gap.entity) object\(gap.objects == 1 ? " has" : "s have") no value for the required attribute "
+                    + "\"\(gap.attribute)\" (column \(gap.column))"
+                let unsaved = "Core Data will not save \(gap.objects == 1 ? "it until it has" : "them until each has") a value"
+                if schemaWasUnreadable {
+                    notes.append(
+                        objects + "; \(unsaved) (the damaged schema was unreadable, so the rows were read as version \"\(version.name)\"'s: "
+                            + "if another version wrote the store, salvage with that one, then upgrade)")
+                } else {
+                    notes.append(
+                        objects + ", which the damaged store's table does not have: version \"\(version.name)\" is not the one that wrote the store, "
+                            + "or its schema row is damaged; \(unsaved) (salvage with the store's own version, then upgrade)")
+                }
             }
         }
         try enterWALMode()
@@ -121,17 +128,23 @@ extension CoreDataSalvageOutput {
     /// Data validates required values when an object is saved, so such objects open but cannot
     /// be saved until each gets one. One read of each such table; none at all when every table
     /// had every column, the usual case (so a salvage of the store's own version pays nothing).
+    ///
+    /// With the schema unreadable nothing says which columns the store lacked: its tables are
+    /// the version's own, and a row of an older version reads as a shorter record, NULL in the
+    /// columns after its last. Every required attribute's column is then counted (one read of
+    /// each entity table that has one; a salvage that lost page 1 is rare, and this is its cost).
     func requiredValuesMissing() throws -> [String: [SalvageReport.RequiredValueGap]] {
         var gaps: [String: [SalvageReport.RequiredValueGap]] = [:]
         let model = version.model
         for table in layout.tables where table.rootEntity != nil {
-            guard let absent = absentColumns[table.name], !absent.isEmpty else { continue }
+            let absent = absentColumns[table.name] ?? []
+            guard schemaWasUnreadable || !absent.isEmpty else { continue }
             var wanted: [(entity: String, ent: Int, attribute: String, column: String)] = []
             for entity in model.entities where !entity.isAbstract && layout.table(ofEntity: entity.name, in: model)?.name == table.name {
                 guard let ent = layout.entityNumber(of: entity.name) else { continue }
                 // The census's rule for what is required (`migrate` and `match` ask it too).
                 for case .attribute(let attribute) in RequiredValueCensus.requiredProperties(of: entity, in: model) {
-                    guard let column = layout.propertyColumns[entity.name]?[attribute.name], absent.contains(column) else { continue }
+                    guard let column = layout.propertyColumns[entity.name]?[attribute.name], schemaWasUnreadable || absent.contains(column) else { continue }
                     wanted.append((entity.name, ent, attribute.name, column))
                 }
             }

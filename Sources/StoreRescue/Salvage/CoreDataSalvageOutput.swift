@@ -33,6 +33,9 @@ final class CoreDataSalvageOutput: SalvageOutput {
     /// History tables were added because the store's schema could not be read: they are dropped
     /// again if nothing in the store shows it had them.
     let historyIsProvisional: Bool
+    /// The damaged schema could not be read: the tables are the version's own, their pages
+    /// named by the shape of their rows (the same condition as `historyIsProvisional`).
+    var schemaWasUnreadable: Bool { historyIsProvisional }
     let looseTables: [String] = []
     /// Indexes dropped while loading (their table and `CREATE INDEX` statement), in creation
     /// order; those of a table loaded page by page are created again before its load

@@ -26,7 +26,7 @@ enum VersionResolver {
             guard let version = catalog.version(named: requested) else {
                 throw SalvageError.unknownVersion(catalog: catalog.sourcePath, version: requested, available: names)
             }
-            return Resolution(version: version, source: "option", notes: [])
+            return Resolution(version: version, source: "option", notes: disagreement(with: version, catalog: catalog, evidence: evidence, path: path))
         }
         var notes: [String] = []
         if let metadata = evidence.metadata, let hashes = metadata.versionHashes, !hashes.isEmpty {
@@ -71,6 +71,22 @@ enum VersionResolver {
         }
         let reason = notes.isEmpty ? "no metadata, model cache or schema survived" : notes.joined(separator: "; ")
         throw SalvageError.versionUndetermined(path: path, reason: reason, available: names)
+    }
+
+    /// A note when what survived names another version than the one asked for (`--version`):
+    /// the rows are read as the version asked for, so a table whose columns differ loses its
+    /// rows to lost and found (not written in Core Data mode), and attributes it requires can
+    /// have no value. None when the evidence names it, names none, or names several.
+    private static func disagreement(with requested: CatalogVersion, catalog: Catalog, evidence: Evidence, path: String) -> [String] {
+        guard let found = try? resolve(catalog: catalog, requested: nil, evidence: evidence, path: path), found.source != "onlyVersion",
+            found.version.name != requested.name
+        else { return [] }
+        let witness = ["metadata": "metadata (its entity hashes)", "modelCache": "model cache", "schema": "schema (its tables' columns)"][found.source] ?? found.source
+        return [
+            "--version \"\(requested.name)\" was given, but the store's \(witness) names version \"\(found.version.name)\": its rows were read as "
+                + "\"\(requested.name)\"'s, so rows of a table whose columns differ are not written (lost and found) and attributes \"\(requested.name)\" "
+                + "requires may have no value; to keep every row, salvage with --version \"\(found.version.name)\" (or without --version), then upgrade"
+        ]
     }
 
     private static func choose(_ fitting: [CatalogVersion], identifiers: [String]?, path: String) throws -> CatalogVersion? {
