@@ -31,6 +31,9 @@ public enum MigrationVerifier {
         public var rowsByEntity: [String: Int64]
         /// Everything wrong, one line each (empty when the store is good).
         public var problems: [String]
+        /// Whether `match` recognises the store as the target (`isAtTarget(_:target:)`; not
+        /// encoded: `matchOutcome` and `matchVersion` say what match said).
+        var matchIsAtTarget = false
         /// How many of `problems` are required values the migration left missing (not encoded):
         /// when they are all of them and a custom step ran, the step made the gap.
         var requiredValueProblems = 0
@@ -207,15 +210,30 @@ public enum MigrationVerifier {
 
         // What match makes of it.
         let match = StoreMatcher.match(storePath: path, catalog: catalog)
-        // A target after the catalog's current version (`--to`) is "newer" to match: its hashes
-        // are still the target's exactly.
-        let hashesAreTheTargets = match.candidates.first { $0.version == target.name }?.hashesMatch == true
-        if match.version != target.name || !(match.outcome == .exact || (match.outcome == .newer && hashesAreTheTargets)) {
+        let isAtTarget = isAtTarget(match, target: target.name)
+        if !isAtTarget {
             problems.append("match says \(match.outcome.rawValue)\(match.version.map { " \($0)" } ?? ""), not exact \(target.name)")
         }
         return Result(
             integrityCheck: pragma, integrityOK: integrityOK, danglingLinks: dangling, missingRequiredValues: missing,
             preexistingMissingValues: preexisting, matchOutcome: match.outcome.rawValue, matchVersion: match.version, rowsByEntity: rows,
-            problems: problems, requiredValueProblems: requiredValueProblems)
+            problems: problems, matchIsAtTarget: isAtTarget, requiredValueProblems: requiredValueProblems)
+    }
+
+    /// Whether `match` recognises a written store as `target`: the one rule every check of a
+    /// written store applies (this verifier, `upgrade` after its migration and its publish, the
+    /// clean fallback's store).
+    ///
+    /// `exact` TARGET; or, for a target after the catalog's current version (`--to`), `newer`
+    /// TARGET with TARGET's hashes exactly — match calls a store at a version the app has not
+    /// shipped yet "newer". A store `newer` for what no version has, or of another version, or
+    /// drifted, ambiguous or unknown, is not the target.
+    static func isAtTarget(_ match: MatchResult, target: String) -> Bool {
+        guard match.version == target else { return false }
+        switch match.outcome {
+        case .exact: return true
+        case .newer: return match.candidates.first { $0.version == target }?.hashesMatch == true
+        case .ambiguous, .drifted, .unknown, .notCoreData: return false
+        }
     }
 }
