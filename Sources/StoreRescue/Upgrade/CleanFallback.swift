@@ -466,7 +466,8 @@ struct CleanFallback {
         return CleanStore(path: file, carried: false, entities: entities)
     }
 
-    /// Checks the clean store (integrity, match exact target) and counts its rows per entity.
+    /// Checks the clean store (integrity, match recognising the target as the migration's
+    /// verifier does: `MigrationVerifier.isAtTarget`) and counts its rows per entity.
     private func verifiedCounts(_ file: String, target: CatalogVersion) throws -> [String: Int64] {
         let history = (try? SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .immutable)))
             .flatMap { try? $0.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'ACHANGE'")?.int64 } ?? 0
@@ -474,9 +475,7 @@ struct CleanFallback {
         let verification = try MigrationVerifier.verify(
             path: file, target: target, layout: layout, catalog: catalog, predictedRows: nil, fullCheck: options.fullIntegrityCheck,
             cancellation: cancellation)
-        guard verification.integrityOK, verification.matchOutcome == MatchResult.Outcome.exact.rawValue,
-              verification.matchVersion == target.name
-        else {
+        guard verification.integrityOK, verification.matchIsAtTarget else {
             throw UpgradeError.resultNotAtTarget(
                 path: file, detail: "the clean store: \(verification.integrityCheck) \(verification.integrityOK ? "ok" : "failed"), match \(verification.matchOutcome) \(verification.matchVersion ?? "")")
         }

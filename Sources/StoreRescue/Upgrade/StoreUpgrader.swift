@@ -368,10 +368,10 @@ final class UpgradeRun {
         report.published = UpgradeReport.Published(
             path: storePath, version: written.version, matchOutcome: after.outcome.rawValue, rowsByEntity: written.rowsByEntity,
             settledSidecars: replaced.settledSidecars, removedSpentJournal: replaced.removedSpentJournal)
-        guard after.outcome == .exact, after.version == written.version else {
+        guard MigrationVerifier.isAtTarget(after, target: written.version) else {
             throw UpgradeError.resultNotAtTarget(path: storePath, detail: "published, but match now says \(after.outcome.rawValue) \(after.version ?? "")")
         }
-        report.addPhase(.publish, "done", since: publishStarted, "\(storePath) replaced atomically; match: exact \(written.version)")
+        report.addPhase(.publish, "done", since: publishStarted, "\(storePath) replaced atomically; match: \(matchSaid(after.outcome, written.version))")
         switch decision {
         case .adopt: report.status = .adoptedOnly
         default: report.status = .upgraded
@@ -619,7 +619,7 @@ final class UpgradeRun {
         switch decision {
         case .adopt(let stamp):
             report.addPhase(.adopt, "predicted", since: now, "stamp as \(stamp.version): " + stamp.changes.map(\.key).joined(separator: ", "))
-            report.addPhase(.verify, "predicted", since: now, "integrity_check; match exact \(stamp.version)")
+            report.addPhase(.verify, "predicted", since: now, "integrity_check; match \(matchSaid(predictedOutcome(stamp.version), stamp.version))")
             report.addPhase(.publish, "predicted", since: now, "replace \(storePath) atomically")
             report.status = .adoptedOnly
         case .migrate(let stamp):
@@ -630,7 +630,8 @@ final class UpgradeRun {
             }
             let hops = report.migration?.hops.map { "\($0.from) → \($0.to) (\($0.kind))" }.joined(separator: ", ") ?? ""
             report.addPhase(.migrate, "predicted", since: now, hops)
-            report.addPhase(.verify, "predicted", since: now, "integrity_check, links, row counts; match exact \(report.target?.version ?? "")")
+            let target = report.target?.version ?? ""
+            report.addPhase(.verify, "predicted", since: now, "integrity_check, links, row counts; match \(matchSaid(predictedOutcome(target), target))")
             report.addPhase(.publish, "predicted", since: now, "replace \(storePath) atomically")
             report.status = .upgraded
         case .cannotSave:
@@ -692,7 +693,7 @@ final class UpgradeRun {
             let verification = try MigrationVerifier.verify(
                 path: file, target: version, layout: layout, catalog: catalog, predictedRows: nil, fullCheck: options.fullIntegrityCheck,
                 cancellation: cancellation)
-            guard verification.integrityOK, verification.matchOutcome == MatchResult.Outcome.exact.rawValue, verification.matchVersion == stamp.version else {
+            guard verification.integrityOK, verification.matchIsAtTarget else {
                 throw UpgradeError.resultNotAtTarget(
                     path: file, detail: "\(verification.integrityCheck): \(verification.integrityOK ? "ok" : "failed"); match says \(verification.matchOutcome) \(verification.matchVersion ?? "")")
             }
@@ -704,7 +705,7 @@ final class UpgradeRun {
             try CreationTarget.synchronize(file, isFolder: false)
             return WrittenStore(
                 path: file, version: stamp.version, rowsByEntity: verification.rowsByEntity,
-                checks: "\(verification.integrityCheck) ok, match exact \(stamp.version)")
+                checks: "\(verification.integrityCheck) ok, match \(matchSaid(MatchResult.Outcome(rawValue: verification.matchOutcome) ?? .exact, stamp.version))")
         case .migrate(let stamp):
             if let stamp, stamp.isNeeded {
                 report.addPhase(.adopt, "done", since: Date(), "stamped as \(stamp.version) within the migrated store (the store the app's first container would leave): " + stamp.changes.map(\.key).joined(separator: ", "))
@@ -737,16 +738,34 @@ final class UpgradeRun {
             let hops = migration.hops.map { "\($0.from) → \($0.to)" }.joined(separator: ", ")
             report.addPhase(.migrate, "done", since: migrateStarted, "\(hops); \(written.verification.rowsByEntity.values.reduce(0, +)) rows")
             let match = StoreMatcher.match(storePath: file, catalog: catalog)
-            guard match.outcome == .exact, match.version == target else {
+            guard MigrationVerifier.isAtTarget(match, target: target) else {
                 throw UpgradeError.resultNotAtTarget(path: storePath, detail: "match says \(match.outcome.rawValue) \(match.version ?? "")")
             }
             try CreationTarget.synchronize(file, isFolder: false)
             return WrittenStore(
                 path: file, version: target, rowsByEntity: written.verification.rowsByEntity,
-                checks: "\(options.fullIntegrityCheck ? "integrity_check" : "quick_check") ok, links ok, rows as planned, match exact \(target)")
+                checks: "\(options.fullIntegrityCheck ? "integrity_check" : "quick_check") ok, links ok, rows as planned, match \(matchSaid(match.outcome, target))")
         case .alreadyCurrent, .cannotSave:
             throw InternalError(detail: "nothing to write")
         }
+    }
+
+    // MARK: - What match says of the result
+
+    /// `exact V2`, or for a version after the catalog's current one (`--to`), which match calls
+    /// newer: `newer V2 (its hashes exactly; the catalog's current version is V1)`.
+    private func matchSaid(_ outcome: MatchResult.Outcome, _ version: String) -> String {
+        guard outcome == .newer else { return "exact \(version)" }
+        return "newer \(version) (its hashes exactly; the catalog's current version is \(catalog.latest?.name ?? "another"))"
+    }
+
+    /// What match will say of a store written at `version`, as `StoreMatcher` decides it: `newer`
+    /// for a version after the catalog's current one, else `exact`.
+    private func predictedOutcome(_ version: String) -> MatchResult.Outcome {
+        guard let index = catalog.versions.firstIndex(where: { $0.name == version }),
+              let current = catalog.latest.flatMap({ latest in catalog.versions.firstIndex { $0.name == latest.name } })
+        else { return .exact }
+        return index > current ? .newer : .exact
     }
 
     // MARK: - Publishing

@@ -74,7 +74,7 @@ extension UpgradeReport {
                 out.line("  \(prefix)upgraded to \(target?.version ?? "the target"); nothing was written.")
             }
         case .adoptedOnly:
-            out.line("  \(prefix)\(dryRun ? "adopted" : "Adopted") as \(adoption?.version ?? "its version") (no migration needed)\(dryRun ? "; nothing was written" : "; match: exact").")
+            out.line("  \(prefix)\(dryRun ? "adopted" : "Adopted") as \(adoption?.version ?? "its version") (no migration needed)\(dryRun ? "; nothing was written" : "; match: \(published?.matchOutcome ?? "exact")").")
         case .alreadyCurrent: out.line("  Already exactly at \(target?.version ?? adoption?.version ?? "the target"): nothing to do, nothing written.")
         case .refused where command == "adopt":
             // adopt has no --on-failure: what to try is each refusal's.

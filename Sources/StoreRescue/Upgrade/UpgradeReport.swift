@@ -50,7 +50,8 @@ public struct UpgradeReport: Sendable, Encodable {
     public struct Published: Sendable, Encodable, Equatable {
         public var path: String
         public var version: String
-        /// What `match` says of the published store: `exact`.
+        /// What `match` says of the published store: `exact`, or `newer` for a target after the
+        /// catalog's current version (`--to`), the store having its hashes exactly.
         public var matchOutcome: String
         public var rowsByEntity: [String: Int64]
         /// Sidecars whose content was folded into the old store before it was replaced.

@@ -51,9 +51,10 @@ final class UpgradeFixture {
             stage: map ? #"{"kind": "custom", "from": "V1", "to": "V2", "map": {"Cat": {"age": "0"}}}"# : #"{"kind": "lightweight", "from": "V1", "to": "V2"}"#)
     }
 
-    /// The cats catalog with `stage` as its one stage and V2's `age` attribute as `age` (JSON).
+    /// The cats catalog with `stage` as its one stage and V2's `age` attribute as `age` (JSON);
+    /// `current` names the version the app ships (absent: the last, V2).
     func catsCatalog(named name: String, stage: String, age: String = #"{"name": "age", "type": "Int16"}"#,
-                     v2OwnerEmail: Bool = true) throws -> Catalog {
+                     v2OwnerEmail: Bool = true, current: String? = nil) throws -> Catalog {
         let path = directory.path(name)
         let email = v2OwnerEmail ? #", {"name": "email", "type": "String", "optional": true}"# : ""
         let json = """
@@ -64,7 +65,7 @@ final class UpgradeFixture {
               {"name": "V2", "entities": [
                 {"name": "Cat", "attributes": [{"name": "name", "type": "String"}, \(age)]},
                 {"name": "Owner", "attributes": [{"name": "name", "type": "String"}\(email)]}]}],
-             "stages": [\(stage)]}
+             "stages": [\(stage)]\(current.map { #", "current": "\#($0)""# } ?? "")}
             """
         #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
         return try Catalog.load(path: path)
