@@ -84,10 +84,19 @@ enum MigrationEngine {
                 preparation.sourceChoice = .matched
                 preparation.notes.append("the store fits \(match.version ?? "a later version") best, but its hashes are also \(target)'s: Core Data opens it as \(target), and so it is taken")
             case .newer where match.outcome == .newer && match.candidates.contains(where: { $0.hashesMatch && $0.version == match.version }):
-                // Exactly a version of the catalog, one after the target (the catalog's current).
+                // Exactly a version of the catalog after its current one: match calls it newer.
                 let target = options.targetVersion ?? catalog.latest?.name ?? "the target"
-                refuse(.storeNewer, "the store is \(match.version ?? "?"), which comes after \(target), the version it would be migrated to",
-                       remedy: "never downgrade a store; migrate it to \(match.version ?? "its version") or later (--to), or make that the catalog's current version")
+                if let found = match.version, let index = names.firstIndex(of: found), let targetIndex = names.firstIndex(of: target), index < targetIndex {
+                    // Before the target still (`--to` a later version): the store is that version,
+                    // as `MigrationVerifier` recognised it when it was written. A review's
+                    // `--to` the third Employees version refused the second as coming after it.
+                    preparation.sourceVersion = found
+                    preparation.sourceChoice = .matched
+                    preparation.notes.append("the store is exactly \(found), which comes after the catalog's current version \(catalog.latest?.name ?? "") (match says newer) and before \(target)")
+                } else {
+                    refuse(.storeNewer, "the store is \(match.version ?? "?"), which comes after \(target), the version it would be migrated to",
+                           remedy: "never downgrade a store; migrate it to \(match.version ?? "its version") or later (--to), or make that the catalog's current version")
+                }
             case .newer:
                 refuse(.storeNewer, "the store is newer than every version the catalog knows (nearest: \(match.version ?? "none")): \(match.diagnosis.reasons.first ?? "")",
                        remedy: "never downgrade a store; add the newer version to the catalog (storerescue catalog learn) if it is the app's")

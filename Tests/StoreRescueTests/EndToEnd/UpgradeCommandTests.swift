@@ -442,4 +442,40 @@ struct UpgradeCommandTests {
         }
         #expect(states.count == 8)
     }
+
+    /// `--to` a version after the catalog's current one (the Employees lineage's folder names its
+    /// first version current): what the dry run says (0) is what the run does (it ended in 70,
+    /// "match says newer", after writing the new store); the store goes on from there.
+    @Test(.enabled(if: Samples.available)) func anUpgradeToAVersionAfterTheCurrentOneDoesWhatItsDryRunSaid() throws {
+        let fixture = try UpgradeFixture()
+        let model = try fixture.directory.copySampleItem("lineages/Employees/MWKCoreDataTests.xcdatamodeld")
+        let copied = try fixture.directory.copySample("lineages/Employees/MWKCoreDataTests.sqlite")
+        let store = fixture.appFolder + "/MWKCoreDataTests.sqlite"
+        try FileManager.default.moveItem(atPath: copied, toPath: store)
+        let arguments = ["upgrade", store, "--catalog", model, "--to", "MWKCoreDataTests2", "--backup-dir", fixture.backups]
+        let dryRun = try CommandRunner.run(arguments + ["--dry-run"])
+        #expect(dryRun.status == 0, "\(dryRun.stdout) \(dryRun.stderr)")
+        #expect(dryRun.stdout.contains("match newer MWKCoreDataTests2 (its hashes exactly; the catalog's current version is MWKCoreDataTests)"), "\(dryRun.stdout)")
+        let run = try CommandRunner.run(arguments + ["--json"])
+        #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
+        let published = try #require(try run.json()["published"] as? [String: Any])
+        #expect(published["version"] as? String == "MWKCoreDataTests2" && published["matchOutcome"] as? String == "newer")
+        #expect(try UpgradeFixture.count("ZEMPLOYEE", in: store) == 3)
+        #expect(try fixture.strayNames(besides: store) == [])
+        let again = try CommandRunner.run(arguments)
+        #expect(again.status == 2, "\(again.stdout) \(again.stderr)")
+
+        // On to the third version, past the current one too: 134110 without the custom stage the
+        // folder cannot hold (3, nothing changed); with --on-failure clean, the clean store at
+        // MWKCoreDataTests3 passes the fallback's check (5).
+        let third = ["upgrade", store, "--catalog", model, "--to", "MWKCoreDataTests3", "--backup-dir", fixture.backups]
+        let refused = try CommandRunner.run(third)
+        #expect(refused.status == 3 && refused.stdout.contains("(134110)"), "\(refused.stdout) \(refused.stderr)")
+        let clean = try CommandRunner.run(third + ["--on-failure", "clean", "--json"])
+        #expect(clean.status == 5, "\(clean.stdout) \(clean.stderr)")
+        #expect((try clean.json()["fallback"] as? [String: Any])?["state"] as? String == "complete")
+        let loaded = try Catalog.load(path: model)
+        let match = StoreMatcher.match(storePath: store, catalog: loaded)
+        #expect(match.outcome == .newer && match.version == "MWKCoreDataTests3")
+    }
 }

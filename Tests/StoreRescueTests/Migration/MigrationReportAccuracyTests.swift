@@ -87,6 +87,31 @@ import Testing
         #expect(report.renderText().contains("match: newer V2 (its hashes exactly; the catalog's current version is V1)"))
     }
 
+    /// A store exactly at a version after the catalog's current one (match: newer) goes on to a
+    /// later version still: it is that version, not "after the target" (a review's `--to` the
+    /// Employees lineage's third version refused its second as coming after the third, 134100).
+    /// One after the target is still refused.
+    @Test func aStoreAfterTheCurrentVersionGoesOnToALaterOne() throws {
+        let v1 = M.version("V1", [EntityDescription(name: "Item", properties: [M.attribute("title")])])
+        let v2 = M.version("V2", [EntityDescription(name: "Item", properties: [M.attribute("title"), M.attribute("note")])])
+        let v3 = M.version("V3", [EntityDescription(name: "Item", properties: [M.attribute("title"), M.attribute("note"), M.attribute("tag")])])
+        let fixture = try MigrationFixture(versions: [v1, v2, v3], current: "V1")
+        let path = try fixture.store(at: "V2")
+        try fixture.edit(path, at: "V2") { context in try context.insert("Item", values: ["title": .text("a"), "note": .text("n")]) }
+        #expect(StoreMatcher.match(storePath: path, catalog: fixture.catalog).outcome == .newer)
+
+        let report = fixture.migrate(path, to: "V3")
+        _ = try output(report)
+        #expect(report.status == .migrated && report.exitStatus == .success, "\(report.refusals.map(\.message))")
+        #expect(report.source?.version == "V2" && report.hops.map(\.to) == ["V3"])
+        #expect(report.notes.contains("the store is exactly V2, which comes after the catalog's current version V1 (match says newer) and before V3"), "\(report.notes)")
+        #expect(try fixture.objects(try output(report), at: "V3", "Item").map { $0["note"] } == [.text("n")])
+
+        let backwards = fixture.migrate(try fixture.store(at: "V3", name: "v3.sqlite"), to: "V2", output: "back.sqlite")
+        #expect(backwards.exitStatus == .refused && backwards.refusals.map(\.code) == [.storeNewer], "\(backwards.status)")
+        #expect(backwards.refusals.first?.message == "the store is V3, which comes after V2, the version it would be migrated to")
+    }
+
     /// V1: Post(title); V2 adds Note(text, required with no default; length, optional), which
     /// a custom stage's `create` fills, one per Post — setting `text` or, with `setsText` false,
     /// leaving it unset.
