@@ -79,10 +79,15 @@ enum MigrationEngine {
                 // index): its hashes are the target's, so Core Data opens it as the target, as
                 // `match` predicts. A review's upgrade refused it as newer and, with
                 // --on-failure clean, left an empty store in its place.
+                // Or it is the target, after the catalog's current version (`--to`).
                 let target = options.targetVersion ?? catalog.latest?.name ?? ""
                 preparation.sourceVersion = target
                 preparation.sourceChoice = .matched
-                preparation.notes.append("the store fits \(match.version ?? "a later version") best, but its hashes are also \(target)'s: Core Data opens it as \(target), and so it is taken")
+                if match.version == target {
+                    preparation.notes.append("the store is exactly \(target), which comes after the catalog's current version \(catalog.latest?.name ?? "") (match says newer)")
+                } else {
+                    preparation.notes.append("the store fits \(match.version ?? "a later version") best, but its hashes are also \(target)'s: Core Data opens it as \(target), and so it is taken")
+                }
             case .newer where match.outcome == .newer && match.candidates.contains(where: { $0.hashesMatch && $0.version == match.version }):
                 // Exactly a version of the catalog after its current one: match calls it newer.
                 let target = options.targetVersion ?? catalog.latest?.name ?? "the target"

@@ -517,8 +517,10 @@ final class UpgradeRun {
             // A store newer than the target only by what hashes leave out, taken as the target
             // (MigrationEngine.prepare): Core Data opens it as it is; stamping it with the
             // target's identifiers would write an older version over a newer app's (and its
-            // index still matches the later version: a review's run ended in exit 70).
-            let newerButCompatible = preparation.match.outcome == .newer
+            // index still matches the later version: a review's run ended in exit 70). A store
+            // exactly at the target, a version after the catalog's current one (`--to`), is
+            // "newer" to match too, but it is that version: stamped if it needs to be.
+            let newerButCompatible = preparation.match.outcome == .newer && preparation.match.version != source
             if plan.isAtTarget, !stamp.isNeeded || newerButCompatible {
                 // Nothing would be written, so nothing else would read every page: a store at the
                 // target with a damaged page is not "already current" (exit 2, fine) but a store

@@ -104,4 +104,30 @@ import Testing
         let match = StoreMatcher.match(storePath: store, catalog: catalog)
         #expect(match.outcome == .newer && match.version == "MWKCoreDataTests2")
     }
+
+    /// A store at a version after the current one whose metadata does not name it exactly (the
+    /// Employees lineage's second store has no checksum) is adopted as that version, as it is
+    /// when the catalog names that version current: a review's run said "Already exactly at
+    /// MWKCoreDataTests2" (exit 2) over the stamp its own plan listed, and wrote nothing.
+    @Test(.enabled(if: Samples.available)) func aStoreAtAVersionAfterTheCurrentOneIsAdoptedAsIt() throws {
+        let fixture = try UpgradeFixture()
+        let model = try fixture.directory.copySampleItem("lineages/Employees/MWKCoreDataTests.xcdatamodeld")
+        let catalog = try Catalog.load(path: model)
+        let copied = try fixture.directory.copySample("lineages/Employees/MWKCoreDataTests2.sqlite")
+        let store = fixture.appFolder + "/MWKCoreDataTests2.sqlite"
+        try FileManager.default.moveItem(atPath: copied, toPath: store)
+        func checksum() throws -> String? { StoreInspector.read(store: try OpenedStore(path: store)).metadata?.versionChecksum }
+        #expect(try checksum() == nil)
+        var options = fixture.options()
+        options.targetVersion = "MWKCoreDataTests2"
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: options)
+        #expect(report.status == .adoptedOnly && report.adoption?.isNeeded == true, "\(report.status) \(report.error?.message ?? "")")
+        #expect(!report.notes.contains { $0.contains("its hashes are also") }, "\(report.notes)")
+        #expect(report.published?.matchOutcome == "newer")
+        #expect(try checksum() == catalog.version(named: "MWKCoreDataTests2")?.versionChecksum)
+        let match = StoreMatcher.match(storePath: store, catalog: catalog)
+        #expect(match.outcome == .newer && match.version == "MWKCoreDataTests2")
+        let again = StoreUpgrader.upgrade(store: store, catalog: catalog, options: options)
+        #expect(again.status == .alreadyCurrent, "\(again.status) \(again.error?.message ?? "")")
+    }
 }
