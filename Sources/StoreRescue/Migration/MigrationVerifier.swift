@@ -212,7 +212,7 @@ public enum MigrationVerifier {
         let match = StoreMatcher.match(storePath: path, catalog: catalog)
         let isAtTarget = isAtTarget(match, target: target.name)
         if !isAtTarget {
-            problems.append("match says \(match.outcome.rawValue)\(match.version.map { " \($0)" } ?? ""), not exact \(target.name)")
+            problems.append("match says \(match.outcome.rawValue)\(match.version.map { " \($0)" } ?? ""), not exact \(target.name) (nor newer with its hashes)")
         }
         return Result(
             integrityCheck: pragma, integrityOK: integrityOK, danglingLinks: dangling, missingRequiredValues: missing,

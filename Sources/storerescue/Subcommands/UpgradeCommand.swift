@@ -14,7 +14,8 @@ struct UpgradeCommand: ParsableCommand {
             takes a verified compressed backup into --backup-dir (never the store's folder); stamps \
             an unversioned store as the version it really is (phase 1, adopt); migrates it through \
             the catalog's plan (phase 2); verifies the result (integrity_check, links, row counts, \
-            match exact) and replaces the store atomically, after checking under its lock that it \
+            match: exact, or newer with the target's hashes for a --to past the catalog's current \
+            version) and replaces the store atomically, after checking under its lock that it \
             still is what was backed up. A store that cannot be saved is left as it is (--on-failure \
             keep) or quarantined — moved, never deleted — and replaced by a clean store holding every \
             row that can be salvaged, with an incident report (--on-failure clean). Exit status: 0 \
