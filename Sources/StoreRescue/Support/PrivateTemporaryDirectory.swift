@@ -14,8 +14,9 @@ import Darwin
 public final class PrivateTemporaryDirectory {
     public let path: String
     private var isRemoved = false
-    /// Open (and locked) for the directory's whole life.
-    private let descriptor: Int32
+    /// Open (and locked) for the directory's whole life; given up only to remove it
+    /// (`remove()`, when no other descriptor is left).
+    private var descriptor: Int32
     private let registration: Int
     private let ledger: InterruptionLedger
 
@@ -71,6 +72,19 @@ public final class PrivateTemporaryDirectory {
         guard !isRemoved else { return }
         isRemoved = true
         try? FileManager.default.removeItem(atPath: path)
+        // Listing a folder takes a descriptor; when the process has none left (`ulimit -n`: the
+        // very failure being cleaned up after, often) the folder stayed, with what was in it. The
+        // one held for the lock is given up to list it: the folder goes now anyway.
+        if descriptor >= 0, Self.exists(path) {
+            close(descriptor)
+            descriptor = -1
+            try? FileManager.default.removeItem(atPath: path)
+        }
         ledger.unregister(registration)
+    }
+
+    private static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
     }
 }

@@ -197,6 +197,28 @@ struct SalvageCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: outputFolder).isEmpty, "nothing at the output, the private folder removed")
     }
 
+    /// No file descriptor left (`ulimit -n`), at whatever point the limit is reached: a run that
+    /// fails says so and removes its private folder as on any other failure. Under `ulimit -n 8`
+    /// SQLite could create the new file but not its journal, and the folder (holding that empty
+    /// file) stayed: removing it needs a descriptor to list it, and none was left (a review).
+    @Test func noFileDescriptorLeftLeavesNoPrivateFolder() throws {
+        for limit in 6...12 {
+            let setup = try SalvageFailureTests.Setup()
+            let result = try BackupFixtures.run("/bin/sh", ["-c", "ulimit -n \(limit) && exec \"$0\" salvage \"$1\" --out \"$2\"",
+                                                             CommandRunner.executable.path, setup.store, setup.output])
+            if result.status == 0 {
+                #expect(setup.outputFolderNames() == ["salvaged.sqlite"], "ulimit -n \(limit)")
+                continue
+            }
+            #expect(setup.outputFolderNames().isEmpty, "ulimit -n \(limit), exit \(result.status): left behind: \(setup.outputFolderNames())")
+            if result.standardError.hasPrefix("Error: writing \(setup.output)") {
+                #expect(result.status == ExitStatus.ioError.rawValue, "ulimit -n \(limit): \(result.standardError)")
+                #expect(result.standardError.contains("found no file descriptor left"), "ulimit -n \(limit): \(result.standardError)")
+                #expect(result.standardError.contains("Try: not a lack of disk space: raise the limit on open files"))
+            }
+        }
+    }
+
     /// The file-size limit (`ulimit -f`) hit while writing: exit 74, a clear message, nothing left.
     @Test func fileSizeLimitIsAClearErrorAndLeavesNothing() throws {
         let setup = try SalvageFailureTests.Setup(rows: 4000)
