@@ -121,7 +121,8 @@ public enum BackupRestorer {
         var damagedSnapshotCheck: String?
         if outcome.isComplete && problems.isEmpty {
             progress?(BackupProgress(phase: .verify, completedBytes: manifest.snapshotSize, totalBytes: manifest.snapshotSize))
-            let integrity = BackupVerifier.integrityCheck(path: output.temporaryPath, isQuick: !options.fullIntegrityCheck)
+            let integrity = try BackupVerifier.integrityCheck(
+                path: output.temporaryPath, isQuick: !options.fullIntegrityCheck, cancellation: cancellation)
             if integrity != "ok" {
                 let pragma = options.fullIntegrityCheck ? "integrity_check" : "quick_check"
                 // The bytes are the backup's (checked above): a store damaged when it was backed

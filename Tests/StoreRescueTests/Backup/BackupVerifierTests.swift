@@ -22,6 +22,32 @@ import Testing
         #expect(try BackupVerifier.verify(backup: backup.manifestPath).isGood)
     }
 
+    /// SIGINT/SIGTERM while `PRAGMA integrity_check` runs (here: the command's cancellation set
+    /// as the check starts, at the progress's `verify` phase): SQLite's b-tree check is one step
+    /// of its program, which a progress handler cannot cut short, so the check is interrupted
+    /// (`SQLiteConnection.interruptible`) and the verification ends `interrupted` (exit 75),
+    /// with nothing left in its temporary folder. Nothing looks at the cancellation once the
+    /// check has returned: this error comes from SQLite's interrupted check. It used to run to
+    /// its end (seconds on a large backup) and report a verdict (exit 0) after the signal.
+    @Test func aCancellationDuringTheIntegrityCheckInterruptsIt() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try Self.makeBackup(temp, rows: 150_000)
+        try FileManager.default.createDirectory(atPath: temp.path("t"), withIntermediateDirectories: true)
+        let flag = CancellationFlag()
+        var phases: [BackupProgress.Phase] = []
+        let error = #expect(throws: BackupError.self) {
+            try BackupVerifier.verify(backup: backup.backupPath, temporaryDirectory: temp.path("t"), progress: { progress in
+                if phases.last != progress.phase { phases.append(progress.phase) }
+                if progress.phase == .verify { flag.cancel() }
+            }, cancellation: flag)
+        }
+        #expect(phases.last == .verify, "\(phases)")
+        #expect(error == .interrupted)
+        #expect(error?.exitStatus == .temporaryFailure)
+        #expect(error?.description == "interrupted; partial files were removed and the store was left untouched")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path("t")) == [])
+    }
+
     @Test func flippedByteIsCaught() throws {
         let temp = try TemporaryDirectory()
         let backup = try Self.makeBackup(temp)

@@ -80,7 +80,7 @@ import Testing
             let backup = try BackupRunner.run(store: store, options: options)
             let restored = temp.path("restored-\(index).sqlite")
             _ = try BackupRestorer.restore(backup: backup.backupPath, options: RestoreOptions(targetPath: restored))
-            #expect(BackupVerifier.integrityCheck(path: restored) == "ok")
+            #expect(try BackupVerifier.integrityCheck(path: restored) == "ok")
             snapshots.append(try Self.invariant(of: restored))
         }
         #expect(FileManager.default.createFile(atPath: temp.path("stop"), contents: Data()))
@@ -198,7 +198,7 @@ import Testing
         #expect(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "committed\n")
         let restored = temp.path("restored.sqlite")
         _ = try BackupRestorer.restore(backup: result.backupPath, options: RestoreOptions(targetPath: restored))
-        #expect(BackupVerifier.integrityCheck(path: restored) == "ok")
+        #expect(try BackupVerifier.integrityCheck(path: restored) == "ok")
         #expect(try BackupFixtures.count("ZITEM", in: restored) == 2000)
         let database = try SQLiteConnection(path: restored, options: SQLiteOpenOptions(mode: .immutable))
         #expect(try database.scalar("SELECT count(*) FROM ZITEM WHERE ZVALUE = -Z_PK AND ZTITLE LIKE '% rewritten'")?.int64 == 2000)
@@ -224,7 +224,7 @@ import Testing
             })
         let restored = temp.path("restored.sqlite")
         _ = try BackupRestorer.restore(backup: result.backupPath, options: RestoreOptions(targetPath: restored))
-        #expect(BackupVerifier.integrityCheck(path: restored) == "ok")
+        #expect(try BackupVerifier.integrityCheck(path: restored) == "ok")
         #expect(try BackupFixtures.content(of: restored, mode: .immutable) == committed)
         #expect(try StoreFixtureBuilder.snapshot(of: folder) == crashed, "the store and its hot -journal are left as found")
     }
