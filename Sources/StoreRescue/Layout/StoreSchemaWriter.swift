@@ -14,7 +14,7 @@ struct StoreSchemaWriter {
         // Before the first page is written: neither can change afterwards (in WAL mode).
         try connection.execute("PRAGMA page_size = 4096")
         try connection.execute("PRAGMA auto_vacuum = 2")
-        let mode = try connection.scalar("PRAGMA journal_mode = WAL")?.string
+        let mode = try connection.setJournalMode("WAL")
         guard mode?.lowercased() == "wal" else {
             throw StoreCreationError.writeFailed(path: reportedPath, reason: "SQLite would not switch the new file to WAL mode (it reports \(mode ?? "nothing"))")
         }

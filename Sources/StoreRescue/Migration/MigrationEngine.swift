@@ -612,7 +612,7 @@ enum MigrationEngine {
             if let cancellation { connection.setProgressHandler { cancellation.isCancelled } }
             try connection.execute("PRAGMA page_size = 4096")
             try connection.execute("PRAGMA auto_vacuum = 2")
-            _ = try connection.scalar("PRAGMA journal_mode = OFF")
+            try connection.setJournalMode("OFF")
             try connection.execute("PRAGMA synchronous = OFF")
             try connection.execute("PRAGMA cache_size = -4096")
             try MigrationFunctions.register(on: connection)
@@ -629,7 +629,7 @@ enum MigrationEngine {
             try connection.execute("DETACH DATABASE base")
             if isFinal {
                 // Core Data leaves its stores in WAL mode, checkpointed.
-                let mode = try connection.scalar("PRAGMA journal_mode = WAL")?.string
+                let mode = try connection.setJournalMode("WAL")
                 guard mode?.lowercased() == "wal" else {
                     throw MigrationError.writeFailed(path: file, reason: "SQLite would not switch the new store to WAL mode")
                 }

@@ -205,7 +205,7 @@ final class CoreDataSalvageOutput: SalvageOutput {
     }
 
     func enterWALMode() throws {
-        guard try connection.scalar("PRAGMA journal_mode = WAL")?.string?.lowercased() == "wal" else {
+        guard try connection.setJournalMode("WAL") == "wal" else {
             throw SalvageError.verificationFailed(path: connection.path, reason: "SQLite would not switch the new store back to WAL mode")
         }
     }

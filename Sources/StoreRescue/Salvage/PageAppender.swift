@@ -211,12 +211,12 @@ extension SQLiteConnection {
     static func openForBulkLoad(path: String) throws -> SQLiteConnection {
         do {
             let leaving = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readWrite))
-            guard try leaving.scalar("PRAGMA journal_mode = DELETE")?.string?.lowercased() == "delete" else {
+            guard try leaving.setJournalMode("DELETE") == "delete" else {
                 throw SalvageError.writeFailed(path: path, reason: "SQLite would not take the new file out of WAL mode")
             }
         }
         let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readWrite))
-        _ = try connection.scalar("PRAGMA journal_mode = OFF")
+        try connection.setJournalMode("OFF")
         try connection.execute("PRAGMA synchronous = OFF")
         return connection
     }

@@ -184,7 +184,7 @@ final class PlainSalvageOutput: SalvageOutput {
             // table is a 0-byte file). Writing the header makes it an empty database.
             try connection.execute("PRAGMA user_version = 0")
         }
-        _ = try connection.scalar("PRAGMA journal_mode = DELETE")
+        try connection.setJournalMode("DELETE")
         // The file is complete: let the disk take it while SQLite checks it.
         Writeback.start(path: connection.path)
         flush?.request()

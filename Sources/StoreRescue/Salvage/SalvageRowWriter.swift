@@ -98,7 +98,7 @@ final class SalvageRowWriter {
     /// - Returns: the rows dropped because a unique index refused them (conflicts).
     func rebuildIndexes(target: Int, indexes: [String], refused alreadyRefused: Bool = false) throws -> Int {
         guard !indexes.isEmpty || alreadyRefused else { return 0 }
-        _ = try connection.scalar("PRAGMA journal_mode = DELETE")
+        try connection.setJournalMode("DELETE")
         var refused = alreadyRefused
         for index in indexes where !refused {
             do {
@@ -108,7 +108,7 @@ final class SalvageRowWriter {
                 break
             }
         }
-        _ = try connection.scalar("PRAGMA journal_mode = OFF")
+        try connection.setJournalMode("OFF")
         guard refused else { return 0 }
 
         let table = "main." + targets[target].name.quotedSQLIdentifier

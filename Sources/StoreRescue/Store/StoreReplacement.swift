@@ -318,7 +318,7 @@ public struct StoreReplacement: Sendable {
             while true {
                 let mode: String?
                 do {
-                    mode = try connection.scalar("PRAGMA journal_mode = DELETE")?.string?.lowercased()
+                    mode = try connection.setJournalMode("DELETE")
                 } catch let error as SQLiteError where error.isBusy {
                     mode = nil
                 }

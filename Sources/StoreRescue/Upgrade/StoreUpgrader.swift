@@ -918,7 +918,7 @@ final class UpgradeRun {
     static func finishFile(_ file: String, walMode: Bool) throws {
         do {
             let connection = try SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .readWrite))
-            let mode = try connection.scalar("PRAGMA journal_mode = \(walMode ? "WAL" : "DELETE")")?.string?.lowercased()
+            let mode = try connection.setJournalMode(walMode ? "WAL" : "DELETE")
             guard mode == (walMode ? "wal" : "delete") else {
                 throw MigrationError.writeFailed(path: file, reason: "SQLite would not set the journal mode")
             }

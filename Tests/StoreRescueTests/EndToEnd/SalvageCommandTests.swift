@@ -219,6 +219,53 @@ struct SalvageCommandTests {
         }
     }
 
+    /// True when `strace` can trace a child here (installed, and ptrace allowed).
+    static let canInjectSystemCallFailures: Bool = {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"),
+            let probe = try? BackupFixtures.run("/usr/bin/strace", ["-f", "-o", "/dev/null", "-e", "trace=fdatasync", "/bin/true"])
+        else { return false }
+        return probe.status == 0
+    }()
+
+    /// An I/O error on SQLite's own `fdatasync` (injected by `strace`: the Nth call of the
+    /// process's main thread fails with EIO), wherever it falls in a Core Data salvage — the
+    /// new store's creation, its switch out of and back into WAL mode: exit 74 naming the I/O
+    /// error, nothing left, never exit 70 "failed its own check" (a review: the switch to WAL
+    /// mode reported "wal" while its header's commit failed, so the header still said rollback
+    /// and the salvage's check refused it as a bug). A sync SQLite ignores (a folder's) or one
+    /// past the run's last changes nothing: exit 0.
+    @Test(.enabled(if: canInjectSystemCallFailures, "strace is not installed or cannot trace here"))
+    func anIOErrorOnSQLitesSyncIsAnIOErrorNotAFailedCheck() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try CoreDataSalvageFixtures.store(at: store)
+        let catalog = directory.path("catalog.json")
+        var file = CatalogFile(newAt: catalog, app: "Fixture")
+        file.appendInlineVersion(CoreDataSalvageFixtures.version)
+        try file.write()
+        try FileManager.default.createDirectory(atPath: directory.path("out"), withIntermediateDirectories: true)
+        var ioErrors = 0
+        for call in 1...24 {
+            let output = directory.path("out/salvaged-\(call).sqlite")
+            let result = try BackupFixtures.run("/usr/bin/strace", [
+                "-f", "-o", "/dev/null", "-e", "trace=fdatasync", "-e", "inject=fdatasync:error=EIO:when=\(call)",
+                CommandRunner.executable.path, "salvage", store, "--catalog", catalog, "--out", output,
+            ])
+            let left = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path("out"))) ?? []).sorted()
+            if result.status == 0 {
+                #expect(left == ["salvaged-\(call).sqlite"], "fdatasync \(call)")
+                try FileManager.default.removeItem(atPath: output)
+                continue
+            }
+            ioErrors += 1
+            #expect(result.status == ExitStatus.ioError.rawValue, "fdatasync \(call): \(result.standardError)")
+            #expect(result.standardError.hasPrefix("Error: writing \(output) failed: disk I/O error (SQLite code "), "fdatasync \(call): \(result.standardError)")
+            #expect(result.standardError.contains("; nothing was left at \(output)\nTry: free disk space or raise the file-size limit"))
+            #expect(left.isEmpty, "fdatasync \(call): left behind: \(left)")
+        }
+        #expect(ioErrors >= 8, "the injected errors reached SQLite's syncs")
+    }
+
     /// The file-size limit (`ulimit -f`) hit while writing: exit 74, a clear message, nothing left.
     @Test func fileSizeLimitIsAClearErrorAndLeavesNothing() throws {
         let setup = try SalvageFailureTests.Setup(rows: 4000)
