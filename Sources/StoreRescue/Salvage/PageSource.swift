@@ -54,7 +54,7 @@ final class PageSource {
             switch code {
             case ENOENT, ENOTDIR: throw StoreAccessError.rejected(path: path, kind: .missing, reason: "no such file")
             case ELOOP: throw StoreAccessError.rejected(path: path, kind: .symlink, reason: "is a symbolic link; refusing to follow it")
-            default: throw StoreAccessError.rejected(path: path, kind: .unreadable, reason: String(cString: strerror(code)))
+            default: throw StoreAccessError.cannotOpen(path: path, code: code)
             }
         }
         var info = stat()

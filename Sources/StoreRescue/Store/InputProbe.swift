@@ -161,6 +161,8 @@ public struct InputProbe: Sendable {
         } catch {
             let kind: StoreKind
             switch error {
+            case .tooManyOpenFiles:
+                throw StoreAccessError.tooManyOpenFiles(path: reportedPath ?? path, reason: String(cString: strerror(EMFILE)))
             case .missing: kind = .missing
             case .directory: kind = .directory
             case .notARegularFile: kind = .notRegularFile

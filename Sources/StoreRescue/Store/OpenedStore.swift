@@ -140,9 +140,8 @@ public final class OpenedStore {
             _ = try connection.scalar("SELECT count(*) FROM sqlite_schema")
             return connection
         } catch let error as SQLiteError {
-            throw StoreAccessError.rejected(
-                path: reportedPath, kind: error.isCorruption ? .damaged : .unreadable,
-                reason: "SQLite cannot read it: \(error.message) (code \(error.resultCode))")
+            throw StoreAccessError.sqliteCannotOpen(
+                path: reportedPath, error: error, reason: "SQLite cannot read it: \(error.message) (code \(error.resultCode))")
         }
     }
 }
@@ -320,6 +319,7 @@ enum PrivateCopier {
             if case .missing = error, isSidecar { throw SidecarVanished() }
             // The store's own file (its -wal, say) unreadable is the input's fault, not the
             // copy's: exit 66 and "run as a user that can read it", not 74 and "free space".
+            if case .tooManyOpenFiles = error { throw StoreAccessError.tooManyOpenFiles(path: reportedPath, reason: "\(source) \(error.description)") }
             if case .unreadable = error {
                 throw StoreAccessError.rejected(path: reportedPath, kind: .unreadable, reason: "\(source) \(error.description)")
             }

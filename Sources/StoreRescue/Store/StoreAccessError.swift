@@ -12,6 +12,25 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
     /// device. SQLite would open it as a sidecar (blocking on a FIFO, creating files beside it),
     /// so the store is refused before anything is opened.
     case irregularSidecar(path: String, sidecar: String, kind: String)
+    /// Opening the store found no file descriptor left (`EMFILE`: the process's limit, `ulimit
+    /// -n`; `ENFILE`: the system's). Not the file's fault: it read as unreadable, exit 66 with
+    /// "run as a user that can read the file" (a review, under `ulimit -n 5`).
+    case tooManyOpenFiles(path: String, reason: String)
+
+    /// The store at `path` could not be opened, for the system's error `code`: no descriptor
+    /// left is `tooManyOpenFiles`; anything else is the file's, `unreadable`.
+    static func cannotOpen(path: String, code: Int32, reason: String? = nil) -> StoreAccessError {
+        let text = reason ?? String(cString: strerror(code))
+        if code == EMFILE || code == ENFILE { return .tooManyOpenFiles(path: path, reason: text) }
+        return .rejected(path: path, kind: .unreadable, reason: text)
+    }
+
+    /// The store at `path` could not be opened by SQLite: no descriptor left is
+    /// `tooManyOpenFiles`; corruption is `damaged`; anything else `unreadable`.
+    static func sqliteCannotOpen(path: String, error: SQLiteError, reason: String) -> StoreAccessError {
+        if error.fileSystemFailure == .tooManyOpenFiles { return .tooManyOpenFiles(path: path, reason: reason) }
+        return .rejected(path: path, kind: error.isCorruption ? .damaged : .unreadable, reason: reason)
+    }
 
     public var description: String {
         switch self {
@@ -21,6 +40,7 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
             return "\(path): the store or its -wal kept changing while it was being copied"
         case .irregularSidecar(let path, let sidecar, let kind):
             return "\(path): its sidecar \(sidecar) is \(kind), not a regular file; the store was not opened"
+        case .tooManyOpenFiles(let path, let reason): return "\(path): cannot be opened, no file descriptor left: \(reason)"
         }
     }
 
@@ -51,6 +71,7 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
         case .changedWhileCopying: return "close the app that uses the store, or take a backup with `storerescue backup` and inspect that"
         case .irregularSidecar(_, let sidecar, _):
             return "move \(sidecar) aside if it is not the store's own, or copy the store and its real -wal/-shm/-journal into a new folder as regular files"
+        case .tooManyOpenFiles: return StoreCreationError.openFilesHint
         }
     }
 
@@ -68,6 +89,7 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
         case .privateCopyFailed: return .ioError
         case .changedWhileCopying: return .temporaryFailure
         case .irregularSidecar: return .noInput
+        case .tooManyOpenFiles: return .ioError
         }
     }
 
@@ -76,7 +98,7 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
         switch self {
         case .rejected(_, let kind, _): return kind
         case .irregularSidecar: return .notRegularFile
-        case .privateCopyFailed, .changedWhileCopying: return nil
+        case .privateCopyFailed, .changedWhileCopying, .tooManyOpenFiles: return nil
         }
     }
 }

@@ -13,6 +13,9 @@ enum BoundedFile {
         case symbolicLink
         case tooLarge(size: Int64, limit: Int)
         case unreadable(reason: String)
+        /// No file descriptor left to open it (`EMFILE`, `ENFILE`): the limit's fault, not the
+        /// file's (it read as unreadable, exit 66, "run as a user that can read the file").
+        case tooManyOpenFiles
 
         var description: String {
             switch self {
@@ -22,6 +25,7 @@ enum BoundedFile {
             case .symbolicLink: return "is a symbolic link; refusing to follow it"
             case .tooLarge(let size, let limit): return "is \(size) bytes, over the \(limit)-byte limit"
             case .unreadable(let reason): return "cannot be read: \(reason)"
+            case .tooManyOpenFiles: return "cannot be opened: no file descriptor left (\(String(cString: strerror(EMFILE))))"
             }
         }
 
@@ -30,6 +34,7 @@ enum BoundedFile {
             switch self {
             case .missing, .directory, .unreadable: return .noInput
             case .notARegularFile, .symbolicLink, .tooLarge: return .notAStore
+            case .tooManyOpenFiles: return .ioError
             }
         }
     }

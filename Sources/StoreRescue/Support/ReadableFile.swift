@@ -40,6 +40,7 @@ final class ReadableFile {
             if code == ENOENT || code == ENOTDIR { throw .missing }
             if code == ELOOP, !followsSymlinks { throw .symbolicLink }
             if code == EISDIR { throw .directory }
+            if code == EMFILE || code == ENFILE { throw .tooManyOpenFiles }
             throw .unreadable(reason: String(cString: strerror(code)))
         }
         var info = stat()

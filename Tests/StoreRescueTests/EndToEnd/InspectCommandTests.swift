@@ -22,6 +22,36 @@ struct InspectCommandTests {
         #expect(!result.stderr.contains("Fatal error"))
     }
 
+    /// No file descriptor left to open the store (`ulimit -n` set low in a child shell, so the
+    /// test's own limit is untouched): exit 74 with "raise the limit on open files", never 66
+    /// "run as a user that can read the file" (a review: `salvage` under `ulimit -n 5`; `inspect`,
+    /// `match` and `backup` read the same way). Each command is run under limits 5 to 8; at least
+    /// one must meet the limit on the store itself, so the check cannot pass without it.
+    @Test(.enabled(if: Samples.available, "needs the shared samples"))
+    func noFileDescriptorLeftForTheStoreIsTheLimitNotTheFile() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        try FileManager.default.copyItem(at: Samples.url("lineages/Employees/MWKCoreDataTests.sqlite"), to: URL(fileURLWithPath: store))
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        var metTheLimit: Set<String> = []
+        for command in [["inspect", store], ["salvage", store, "--out", directory.path("out.sqlite")], ["backup", store, "--to", directory.path("backups")]] {
+            for limit in 5...8 {
+                let result = try BackupFixtures.run("/bin/sh", ["-c", "ulimit -n \(limit) && exec \"$@\"", "sh", CommandRunner.executable.path] + command)
+                let name = "\(command[0]) under ulimit -n \(limit)"
+                #expect(!result.standardError.contains("run as a user that can read"), "\(name): \(result.standardError)")
+                #expect(result.status != ExitStatus.noInput.rawValue, "\(name): \(result.standardError)")
+                if result.standardError.hasPrefix("Error: \(store): cannot be opened, no file descriptor left") {
+                    metTheLimit.insert(command[0])
+                    #expect(result.status == ExitStatus.ioError.rawValue, "\(name)")
+                    #expect(result.standardError.contains("Try: not a lack of disk space: raise the limit on open files"), "\(name)")
+                }
+                try? FileManager.default.removeItem(atPath: directory.path("out.sqlite"))
+            }
+        }
+        #expect(metTheLimit == ["inspect", "salvage", "backup"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+    }
+
     /// A `-wal` the user cannot read: the input is unreadable (66, "run as a user that can read
     /// the file"), not a failed private copy (74, "free space in $TMPDIR"), as a review found.
     /// Run as `nobody` through setpriv, since root reads any file.
