@@ -95,9 +95,9 @@ extension CoreDataSalvageOutput {
                 let objects = "table \(table): \(gap.objects) \(gap.entity) object\(gap.objects == 1 ? " has" : "s have") no value for the required attribute "
                     + "\"\(gap.attribute)\" (column \(gap.column))"
                 let unsaved = "Core Data will not save \(gap.objects == 1 ? "it until it has" : "them until each has") a value"
-                if schemaWasUnreadable {
+                if tablesReadAsTheVersions.contains(table) {
                     notes.append(
-                        objects + "; \(unsaved) (the damaged schema was unreadable, so the rows were read as version \"\(version.name)\"'s: "
+                        objects + "; \(unsaved) (the damaged schema does not describe the table, so its rows were read as version \"\(version.name)\"'s: "
                             + "if another version wrote the store, salvage with that one, then upgrade)")
                 } else {
                     notes.append(
@@ -129,22 +129,24 @@ extension CoreDataSalvageOutput {
     /// be saved until each gets one. One read of each such table; none at all when every table
     /// had every column, the usual case (so a salvage of the store's own version pays nothing).
     ///
-    /// With the schema unreadable nothing says which columns the store lacked: its tables are
-    /// the version's own, and a row of an older version reads as a shorter record, NULL in the
-    /// columns after its last. Every required attribute's column is then counted (one read of
-    /// each entity table that has one; a salvage that lost page 1 is rare, and this is its cost).
+    /// For a table the damaged schema does not describe (page 1 lost, or the schema leaf that
+    /// named it) nothing says which columns the store lacked: it is the version's own, and a row
+    /// of an older version reads as a shorter record, NULL in the columns after its last. Every
+    /// required attribute's column of such a table is counted (one read of each that has one;
+    /// a lost schema is rare, and this is its cost).
     func requiredValuesMissing() throws -> [String: [SalvageReport.RequiredValueGap]] {
         var gaps: [String: [SalvageReport.RequiredValueGap]] = [:]
         let model = version.model
         for table in layout.tables where table.rootEntity != nil {
             let absent = absentColumns[table.name] ?? []
-            guard schemaWasUnreadable || !absent.isEmpty else { continue }
+            let readAsTheVersions = tablesReadAsTheVersions.contains(table.name)
+            guard readAsTheVersions || !absent.isEmpty else { continue }
             var wanted: [(entity: String, ent: Int, attribute: String, column: String)] = []
             for entity in model.entities where !entity.isAbstract && layout.table(ofEntity: entity.name, in: model)?.name == table.name {
                 guard let ent = layout.entityNumber(of: entity.name) else { continue }
                 // The census's rule for what is required (`migrate` and `match` ask it too).
                 for case .attribute(let attribute) in RequiredValueCensus.requiredProperties(of: entity, in: model) {
-                    guard let column = layout.propertyColumns[entity.name]?[attribute.name], schemaWasUnreadable || absent.contains(column) else { continue }
+                    guard let column = layout.propertyColumns[entity.name]?[attribute.name], readAsTheVersions || absent.contains(column) else { continue }
                     wanted.append((entity.name, ent, attribute.name, column))
                 }
             }

@@ -33,9 +33,6 @@ final class CoreDataSalvageOutput: SalvageOutput {
     /// History tables were added because the store's schema could not be read: they are dropped
     /// again if nothing in the store shows it had them.
     let historyIsProvisional: Bool
-    /// The damaged schema could not be read: the tables are the version's own, their pages
-    /// named by the shape of their rows (the same condition as `historyIsProvisional`).
-    var schemaWasUnreadable: Bool { historyIsProvisional }
     let looseTables: [String] = []
     /// Indexes dropped while loading (their table and `CREATE INDEX` statement), in creation
     /// order; those of a table loaded page by page are created again before its load
@@ -56,6 +53,11 @@ final class CoreDataSalvageOutput: SalvageOutput {
     /// required attributes (`requiredValuesMissing`), so that a `--version` newer than the store
     /// does not leave objects Core Data will not save without a word.
     private(set) var absentColumns: [String: Set<String>] = [:]
+    /// Tables the damaged schema does not describe (page 1 lost, or the schema leaf naming them):
+    /// defined from the version's layout, so which columns the store lacked is unknown — an
+    /// older row reads as a shorter record, NULL in the columns after its last. `finish` counts
+    /// every required attribute of theirs (`requiredValuesMissing`).
+    private(set) var tablesReadAsTheVersions: Set<String> = []
 
     private static let bookkeeping: [String: BookkeepingRows.Table] = [
         "Z_PRIMARYKEY": .primaryKey, "Z_METADATA": .metadata, "Z_MODELCACHE": .modelCache,
@@ -116,6 +118,7 @@ final class CoreDataSalvageOutput: SalvageOutput {
 
     /// Values by column name; `Z_PK` from the rowid; what the source lacks is NULL.
     private func route(from source: TableDefinition, into target: StoreLayout.Table) throws -> RowRoute {
+        if source.isDefinedByLayout { tablesReadAsTheVersions.insert(target.name) }
         var columns: [String] = []
         var sources: [RowRoute.ValueSource] = []
         var allowed: [UInt8] = []

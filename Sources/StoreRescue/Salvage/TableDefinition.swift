@@ -31,6 +31,10 @@ struct TableDefinition: Sendable, Equatable {
     /// The rowid column was declared `AUTOINCREMENT` (SQLite never hands out a rowid twice and
     /// keeps the last in `sqlite_sequence`).
     var isAutoincrement = false
+    /// Made from a catalog version's layout (`init(layoutTable:)`), not read from the damaged
+    /// schema: the store's own columns for it are unknown, and its rows are read as the
+    /// version's.
+    var isDefinedByLayout = false
 
     /// SQLite's own table that keeps `AUTOINCREMENT` tables' last rowids.
     static let sequenceTableName = "sqlite_sequence"
@@ -57,6 +61,7 @@ struct TableDefinition: Sendable, Equatable {
         isWithoutRowid = false
         rootPage = nil
         self.entityNumbers = entityNumbers
+        isDefinedByLayout = true
     }
 
     init(name: String, columns: [Column], rowidColumn: Int?, isWithoutRowid: Bool, rootPage: UInt32?, entityNumbers: Set<Int64>? = nil) {

@@ -75,8 +75,9 @@ enum VersionResolver {
 
     /// A note when what survived names another version than the one asked for (`--version`):
     /// the rows are read as the version asked for, so a table whose columns differ loses its
-    /// rows to lost and found (not written in Core Data mode), and attributes it requires can
-    /// have no value. None when the evidence names it, names none, or names several.
+    /// rows to lost and found (not written in Core Data mode) or, with the schema unreadable,
+    /// has them taken for another table's of the same shape (a review: employees written as
+    /// departments), and attributes it requires can have no value. None when the evidence names it, names none, or names several.
     private static func disagreement(with requested: CatalogVersion, catalog: Catalog, evidence: Evidence, path: String) -> [String] {
         guard let found = try? resolve(catalog: catalog, requested: nil, evidence: evidence, path: path), found.source != "onlyVersion",
             found.version.name != requested.name
@@ -84,8 +85,9 @@ enum VersionResolver {
         let witness = ["metadata": "metadata (its entity hashes)", "modelCache": "model cache", "schema": "schema (its tables' columns)"][found.source] ?? found.source
         return [
             "--version \"\(requested.name)\" was given, but the store's \(witness) names version \"\(found.version.name)\": its rows were read as "
-                + "\"\(requested.name)\"'s, so rows of a table whose columns differ are not written (lost and found) and attributes \"\(requested.name)\" "
-                + "requires may have no value; to keep every row, salvage with --version \"\(found.version.name)\" (or without --version), then upgrade"
+                + "\"\(requested.name)\"'s, so rows of a table whose columns differ can be lost (lost and found, not written) or, where the schema "
+                + "is unreadable, taken for another table's of the same shape, and attributes \"\(requested.name)\" requires may have no value; to keep "
+                + "every row where it belongs, salvage with --version \"\(found.version.name)\" (or without --version), then upgrade"
         ]
     }
 
