@@ -7,6 +7,9 @@ import Foundation
 enum MigrationEngine {
     // MARK: - Deciding
 
+    /// How the note that the store's version was named (`--from`, `adopt --as`) begins.
+    static let sourceTakenFromPrefix = "the store's version is taken from "
+
     static func prepare(store: OpenedStore, readout: StoreReadout, catalog: Catalog, options: MigrationOptions) throws -> MigrationPreparation {
         let path = store.probe.path
         guard readout.isCoreDataStore else {
@@ -55,15 +58,26 @@ enum MigrationEngine {
             // `--from` says which of the versions the hashes fit equally, or names a version
             // where none fits.
             let fitting = match.candidates.filter(\.hashesMatch).map(\.version)
-            if options.sourceVersionOption == "--from", !fitting.isEmpty,
-               match.candidates.first(where: { $0.version == requested })?.hashesMatch == false
-            {
-                throw MigrationError.notThatVersion(path: path, requested: requested, found: fitting)
-            }
-            preparation.sourceVersion = requested
-            preparation.sourceChoice = .requested
-            if match.version != requested || match.outcome != .exact {
-                preparation.notes.append("the store's version is taken from --from (\(requested)); match said \(match.outcome.rawValue)\(match.version.map { " \($0)" } ?? "")")
+            if match.outcome == .newer, fitting.isEmpty {
+                // Newer than every version the catalog knows (an entity or column none has): a
+                // newer app wrote it. Read through the version named, it would lose what that
+                // version lacks, and stamped as it, its metadata would (a review's `upgrade
+                // --from V2` and `adopt --as V2` restamped such a store, exit 4). Never.
+                refuse(.storeNewer,
+                       "the store is newer than every version the catalog knows (nearest: \(match.version ?? "none")): \(match.diagnosis.reasons.first ?? "")"
+                           + "; \(options.sourceVersionOption) \(requested) cannot name its version: a store a newer app wrote is never downgraded nor restamped as an older version",
+                       remedy: "never downgrade or restamp a newer store; add its version to the catalog (storerescue catalog learn, from a copy of the store) if it is the app's, then run again")
+            } else {
+                if options.sourceVersionOption == "--from", !fitting.isEmpty,
+                   match.candidates.first(where: { $0.version == requested })?.hashesMatch == false
+                {
+                    throw MigrationError.notThatVersion(path: path, requested: requested, found: fitting)
+                }
+                preparation.sourceVersion = requested
+                preparation.sourceChoice = .requested
+                if match.version != requested || match.outcome != .exact {
+                    preparation.notes.append("\(sourceTakenFromPrefix)\(options.sourceVersionOption) (\(requested)); match said \(match.outcome.rawValue)\(match.version.map { " \($0)" } ?? "")")
+                }
             }
         } else {
             switch match.outcome {

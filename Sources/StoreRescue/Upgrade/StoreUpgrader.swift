@@ -465,7 +465,7 @@ final class UpgradeRun {
         var preparation = try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: try migrationOptions(store: store, readout: readout))
         if case .adopt(nil) = options.mode, preparation.sourceChoice == .requested {
             preparation.sourceChoice = preparation.match.outcome == .exact ? .matched : .adopted
-            preparation.notes.removeAll { $0.hasPrefix("the store's version is taken from --from") }
+            preparation.notes.removeAll { $0.hasPrefix(MigrationEngine.sourceTakenFromPrefix) }
         }
         return preparation
     }
@@ -488,8 +488,20 @@ final class UpgradeRun {
             let version: String?
             if let requested {
                 let match = StoreMatcher.match(store: store, readout: readout, catalog: catalog)
-                if match.outcome == .exact, let found = match.version, found != requested {
+                let fitting = match.candidates.filter(\.hashesMatch).map(\.version)
+                // A name the catalog lacks is a usage error (exit 64, the engine's), not a contradiction.
+                let isKnown = catalog.versions.contains { $0.name == requested }
+                if isKnown, match.outcome == .exact, let found = match.version, found != requested {
                     throw UpgradeError.notThatVersion(path: storePath, requested: requested, detail: "its hashes are exactly \(found)'s")
+                }
+                // Not only `exact`: a store exactly at a version after the catalog's current one
+                // (`newer`), or one whose hashes fit several versions (`ambiguous`), is stamped
+                // only as a version its hashes fit. A store newer than every version (no hashes
+                // fit) is refused by the engine (`storeNewer`), never restamped.
+                if isKnown, match.outcome != .exact, !fitting.isEmpty, !fitting.contains(requested) {
+                    throw UpgradeError.notThatVersion(
+                        path: storePath, requested: requested,
+                        detail: "its hashes are exactly \(fitting.joined(separator: " and "))'s\(match.outcome == .newer ? " (match says newer: a version after the catalog's current one)" : "")")
                 }
                 version = requested
             } else {
@@ -520,7 +532,11 @@ final class UpgradeRun {
             // index still matches the later version: a review's run ended in exit 70). A store
             // exactly at the target, a version after the catalog's current one (`--to`), is
             // "newer" to match too, but it is that version: stamped if it needs to be.
-            let newerButCompatible = preparation.match.outcome == .newer && preparation.match.version != source
+            // One rule, the verifier's: unless match recognises the store as the source (exact,
+            // or newer with its hashes exactly), a newer store is never stamped. 158c866 compared
+            // the names only, and restamped a store newer than every version when its nearest
+            // version was named (`--from`, `--as`); the engine now refuses that store first.
+            let newerButCompatible = preparation.match.outcome == .newer && !MigrationVerifier.isAtTarget(preparation.match, target: source)
             if plan.isAtTarget, !stamp.isNeeded || newerButCompatible {
                 // Nothing would be written, so nothing else would read every page: a store at the
                 // target with a damaged page is not "already current" (exit 2, fine) but a store
