@@ -88,13 +88,14 @@ enum MigrationEngine {
                 preparation.sourceVersion = match.diagnosis.adoptAs
                 preparation.sourceChoice = .adopted
                 preparation.notes.append("the store carries no hashes that name its version; its tables fit \(match.diagnosis.adoptAs ?? "") with only benign differences, so it is taken as \(match.diagnosis.adoptAs ?? "")")
-            case .newer where match.candidates.contains(where: { $0.hashesMatch && $0.version == (options.targetVersion ?? catalog.latest?.name) }):
+            case .newer where match.candidates.contains(where: { $0.hashesMatch && $0.version == (options.targetVersion ?? StagePlanner.defaultTarget(catalog)) }):
                 // Matched as a version after the target only by what hashes leave out (an
                 // index): its hashes are the target's, so Core Data opens it as the target, as
                 // `match` predicts. A review's upgrade refused it as newer and, with
                 // --on-failure clean, left an empty store in its place.
-                // Or it is the target, after the catalog's current version (`--to`).
-                let target = options.targetVersion ?? catalog.latest?.name ?? ""
+                // Or it is the target, after the catalog's current version (`--to`, or the default
+                // target when the stages end past the current version: `StagePlanner.defaultTarget`).
+                let target = options.targetVersion ?? StagePlanner.defaultTarget(catalog) ?? ""
                 preparation.sourceVersion = target
                 preparation.sourceChoice = .matched
                 if match.version == target {
@@ -104,7 +105,7 @@ enum MigrationEngine {
                 }
             case .newer where match.outcome == .newer && match.candidates.contains(where: { $0.hashesMatch && $0.version == match.version }):
                 // Exactly a version of the catalog after its current one: match calls it newer.
-                let target = options.targetVersion ?? catalog.latest?.name ?? "the target"
+                let target = options.targetVersion ?? StagePlanner.defaultTarget(catalog) ?? "the target"
                 if let found = match.version, let index = names.firstIndex(of: found), let targetIndex = names.firstIndex(of: target), index < targetIndex {
                     // Before the target still (`--to` a later version): the store is that version,
                     // as `MigrationVerifier` recognised it when it was written. A review's

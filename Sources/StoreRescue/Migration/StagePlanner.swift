@@ -47,8 +47,7 @@ public enum StagePlanner {
     /// reach, or with no stages the catalog's current version).
     public static func plan(catalog: Catalog, from: String, to requested: String?) -> MigrationPlan {
         let isStaged = !catalog.stages.isEmpty
-        let defaultTarget = isStaged ? endOfStages(catalog) : catalog.latest?.name
-        let target = requested ?? defaultTarget ?? from
+        let target = requested ?? defaultTarget(catalog) ?? from
         let choice: MigrationPlan.TargetChoice = requested != nil ? .requested : isStaged ? .endOfStages : .catalogLatest
         var plan = MigrationPlan(
             sourceVersion: from, targetVersion: target, targetChoice: choice, isStaged: isStaged, hops: [], issues: [], notes: [])
@@ -91,6 +90,15 @@ public enum StagePlanner {
         guard plan.refusals.isEmpty else { return plan }
         plan.hops = hops(catalog: catalog, from: start, to: end, index: index, issues: &plan.issues)
         return plan
+    }
+
+    /// The version a store is migrated to when no `--to` is given: the latest version the
+    /// stages name (`NSStagedMigrationManager` migrates there, whatever the model's current
+    /// version says: seed 001 #9), or with no stages the catalog's current version. The one
+    /// rule: the plan, `MigrationEngine.prepare` (which version a store after the catalog's
+    /// current one is taken as) and `upgrade`'s clean fallback all use it. nil: no version.
+    public static func defaultTarget(_ catalog: Catalog) -> String? {
+        catalog.stages.isEmpty ? catalog.latest?.name : endOfStages(catalog)
     }
 
     /// The latest version any stage names, by catalog order.

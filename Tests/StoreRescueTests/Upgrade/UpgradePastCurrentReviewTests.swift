@@ -96,3 +96,29 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
     }
 }
+/// Review rv5, F2: `upgrade` without `--to`, on a catalog whose stages end past its current
+/// version (the plan's default target), succeeded once (exit 0, match newer V2) and refused the
+/// same command's second run as "newer than V1" (exit 3): MigrationEngine.prepare's newer
+/// branches defaulted the target to `catalog.latest`, the planner to the last version the
+/// stages name. One rule now: `StagePlanner.defaultTarget`.
+@Suite struct DefaultTargetPastCurrentTests {
+    @Test func aSecondRunWithoutToIsAlreadyAtTheTarget() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(
+            named: "cats-rv5-v1.json", stage: #"{"kind": "custom", "from": "V1", "to": "V2", "map": {"Cat": {"age": "0"}}}"#, current: "V1")
+        #expect(StagePlanner.defaultTarget(catalog) == "V2")
+        let store = try fixture.catsStore(cats: 2, owners: 1, catalog: catalog)
+        let first = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options())
+        #expect(first.status == .upgraded && first.target?.version == "V2", "\(first.status) \(first.error?.message ?? "")")
+        #expect(first.published?.matchOutcome == "newer")
+        for dryRun in [true, false] {
+            let again = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(dryRun: dryRun))
+            #expect(again.status == .alreadyCurrent && again.exitStatus == .nothingToDo, "second run: \(again.status) \(again.refusals.map(\.message))")
+            #expect(again.target?.version == "V2")
+        }
+        // migrate says the same.
+        let output = fixture.directory.path("out.sqlite")
+        let migrate = StoreMigrator.migrate(store: store, catalog: catalog, to: output, options: MigrationOptions())
+        #expect(migrate.exitStatus == .nothingToDo, "\(migrate.status) \(migrate.refusals.map(\.message))")
+    }
+}
