@@ -120,6 +120,21 @@ enum MigrationEngine {
             case .newer:
                 refuse(.storeNewer, "the store is newer than every version the catalog knows (nearest: \(match.version ?? "none")): \(match.diagnosis.reasons.first ?? "")",
                        remedy: "never downgrade a store; add the newer version to the catalog (storerescue catalog learn) if it is the app's")
+            case .ambiguous where options.sourceVersionOption != "--as"
+                && (options.targetVersion ?? StagePlanner.defaultTarget(catalog)).map({ MigrationVerifier.isAtTarget(match, target: $0) }) == true:
+                // Its hashes are exactly the target's and another version's (the catalog has
+                // versions Core Data cannot tell apart: it treats them as one model and opens the
+                // store as the target). The rule the verifier applies to the store a run wrote
+                // (review rv5 F5: the run wrote V2, ended in exit 70, and the next run refused it).
+                // Not for `adopt` (`--as`): it stamps the version the store is, which the hashes
+                // cannot tell here, so `--as` must name it.
+                let target = options.targetVersion ?? StagePlanner.defaultTarget(catalog) ?? ""
+                let tied = match.candidates.filter(\.hashesMatch).map(\.version)
+                preparation.sourceVersion = target
+                preparation.sourceChoice = .matched
+                preparation.notes.append(
+                    "the store's hashes are exactly those of \(tied.joined(separator: ", ")) (match says ambiguous): Core Data cannot tell versions with the same hashes apart "
+                        + "and opens it as \(target), the target, so it is taken as \(target); give them distinct hashes (versionHashModifier) to tell them apart")
             case .ambiguous:
                 let tied = match.candidates.filter(\.hashesMatch).map(\.version)
                 refuse(.storeNotIdentified, "the store fits \(tied.joined(separator: ", ")) equally (the same hashes): its version cannot be told",

@@ -212,7 +212,7 @@ public enum MigrationVerifier {
         let match = StoreMatcher.match(storePath: path, catalog: catalog)
         let isAtTarget = isAtTarget(match, target: target.name)
         if !isAtTarget {
-            problems.append("match says \(match.outcome.rawValue)\(match.version.map { " \($0)" } ?? ""), not exact \(target.name) (nor newer with its hashes)")
+            problems.append("match says \(match.outcome.rawValue)\(match.version.map { " \($0)" } ?? ""), not exact \(target.name) (nor newer or ambiguous with its hashes)")
         }
         return Result(
             integrityCheck: pragma, integrityOK: integrityOK, danglingLinks: dangling, missingRequiredValues: missing,
@@ -224,16 +224,27 @@ public enum MigrationVerifier {
     /// written store applies (this verifier, `upgrade` after its migration and its publish, the
     /// clean fallback's store).
     ///
-    /// `exact` TARGET; or, for a target after the catalog's current version (`--to`), `newer`
-    /// TARGET with TARGET's hashes exactly — match calls a store at a version the app has not
-    /// shipped yet "newer". A store `newer` for what no version has, or of another version, or
-    /// drifted, ambiguous or unknown, is not the target.
+    /// `exact` TARGET; or, for a target after the catalog's current version (`--to`, or the
+    /// default target past it), `newer` TARGET with TARGET's hashes exactly — match calls a store
+    /// at a version the app has not shipped yet "newer"; or `ambiguous` among versions with the
+    /// same hashes, TARGET one of them (the catalog has versions Core Data cannot tell apart:
+    /// it treats them as one model and opens the store as TARGET; review rv5 F5's run wrote V2
+    /// and ended in exit 70). A store `newer` for what no version has, or of another version, or
+    /// drifted, ambiguous among versions TARGET is not one of, or unknown, is not the target.
     static func isAtTarget(_ match: MatchResult, target: String) -> Bool {
-        guard match.version == target else { return false }
+        let hasTargetsHashes = match.candidates.first { $0.version == target }?.hashesMatch == true
         switch match.outcome {
-        case .exact: return true
-        case .newer: return match.candidates.first { $0.version == target }?.hashesMatch == true
-        case .ambiguous, .drifted, .unknown, .notCoreData: return false
+        case .exact: return match.version == target
+        case .newer: return match.version == target && hasTargetsHashes
+        case .ambiguous: return hasTargetsHashes
+        case .drifted, .unknown, .notCoreData: return false
         }
+    }
+
+    /// The other versions of `catalog` whose entity hashes are exactly `version`'s: Core Data
+    /// cannot tell a store of one from a store of another, and `match` may call it ambiguous.
+    static func versions(sharingHashesOf version: String, in catalog: Catalog) -> [String] {
+        guard let hashes = catalog.version(named: version)?.versionHashes else { return [] }
+        return catalog.versions.filter { $0.name != version && $0.versionHashes == hashes }.map(\.name)
     }
 }

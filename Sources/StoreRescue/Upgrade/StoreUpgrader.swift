@@ -637,7 +637,7 @@ final class UpgradeRun {
         switch decision {
         case .adopt(let stamp):
             report.addPhase(.adopt, "predicted", since: now, "stamp as \(stamp.version): " + stamp.changes.map(\.key).joined(separator: ", "))
-            report.addPhase(.verify, "predicted", since: now, "integrity_check; match \(matchSaid(predictedOutcome(stamp.version), stamp.version))")
+            report.addPhase(.verify, "predicted", since: now, "integrity_check; match \(predictedMatch(stamp.version))")
             report.addPhase(.publish, "predicted", since: now, "replace \(storePath) atomically")
             report.status = .adoptedOnly
         case .migrate(let stamp):
@@ -649,7 +649,7 @@ final class UpgradeRun {
             let hops = report.migration?.hops.map { "\($0.from) → \($0.to) (\($0.kind))" }.joined(separator: ", ") ?? ""
             report.addPhase(.migrate, "predicted", since: now, hops)
             let target = report.target?.version ?? ""
-            report.addPhase(.verify, "predicted", since: now, "integrity_check, links, row counts; match \(matchSaid(predictedOutcome(target), target))")
+            report.addPhase(.verify, "predicted", since: now, "integrity_check, links, row counts; match \(predictedMatch(target))")
             report.addPhase(.publish, "predicted", since: now, "replace \(storePath) atomically")
             report.status = .upgraded
         case .cannotSave:
@@ -772,9 +772,27 @@ final class UpgradeRun {
 
     /// `exact V2`, or for a version after the catalog's current one (`--to`), which match calls
     /// newer: `newer V2 (its hashes exactly; the catalog's current version is V1)`.
+    /// A store whose hashes other versions share too (match: `ambiguous`): `ambiguous V2 (its
+    /// hashes exactly, which V2b has too: Core Data treats them as one model)`.
     private func matchSaid(_ outcome: MatchResult.Outcome, _ version: String) -> String {
-        guard outcome == .newer else { return "exact \(version)" }
-        return "newer \(version) (its hashes exactly; the catalog's current version is \(catalog.latest?.name ?? "another"))"
+        switch outcome {
+        case .newer:
+            return "newer \(version) (its hashes exactly; the catalog's current version is \(catalog.latest?.name ?? "another"))"
+        case .ambiguous:
+            let sharing = MigrationVerifier.versions(sharingHashesOf: version, in: catalog)
+            return "ambiguous \(version) (its hashes exactly, which \(sharing.isEmpty ? "another version" : sharing.joined(separator: ", ")) \(sharing.count > 1 ? "have" : "has") too: "
+                + "Core Data treats them as one model)"
+        default:
+            return "exact \(version)"
+        }
+    }
+
+    /// What a dry run says match will say of a store written at `version`: with versions that
+    /// share its hashes, match may call it ambiguous (unless the tables tell them apart).
+    private func predictedMatch(_ version: String) -> String {
+        let said = matchSaid(predictedOutcome(version), version)
+        guard !MigrationVerifier.versions(sharingHashesOf: version, in: catalog).isEmpty else { return said }
+        return said + ", or " + matchSaid(.ambiguous, version)
     }
 
     /// What match will say of a store written at `version`, as `StoreMatcher` decides it: `newer`

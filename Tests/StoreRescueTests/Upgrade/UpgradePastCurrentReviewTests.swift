@@ -122,3 +122,106 @@ import Testing
         #expect(migrate.exitStatus == .nothingToDo, "\(migrate.status) \(migrate.refusals.map(\.message))")
     }
 }
+
+/// Review rv5, F5: a catalog with two versions whose entity hashes are identical (V2b is V2
+/// but for its identifiers). Core Data cannot tell them apart and treats them as one model, and
+/// `match` says `ambiguous`. The dry run said `upgrade --to V2` would succeed (exit 0), the run
+/// wrote V2 and ended in exit 70 ("match says ambiguous V2, not exact V2"). Now the one rule
+/// (`MigrationVerifier.isAtTarget`) accepts `ambiguous` when the target is among the versions
+/// whose hashes the store has exactly, and a store read as ambiguous among versions that include
+/// the target is taken as the target: the dry run, the run and the next run agree.
+@Suite struct IdenticalHashesTargetTests {
+    private func catalog(_ fixture: UpgradeFixture, current: String = "V1") throws -> Catalog {
+        let path = fixture.directory.path("cats-amb-\(current).json")
+        let v2 = #"""
+            "entities": [
+              {"name": "Cat", "attributes": [{"name": "name", "type": "String"}, {"name": "age", "type": "Int16"}]},
+              {"name": "Owner", "attributes": [{"name": "name", "type": "String"}, {"name": "email", "type": "String", "optional": true}]}]
+            """#
+        let json = """
+            {"formatVersion": 1, "app": "Cats", "current": "\(current)", "versions": [
+              {"name": "V1", "entities": [
+                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}]},
+                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]},
+              {"name": "V2", \(v2), "identifiers": ["2"]},
+              {"name": "V2b", \(v2), "identifiers": ["2b"]}],
+             "stages": [{"kind": "custom", "from": "V1", "to": "V2", "map": {"Cat": {"age": "0"}}}]}
+            """
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
+        return try Catalog.load(path: path)
+    }
+
+    private func toV2(_ fixture: UpgradeFixture, dryRun: Bool = false) -> UpgradeOptions {
+        var options = fixture.options(dryRun: dryRun)
+        options.targetVersion = "V2"
+        return options
+    }
+
+    @Test func upgradeToAVersionSharingItsHashesAgreesWithItsDryRun() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try catalog(fixture)
+        let store = try fixture.catsStore(cats: 3, owners: 1, catalog: catalog)
+
+        let predicted = StoreUpgrader.upgrade(store: store, catalog: catalog, options: toV2(fixture, dryRun: true))
+        #expect(predicted.exitStatus == .success, "\(predicted.status) \(predicted.error?.message ?? "")")
+        let predictedVerify = try #require(predicted.phases.first { $0.name == "verify" })
+        #expect(predictedVerify.detail.contains("V2b"), "the prediction names the version sharing V2's hashes: \(predictedVerify.detail)")
+
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: toV2(fixture))
+        #expect(report.status == .upgraded && report.exitStatus == .success, "\(report.status) \(report.error?.message ?? "")")
+        #expect(report.published?.version == "V2" && report.published?.matchOutcome == "ambiguous")
+        let publish = try #require(report.phases.first { $0.name == "publish" })
+        #expect(publish.detail.contains("ambiguous V2") && publish.detail.contains("V2b"), "\(publish.detail)")
+        #expect(try UpgradeFixture.count("ZCAT", in: store, where: "ZAGE = 0") == 3)
+        let match = StoreMatcher.match(storePath: store, catalog: catalog)
+        #expect(match.outcome == .ambiguous && MigrationVerifier.isAtTarget(match, target: "V2") && MigrationVerifier.isAtTarget(match, target: "V2b"))
+        #expect(!MigrationVerifier.isAtTarget(match, target: "V1"))
+
+        // The next run, and its dry run: already at V2.
+        for dryRun in [true, false] {
+            let again = StoreUpgrader.upgrade(store: store, catalog: catalog, options: toV2(fixture, dryRun: dryRun))
+            #expect(again.status == .alreadyCurrent && again.exitStatus == .nothingToDo, "\(again.status) \(again.refusals.map(\.message)) \(again.error?.message ?? "")")
+            #expect(again.notes.contains { $0.contains("V2, V2b") }, "\(again.notes)")
+        }
+    }
+
+    @Test func migrateToAVersionSharingItsHashesAgreesWithItsDryRun() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try catalog(fixture)
+        let store = try fixture.catsStore(cats: 2, owners: 1, catalog: catalog)
+        let output = fixture.directory.path("out.sqlite")
+        let dry = StoreMigrator.migrate(store: store, catalog: catalog, to: output, options: MigrationOptions(targetVersion: "V2", isDryRun: true))
+        #expect(dry.exitStatus == .success, "\(dry.status) \(dry.error?.message ?? "")")
+        let run = StoreMigrator.migrate(store: store, catalog: catalog, to: output, options: MigrationOptions(targetVersion: "V2"))
+        #expect(run.exitStatus == .success && run.status == .migrated, "\(run.status) \(run.error?.message ?? "")")
+        #expect(run.result?.verification.matchOutcome == "ambiguous")
+        let again = StoreMigrator.migrate(store: output, catalog: catalog, to: fixture.directory.path("out2.sqlite"), options: MigrationOptions(targetVersion: "V2"))
+        #expect(again.exitStatus == .nothingToDo, "\(again.status) \(again.refusals.map(\.message))")
+    }
+
+    /// An ambiguous store whose tied versions do not include the target is still refused:
+    /// which of them it is decides the plan (`--from` says).
+    @Test func anAmbiguousStoreBeforeTheTargetIsStillRefused() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try catalog(fixture, current: "V2b")
+        let store = fixture.appFolder + "/Cats.sqlite"
+        try StoreCreator.create(model: try #require(catalog.version(named: "V2")).model, versionIdentifiers: nil, at: store)
+        let match = StoreMatcher.match(storePath: store, catalog: catalog)
+        #expect(match.outcome == .ambiguous)
+        var toV1 = fixture.options()
+        toV1.targetVersion = "V1"
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: toV1)
+        #expect(report.exitStatus == .refused, "\(report.status) \(report.error?.message ?? "")")
+        #expect(report.refusals.contains { $0.code == .storeNotIdentified && $0.remedy.contains("--from VERSION") }, "\(report.refusals.map(\.remedy))")
+    }
+
+    /// `adopt` without `--as` stamps the version a store is: with a tie, `--as` must name it.
+    @Test func adoptWithoutAsStillRefusesAnAmbiguousStore() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try catalog(fixture, current: "V2b")
+        let store = fixture.appFolder + "/Cats.sqlite"
+        try StoreCreator.create(model: try #require(catalog.version(named: "V2")).model, versionIdentifiers: nil, at: store)
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(mode: .adopt(as: nil)))
+        #expect(report.exitStatus == .refused && report.refusals.contains { $0.remedy.contains("--as VERSION") }, "\(report.status) \(report.refusals.map(\.remedy))")
+    }
+}

@@ -80,11 +80,17 @@ import Testing
         #expect(!MigrationVerifier.isAtTarget(newer, target: "V2"))
         newer.candidates = newer.candidates.map { var candidate = $0; candidate.hashesMatch = false; return candidate }
         #expect(!MigrationVerifier.isAtTarget(newer, target: "V1"), "newer by what no version has")
-        for outcome in [MatchResult.Outcome.drifted, .ambiguous, .unknown, .notCoreData] {
+        for outcome in [MatchResult.Outcome.drifted, .unknown, .notCoreData] {
             var other = v1
             other.outcome = outcome
             #expect(!MigrationVerifier.isAtTarget(other, target: "V1"), "\(outcome)")
         }
+        // Ambiguous among versions with the same hashes: the target when it is one of them
+        // (review rv5 F5), whichever match names first.
+        var ambiguous = v1
+        ambiguous.outcome = .ambiguous
+        #expect(MigrationVerifier.isAtTarget(ambiguous, target: "V1"))
+        #expect(!MigrationVerifier.isAtTarget(ambiguous, target: "V2"), "a version whose hashes the store lacks")
     }
 
     /// The Employees lineage as shipped: its folder names the first version current.
