@@ -113,6 +113,12 @@ enum MigrationEngine {
                     preparation.sourceVersion = found
                     preparation.sourceChoice = .matched
                     preparation.notes.append("the store is exactly \(found), which comes after the catalog's current version \(catalog.latest?.name ?? "") (match says newer) and before \(target)")
+                } else if options.sourceVersionOption == "--as" {
+                    // `adopt` has no `--to` (review rv5 F6): what it can do, or the command in full.
+                    let found = match.version ?? "its version"
+                    refuse(.storeNewer, "the store is \(found), which comes after \(target), the version the catalog's plan ends at: adopt stamps a version past it only when --as names it",
+                           remedy: "never downgrade a store; it is exactly \(found): adopt it as that (--as \(found)), or upgrade it to \(found) or later "
+                               + "(storerescue upgrade STORE --catalog CATALOG --to \(found)), or make \(found) the catalog's current version")
                 } else {
                     refuse(.storeNewer, "the store is \(match.version ?? "?"), which comes after \(target), the version it would be migrated to",
                            remedy: "never downgrade a store; migrate it to \(match.version ?? "its version") or later (--to), or make that the catalog's current version")

@@ -225,3 +225,41 @@ import Testing
         #expect(report.exitStatus == .refused && report.refusals.contains { $0.remedy.contains("--as VERSION") }, "\(report.status) \(report.refusals.map(\.remedy))")
     }
 }
+
+/// Review rv5, F6: what `adopt` says of a store exactly at a version after the catalog's
+/// current one names only what `adopt` has, or another command in full (it has no `--to`),
+/// and its note names `--as`, not `--from`.
+@Suite struct AdoptPastCurrentAdviceTests {
+    private func employeesV2(_ fixture: UpgradeFixture) throws -> (store: String, catalog: Catalog) {
+        let model = try fixture.directory.copySampleItem("lineages/Employees/MWKCoreDataTests.xcdatamodeld")
+        let catalog = try Catalog.load(path: model)
+        let copied = try fixture.directory.copySample("lineages/Employees/MWKCoreDataTests2.sqlite")
+        let store = fixture.appFolder + "/MWKCoreDataTests2.sqlite"
+        try FileManager.default.moveItem(atPath: copied, toPath: store)
+        return (store, catalog)
+    }
+
+    @Test(.enabled(if: Samples.available)) func adoptWithoutAsNamesAsAndUpgradeTo() throws {
+        let fixture = try UpgradeFixture()
+        let (store, catalog) = try employeesV2(fixture)
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(mode: .adopt(as: nil)))
+        #expect(report.exitStatus == .refused && report.refusals.first?.code == .storeNewer, "\(report.status) \(report.error?.message ?? "")")
+        let remedy = report.refusals.first?.remedy ?? ""
+        #expect(!remedy.contains("(--to)") && !remedy.contains("--from"), "adopt has no --to: \(remedy)")
+        #expect(remedy.contains("--as MWKCoreDataTests2") && remedy.contains("storerescue upgrade STORE --catalog CATALOG --to MWKCoreDataTests2"), "\(remedy)")
+        #expect(!report.renderText().contains("(--to)"), "\(report.renderText())")
+
+        // upgrade keeps its own advice: --to is its option.
+        let upgrade = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options())
+        #expect(upgrade.refusals.first?.remedy.contains("(--to)") == true, "\(upgrade.refusals.map(\.remedy))")
+    }
+
+    @Test(.enabled(if: Samples.available)) func adoptAsNotesAs() throws {
+        let fixture = try UpgradeFixture()
+        let (store, catalog) = try employeesV2(fixture)
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(dryRun: true, mode: .adopt(as: "MWKCoreDataTests2")))
+        #expect(report.exitStatus == .adoptedOnly, "\(report.status) \(report.error?.message ?? "")")
+        #expect(report.notes.contains { $0.hasPrefix("the store's version is taken from --as (MWKCoreDataTests2)") }, "\(report.notes)")
+        #expect(!report.notes.contains { $0.contains("--from") }, "\(report.notes)")
+    }
+}
