@@ -14,9 +14,10 @@ struct UpgradeCommand: ParsableCommand {
             takes a verified compressed backup into --backup-dir (never the store's folder); stamps \
             an unversioned store as the version it really is (phase 1, adopt); migrates it through \
             the catalog's plan (phase 2); verifies the result (integrity_check, links, row counts, \
-            match: exact, or newer with the target's hashes for a --to past the catalog's current \
-            version) and replaces the store atomically, after checking under its lock that it \
-            still is what was backed up. A store that cannot be saved is left as it is (--on-failure \
+            match: exact; newer with the target's hashes for a target past the catalog's current \
+            version; ambiguous when the target shares its hashes with another version) and \
+            replaces the store atomically, after checking under its lock that it still is what \
+            was backed up. A store that cannot be saved is left as it is (--on-failure \
             keep) or quarantined — moved, never deleted — and replaced by a clean store holding every \
             row that can be salvaged, with an incident report (--on-failure clean). Exit status: 0 \
             upgraded; 2 already at the target (nothing written); 3 refused (nothing changed); 4 \
