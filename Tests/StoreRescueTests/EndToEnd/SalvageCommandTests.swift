@@ -73,14 +73,7 @@ struct SalvageCommandTests {
 
     @Test func coreDataSalvageJSONCarriesVersionAndMetadata() throws {
         let directory = try TemporaryDirectory()
-        let store = directory.path("store.sqlite")
-        try CoreDataSalvageFixtures.store(at: store)
-        // The store has no model cache (create leaves it empty): the catalog is a file with the
-        // version inline, as `catalog learn` writes it.
-        let catalog = directory.path("catalog.json")
-        var file = CatalogFile(newAt: catalog, app: "Fixture")
-        file.appendInlineVersion(CoreDataSalvageFixtures.version)
-        try file.write()
+        let (store, catalog) = try Self.fixtureStoreAndCatalog(in: directory)
         let output = directory.path("out.sqlite")
         let result = try CommandRunner.run(["salvage", store, "--out", output, "--catalog", catalog, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
@@ -219,6 +212,19 @@ struct SalvageCommandTests {
         }
     }
 
+    /// The Core Data salvage fixture's store in `directory`, and a catalog file of its version.
+    /// The store has no model cache (create leaves it empty): the catalog is a file with the
+    /// version inline, as `catalog learn` writes it.
+    static func fixtureStoreAndCatalog(in directory: TemporaryDirectory) throws -> (store: String, catalog: String) {
+        let store = directory.path("store.sqlite")
+        try CoreDataSalvageFixtures.store(at: store)
+        let catalog = directory.path("catalog.json")
+        var file = CatalogFile(newAt: catalog, app: "Fixture")
+        file.appendInlineVersion(CoreDataSalvageFixtures.version)
+        try file.write()
+        return (store, catalog)
+    }
+
     /// True when `strace` can trace a child here (installed, and ptrace allowed).
     static let canInjectSystemCallFailures: Bool = {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"),
@@ -237,12 +243,7 @@ struct SalvageCommandTests {
     @Test(.enabled(if: canInjectSystemCallFailures, "strace is not installed or cannot trace here"))
     func anIOErrorOnSQLitesSyncIsAnIOErrorNotAFailedCheck() throws {
         let directory = try TemporaryDirectory()
-        let store = directory.path("store.sqlite")
-        try CoreDataSalvageFixtures.store(at: store)
-        let catalog = directory.path("catalog.json")
-        var file = CatalogFile(newAt: catalog, app: "Fixture")
-        file.appendInlineVersion(CoreDataSalvageFixtures.version)
-        try file.write()
+        let (store, catalog) = try Self.fixtureStoreAndCatalog(in: directory)
         try FileManager.default.createDirectory(atPath: directory.path("out"), withIntermediateDirectories: true)
         var ioErrors = 0
         for call in 1...24 {
