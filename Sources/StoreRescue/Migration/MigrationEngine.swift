@@ -10,6 +10,11 @@ enum MigrationEngine {
     /// How the note that the store's version was named (`--from`, `adopt --as`) begins.
     static let sourceTakenFromPrefix = "the store's version is taken from "
 
+    /// The versions whose hashes the store has exactly (several when `match` says ambiguous).
+    static func tiedVersions(_ match: MatchResult) -> [String] {
+        match.candidates.filter(\.hashesMatch).map(\.version)
+    }
+
     static func prepare(store: OpenedStore, readout: StoreReadout, catalog: Catalog, options: MigrationOptions) throws -> MigrationPreparation {
         let path = store.probe.path
         guard readout.isCoreDataStore else {
@@ -127,13 +132,19 @@ enum MigrationEngine {
                 refuse(.storeNewer, "the store is newer than every version the catalog knows (nearest: \(match.version ?? "none")): \(match.diagnosis.reasons.first ?? "")",
                        remedy: "never downgrade a store; add the newer version to the catalog (storerescue catalog learn) if it is the app's")
             case .ambiguous where options.sourceVersionOption != "--as"
-                && (options.targetVersion ?? StagePlanner.defaultTarget(catalog)).map({ MigrationVerifier.isAtTarget(match, target: $0) }) == true:
+                && (options.targetVersion ?? StagePlanner.defaultTarget(catalog)).map({ target in
+                    MigrationVerifier.isAtTarget(match, target: target) && !StagePlanner.stagesName(anyOf: Self.tiedVersions(match), besides: target, in: catalog)
+                }) == true:
                 // Its hashes are exactly the target's and another version's (the catalog has
                 // versions Core Data cannot tell apart: it treats them as one model and opens the
                 // store as the target). The rule the verifier applies to the store a run wrote
                 // (review rv5 F5: the run wrote V2, ended in exit 70, and the next run refused it).
                 // Not for `adopt` (`--as`): it stamps the version the store is, which the hashes
-                // cannot tell here, so `--as` must name it.
+                // cannot tell here, so `--as` must name it. Nor when a stage names another of the
+                // tied versions (a custom stage V1 → V2 between versions of the same hashes): the
+                // store may be V1, whose stage must run, and `NSStagedMigrationManager` refuses
+                // such stages anyway ("duplicate version checksums"); a review's V1 store was
+                // called already at V2, exit 2, its stage never run.
                 let target = options.targetVersion ?? StagePlanner.defaultTarget(catalog) ?? ""
                 let tied = match.candidates.filter(\.hashesMatch).map(\.version)
                 preparation.sourceVersion = target

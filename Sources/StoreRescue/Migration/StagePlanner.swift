@@ -101,6 +101,24 @@ public enum StagePlanner {
         catalog.stages.isEmpty ? catalog.latest?.name : endOfStages(catalog)
     }
 
+    /// The version `upgrade`'s clean fallback writes when no plan says which (the store could
+    /// not be read): the later, by catalog order, of the catalog's current version and the end
+    /// of its stages. Not `defaultTarget` alone: stages that end before the current version
+    /// would make a clean store of a version the app cannot open (a review: stages V1 → V2 with
+    /// V3 current gave a clean V2 store); the plan refuses such a catalog when it has a hop to
+    /// run, and an unreadable store has none.
+    public static func cleanStoreTarget(_ catalog: Catalog) -> String? {
+        let names = catalog.versions.map(\.name)
+        let candidates = [catalog.latest?.name, defaultTarget(catalog)].compactMap { $0 }
+        return candidates.max { (names.firstIndex(of: $0) ?? -1) < (names.firstIndex(of: $1) ?? -1) }
+    }
+
+    /// Whether a stage of `catalog` names one of `versions` other than `target`.
+    static func stagesName(anyOf versions: [String], besides target: String, in catalog: Catalog) -> Bool {
+        let claimed = Set(catalog.stages.flatMap(\.claimedVersions))
+        return versions.contains { $0 != target && claimed.contains($0) }
+    }
+
     /// The latest version any stage names, by catalog order.
     static func endOfStages(_ catalog: Catalog) -> String? {
         let claimed = Set(catalog.stages.flatMap(\.claimedVersions))

@@ -841,7 +841,7 @@ final class UpgradeRun {
         let fallback = CleanFallback(
             storePath: storePath, catalog: catalog, options: options, backupFolder: backupFolder, workspace: workspace,
             refusals: report.refusals, sourceVersion: try? reading.get().preparation.sourceVersion,
-            targetVersion: (try? reading.get().preparation.plan?.targetVersion) ?? options.targetVersion ?? StagePlanner.defaultTarget(catalog),
+            targetVersion: (try? reading.get().preparation.plan?.targetVersion) ?? options.targetVersion ?? StagePlanner.cleanStoreTarget(catalog),
             storeUUID: (try? reading.get().readout.metadata?.uuid) ?? nil,
             progress: progress, cancellation: cancellation, faultInjection: faultInjection, workspaceIdentity: workspaceIdentity,
             undone: { [unowned self] line in self.report.notes.append("the fallback failed; what it had begun was dealt with at once: " + line) })
