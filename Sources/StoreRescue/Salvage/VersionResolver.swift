@@ -77,7 +77,8 @@ enum VersionResolver {
     /// the rows are read as the version asked for, so a table whose columns differ loses its
     /// rows to lost and found (not written in Core Data mode) or, with the schema unreadable,
     /// has them taken for another table's of the same shape (a review: employees written as
-    /// departments), and attributes it requires can have no value. None when the evidence names it, names none, or names several.
+    /// departments), and attributes it requires can have no value. None when the evidence names
+    /// it, names none, or names several.
     private static func disagreement(with requested: CatalogVersion, catalog: Catalog, evidence: Evidence, path: String) -> [String] {
         guard let found = try? resolve(catalog: catalog, requested: nil, evidence: evidence, path: path), found.source != "onlyVersion",
             found.version.name != requested.name

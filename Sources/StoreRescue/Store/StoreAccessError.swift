@@ -19,8 +19,8 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
 
     /// The store at `path` could not be opened, for the system's error `code`: no descriptor
     /// left is `tooManyOpenFiles`; anything else is the file's, `unreadable`.
-    static func cannotOpen(path: String, code: Int32, reason: String? = nil) -> StoreAccessError {
-        let text = reason ?? String(cString: strerror(code))
+    static func cannotOpen(path: String, code: Int32) -> StoreAccessError {
+        let text = String(cString: strerror(code))
         if code == EMFILE || code == ENFILE { return .tooManyOpenFiles(path: path, reason: text) }
         return .rejected(path: path, kind: .unreadable, reason: text)
     }
