@@ -25,6 +25,9 @@ public struct MatchResult: Sendable, Encodable {
     @NullEncoded public var version: String?
     /// Every version, best first.
     public var candidates: [MatchCandidate]
+    /// The versions whose entity hashes the store has exactly: one for `exact` (or `newer` at a
+    /// version after the catalog's current one), several for `ambiguous`, none otherwise.
+    public var versionsWithItsHashes: [String] { candidates.filter(\.hashesMatch).map(\.version) }
     public var diagnosis: Diagnosis
     /// The store's kind as `inspect` classified it.
     public var storeKind: StoreKind

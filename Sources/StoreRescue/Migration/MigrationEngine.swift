@@ -10,11 +10,6 @@ enum MigrationEngine {
     /// How the note that the store's version was named (`--from`, `adopt --as`) begins.
     static let sourceTakenFromPrefix = "the store's version is taken from "
 
-    /// The versions whose hashes the store has exactly (several when `match` says ambiguous).
-    static func tiedVersions(_ match: MatchResult) -> [String] {
-        match.candidates.filter(\.hashesMatch).map(\.version)
-    }
-
     static func prepare(store: OpenedStore, readout: StoreReadout, catalog: Catalog, options: MigrationOptions) throws -> MigrationPreparation {
         let path = store.probe.path
         guard readout.isCoreDataStore else {
@@ -50,6 +45,8 @@ enum MigrationEngine {
             if let name, !names.contains(name) { throw MigrationError.unknownVersion(name: name, role: role, known: names) }
         }
         let match = StoreMatcher.match(store: store, readout: readout, catalog: catalog)
+        // The version the store goes to: `--to`, else the plan's default (`StagePlanner.defaultTarget`).
+        let intendedTarget = options.targetVersion ?? StagePlanner.defaultTarget(catalog)
         var preparation = MigrationPreparation(
             match: match, sourceVersion: nil, sourceChoice: nil, plan: nil, mappings: [], analysis: nil, refusals: [], notes: [])
         func refuse(_ code: MigrationRefusal.Code, _ message: String, remedy: String) {
@@ -62,7 +59,7 @@ enum MigrationEngine {
             // it lacks dropped and recomputed, uncounted (a review's ages all became 0).
             // `--from` says which of the versions the hashes fit equally, or names a version
             // where none fits.
-            let fitting = match.candidates.filter(\.hashesMatch).map(\.version)
+            let fitting = match.versionsWithItsHashes
             if match.outcome == .newer, fitting.isEmpty {
                 // Newer than every version the catalog knows (an entity or column none has): a
                 // newer app wrote it. Read through the version named, it would lose what that
@@ -93,14 +90,14 @@ enum MigrationEngine {
                 preparation.sourceVersion = match.diagnosis.adoptAs
                 preparation.sourceChoice = .adopted
                 preparation.notes.append("the store carries no hashes that name its version; its tables fit \(match.diagnosis.adoptAs ?? "") with only benign differences, so it is taken as \(match.diagnosis.adoptAs ?? "")")
-            case .newer where match.candidates.contains(where: { $0.hashesMatch && $0.version == (options.targetVersion ?? StagePlanner.defaultTarget(catalog)) }):
+            case .newer where match.candidates.contains(where: { $0.hashesMatch && $0.version == intendedTarget }):
                 // Matched as a version after the target only by what hashes leave out (an
                 // index): its hashes are the target's, so Core Data opens it as the target, as
                 // `match` predicts. A review's upgrade refused it as newer and, with
                 // --on-failure clean, left an empty store in its place.
                 // Or it is the target, after the catalog's current version (`--to`, or the default
                 // target when the stages end past the current version: `StagePlanner.defaultTarget`).
-                let target = options.targetVersion ?? StagePlanner.defaultTarget(catalog) ?? ""
+                let target = intendedTarget ?? ""
                 preparation.sourceVersion = target
                 preparation.sourceChoice = .matched
                 if match.version == target {
@@ -110,7 +107,7 @@ enum MigrationEngine {
                 }
             case .newer where match.outcome == .newer && match.candidates.contains(where: { $0.hashesMatch && $0.version == match.version }):
                 // Exactly a version of the catalog after its current one: match calls it newer.
-                let target = options.targetVersion ?? StagePlanner.defaultTarget(catalog) ?? "the target"
+                let target = intendedTarget ?? "the target"
                 if let found = match.version, let index = names.firstIndex(of: found), let targetIndex = names.firstIndex(of: target), index < targetIndex {
                     // Before the target still (`--to` a later version): the store is that version,
                     // as `MigrationVerifier` recognised it when it was written. A review's
@@ -132,8 +129,8 @@ enum MigrationEngine {
                 refuse(.storeNewer, "the store is newer than every version the catalog knows (nearest: \(match.version ?? "none")): \(match.diagnosis.reasons.first ?? "")",
                        remedy: "never downgrade a store; add the newer version to the catalog (storerescue catalog learn) if it is the app's")
             case .ambiguous where options.sourceVersionOption != "--as"
-                && (options.targetVersion ?? StagePlanner.defaultTarget(catalog)).map({ target in
-                    MigrationVerifier.isAtTarget(match, target: target) && !StagePlanner.stagesName(anyOf: Self.tiedVersions(match), besides: target, in: catalog)
+                && intendedTarget.map({ target in
+                    MigrationVerifier.isAtTarget(match, target: target) && !StagePlanner.stagesName(anyOf: match.versionsWithItsHashes, besides: target, in: catalog)
                 }) == true:
                 // Its hashes are exactly the target's and another version's (the catalog has
                 // versions Core Data cannot tell apart: it treats them as one model and opens the
@@ -145,15 +142,15 @@ enum MigrationEngine {
                 // store may be V1, whose stage must run, and `NSStagedMigrationManager` refuses
                 // such stages anyway ("duplicate version checksums"); a review's V1 store was
                 // called already at V2, exit 2, its stage never run.
-                let target = options.targetVersion ?? StagePlanner.defaultTarget(catalog) ?? ""
-                let tied = match.candidates.filter(\.hashesMatch).map(\.version)
+                let target = intendedTarget ?? ""
+                let tied = match.versionsWithItsHashes
                 preparation.sourceVersion = target
                 preparation.sourceChoice = .matched
                 preparation.notes.append(
                     "the store's hashes are exactly those of \(tied.joined(separator: ", ")) (match says ambiguous): Core Data cannot tell versions with the same hashes apart "
                         + "and opens it as \(target), the target, so it is taken as \(target); give them distinct hashes (versionHashModifier) to tell them apart")
             case .ambiguous:
-                let tied = match.candidates.filter(\.hashesMatch).map(\.version)
+                let tied = match.versionsWithItsHashes
                 refuse(.storeNotIdentified, "the store fits \(tied.joined(separator: ", ")) equally (the same hashes): its version cannot be told",
                        remedy: "name it with \(options.sourceVersionOption) VERSION, or give the versions distinct hashes (versionHashModifier)")
             case .drifted:

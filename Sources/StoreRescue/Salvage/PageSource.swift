@@ -75,7 +75,12 @@ final class PageSource {
         mainDescriptor = descriptor
         fileSize = Int64(info.st_size)
 
-        let (walDescriptor, log, issue) = Self.openWriteAheadLog(path: path + "-wal")
+        let opened: (Int32, WriteAheadLog?, String?)
+        do { opened = try Self.openWriteAheadLog(path: path + "-wal") } catch {
+            close(descriptor)
+            throw error
+        }
+        let (walDescriptor, log, issue) = opened
         var headerBytes = [UInt8](repeating: 0, count: 100)
         let headerRead = FileReading.read(descriptor, into: &headerBytes, at: 0)
         if headerRead < 100 { headerBytes = Array(headerBytes.prefix(max(0, headerRead))) }
@@ -156,12 +161,18 @@ final class PageSource {
     }
 
     /// Opens the `-wal` beside the store when it is a regular file, and reads its committed frames.
-    private static func openWriteAheadLog(path: String) -> (Int32, WriteAheadLog?, String?) {
+    private static func openWriteAheadLog(path: String) throws -> (Int32, WriteAheadLog?, String?) {
         var info = stat()
         guard lstat(path, &info) == 0 else { return (-1, nil, nil) }
         guard info.st_mode & S_IFMT == S_IFREG else { return (-1, nil, "it is not a regular file") }
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else { return (-1, nil, "it cannot be opened: \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            let code = errno
+            // No descriptor left is the limit's fault, not the -wal's: read without it, the
+            // salvage would leave its committed frames out with only a note.
+            if code == EMFILE || code == ENFILE { throw StoreAccessError.cannotOpen(path: path, code: code) }
+            return (-1, nil, "it cannot be opened: \(String(cString: strerror(code)))")
+        }
         guard info.st_size > Int64(WriteAheadLog.headerSize) else {
             close(descriptor)
             return (-1, nil, nil)  // empty: SQLite has nothing to apply either

@@ -488,7 +488,7 @@ final class UpgradeRun {
             let version: String?
             if let requested {
                 let match = StoreMatcher.match(store: store, readout: readout, catalog: catalog)
-                let fitting = match.candidates.filter(\.hashesMatch).map(\.version)
+                let fitting = match.versionsWithItsHashes
                 // A name the catalog lacks is a usage error (exit 64, the engine's), not a contradiction.
                 let isKnown = catalog.versions.contains { $0.name == requested }
                 if isKnown, match.outcome == .exact, let found = match.version, found != requested {

@@ -52,6 +52,23 @@ struct InspectCommandTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
     }
 
+    /// The store opened but no descriptor left for its `-wal`: salvage stops there, naming the
+    /// `-wal` and the limit (exit 74). It went on with a note ("it cannot be opened"), without
+    /// the `-wal`'s committed frames, and failed only later, at its own new file.
+    @Test(.enabled(if: Samples.available, "needs the shared samples"))
+    func noFileDescriptorLeftForTheWALStopsTheSalvage() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("store.sqlite")
+        for suffix in ["", "-wal", "-shm"] {
+            try FileManager.default.copyItem(at: Samples.url("lineages/SyncMetadata/SyncMetadata_V3.sqlite" + suffix), to: URL(fileURLWithPath: store + suffix))
+        }
+        let result = try BackupFixtures.run(
+            "/bin/sh", ["-c", "ulimit -n 4 && exec \"$@\"", "sh", CommandRunner.executable.path, "salvage", store, "--out", directory.path("out.sqlite")])
+        #expect(result.status == ExitStatus.ioError.rawValue, "\(result.standardError)")
+        #expect(result.standardError.hasPrefix("Error: \(store)-wal: cannot be opened, no file descriptor left"), "\(result.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path("out.sqlite")))
+    }
+
     /// A `-wal` the user cannot read: the input is unreadable (66, "run as a user that can read
     /// the file"), not a failed private copy (74, "free space in $TMPDIR"), as a review found.
     /// Run as `nobody` through setpriv, since root reads any file.
