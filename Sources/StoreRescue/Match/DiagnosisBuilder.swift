@@ -76,7 +76,7 @@ struct DiagnosisBuilder {
     private func assessment(from version: String) -> (MigrationEngine.Assessment?, String?) {
         do {
             return (try MigrationEngine.assess(
-                store: work.store, readout: work.readout, catalog: catalog, from: version, to: nil, handlers: [], depth: .refusalsOnly), nil)
+                store: work.store, readout: work.readout, catalog: catalog, from: version, to: nil, handlers: [], depth: .refusalsOnly, memo: work.memo), nil)
         } catch {
             return (nil, "the plan could not be worked out: \(error)")
         }

@@ -24,8 +24,14 @@ public enum StoreMatcher {
     /// Matches a store that is already open and read (so `migrate` and `upgrade` weigh exactly
     /// what they go on to transform).
     public static func match(store: OpenedStore, readout: StoreReadout, catalog: Catalog) -> MatchResult {
+        match(store: store, readout: readout, catalog: catalog, memo: nil)
+    }
+
+    /// `match`, whose diagnosis keeps its assessment in `memo` (or takes it from there), for the
+    /// migration engine reading the same store with the same catalog (`AssessmentMemo`).
+    static func match(store: OpenedStore, readout: StoreReadout, catalog: Catalog, memo: AssessmentMemo?) -> MatchResult {
         guard readout.isCoreDataStore else { return notCoreData(report: readout.report, catalog: catalog) }
-        var matching = MatchWork(readout: readout, store: store, catalog: catalog)
+        var matching = MatchWork(readout: readout, store: store, catalog: catalog, memo: memo)
         return matching.run()
     }
 
@@ -58,10 +64,14 @@ struct MatchWork {
     /// The entities the store names: `Z_PRIMARYKEY` (history aside) and the evidence hashes.
     let storeEntityNames: Set<String>
 
-    init(readout: StoreReadout, store: OpenedStore, catalog: Catalog) {
+    /// Where the diagnosis keeps its assessment for the engine (`AssessmentMemo`).
+    let memo: AssessmentMemo?
+
+    init(readout: StoreReadout, store: OpenedStore, catalog: Catalog, memo: AssessmentMemo? = nil) {
         self.readout = readout
         self.store = store
         self.catalog = catalog
+        self.memo = memo
         if let stored = readout.metadata?.versionHashes, !stored.isEmpty {
             evidenceHashes = stored
             evidenceSource = "stored hashes"

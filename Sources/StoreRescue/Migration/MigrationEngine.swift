@@ -10,7 +10,13 @@ enum MigrationEngine {
     /// How the note that the store's version was named (`--from`, `adopt --as`) begins.
     static let sourceTakenFromPrefix = "the store's version is taken from "
 
-    static func prepare(store: OpenedStore, readout: StoreReadout, catalog: Catalog, options: MigrationOptions) throws -> MigrationPreparation {
+    /// - Parameter memo: assessments of this reading of the store already made, or to keep
+    ///   (`AssessmentMemo`); nil: one for this call, so `match`'s diagnosis makes the engine's.
+    static func prepare(
+        store: OpenedStore, readout: StoreReadout, catalog: Catalog, options: MigrationOptions, memo: AssessmentMemo? = nil
+    ) throws -> MigrationPreparation {
+        let depth: MigrationAnalyzer.Depth = options.isDryRun ? .forecast : .full
+        let memo = memo ?? AssessmentMemo(depth: depth)
         let path = store.probe.path
         guard readout.isCoreDataStore else {
             if let error = readout.report.error { throw StoreAccessError.rejected(path: path, kind: readout.report.kind, reason: error.message) }
@@ -44,7 +50,7 @@ enum MigrationEngine {
         for (name, role) in [(options.sourceVersion, options.sourceVersionOption), (options.targetVersion, "--to")] {
             if let name, !names.contains(name) { throw MigrationError.unknownVersion(name: name, role: role, known: names) }
         }
-        let match = StoreMatcher.match(store: store, readout: readout, catalog: catalog)
+        let match = StoreMatcher.match(store: store, readout: readout, catalog: catalog, memo: memo)
         // The version the store goes to: `--to`, else the plan's default (`StagePlanner.defaultTarget`).
         let intendedTarget = options.targetVersion ?? StagePlanner.defaultTarget(catalog)
         var preparation = MigrationPreparation(
@@ -173,7 +179,7 @@ enum MigrationEngine {
 
         // 2. The plan, the mappings, and what the data says.
         let assessment = try assess(
-            store: store, readout: readout, catalog: catalog, from: source, to: options.targetVersion, handlers: options.handlers, depth: options.isDryRun ? .forecast : .full)
+            store: store, readout: readout, catalog: catalog, from: source, to: options.targetVersion, handlers: options.handlers, depth: depth, memo: memo)
         preparation.plan = assessment.plan
         preparation.notes += assessment.plan.notes
         preparation.mappings = assessment.mappings
@@ -284,8 +290,22 @@ enum MigrationEngine {
     }
 
     /// Plans from `from` to `to`, builds each hop's mapping and asks the data (`depth`): the one
-    /// path `match`'s diagnosis and `migrate` share.
+    /// path `match`'s diagnosis and `migrate` share. With `memo`, an assessment of the same path
+    /// made earlier for this reading of the store is taken as it is (`AssessmentMemo`).
     static func assess(
+        store: OpenedStore, readout: StoreReadout, catalog: Catalog, from source: String, to target: String?,
+        handlers: [CustomStageHandlers], depth: MigrationAnalyzer.Depth, memo: AssessmentMemo? = nil
+    ) throws -> Assessment {
+        // Handlers can add refusals: such an assessment is neither kept nor taken.
+        guard let memo, handlers.isEmpty else {
+            return try assessOnce(store: store, readout: readout, catalog: catalog, from: source, to: target, handlers: handlers, depth: depth)
+        }
+        return try memo.assessment(from: source, to: target, depth: depth) { depth in
+            try assessOnce(store: store, readout: readout, catalog: catalog, from: source, to: target, handlers: handlers, depth: depth)
+        }
+    }
+
+    private static func assessOnce(
         store: OpenedStore, readout: StoreReadout, catalog: Catalog, from source: String, to target: String?,
         handlers: [CustomStageHandlers], depth: MigrationAnalyzer.Depth
     ) throws -> Assessment {

@@ -196,8 +196,13 @@ public final class SQLiteConnection {
         return error
     }
 
+    /// Sees the SQL of every statement the connection runs (`prepare`, `execute`), before it
+    /// runs: for tests that count what a command asks the data (`AssessmentMemoTests`).
+    var statementObserver: ((String) -> Void)?
+
     /// Runs one or more statements that return no rows of interest.
     public func execute(_ sql: String) throws {
+        statementObserver?(sql)
         let rc = sqlite3_exec(handle, sql, nil, nil, nil)
         guard rc == SQLITE_OK else { throw lastError(rc, sql: sql) }
     }

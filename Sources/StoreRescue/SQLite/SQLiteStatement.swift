@@ -8,6 +8,7 @@ public final class SQLiteStatement {
     public let sql: String
 
     init(connection: SQLiteConnection, sql: String) throws {
+        connection.statementObserver?(sql)
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v2(connection.handle, sql, -1, &statement, nil)
         guard rc == SQLITE_OK, let statement else {

@@ -462,7 +462,17 @@ final class UpgradeRun {
     /// The engine's preparation. `adopt` without `--as` passes the version `match` found as the
     /// source: said as matched (or adopted), not "requested" (a review).
     private func prepare(store: OpenedStore, readout: StoreReadout) throws -> MigrationPreparation {
-        var preparation = try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: try migrationOptions(store: store, readout: readout))
+        // One memo per reading: every match of this store below, and the engine, assess each
+        // path once. `adopt` plans from the store's version to itself, which asks the data
+        // nothing: its matches' diagnoses need only what decides refusals.
+        let memo: AssessmentMemo
+        if case .adopt = options.mode {
+            memo = AssessmentMemo(depth: .refusalsOnly)
+        } else {
+            memo = AssessmentMemo(depth: options.isDryRun ? .forecast : .full)
+        }
+        let migration = try migrationOptions(store: store, readout: readout, memo: memo)
+        var preparation = try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: migration, memo: memo)
         if case .adopt(nil) = options.mode, preparation.sourceChoice == .requested {
             preparation.sourceChoice = preparation.match.outcome == .exact ? .matched : .adopted
             preparation.notes.removeAll { $0.hasPrefix(MigrationEngine.sourceTakenFromPrefix) }
@@ -478,7 +488,7 @@ final class UpgradeRun {
     }
 
     /// The migration engine's options: `adopt` plans from the store's version to itself.
-    private func migrationOptions(store: OpenedStore, readout: StoreReadout) throws -> MigrationOptions {
+    private func migrationOptions(store: OpenedStore, readout: StoreReadout, memo: AssessmentMemo) throws -> MigrationOptions {
         var migration = MigrationOptions(
             targetVersion: options.targetVersion, sourceVersion: options.sourceVersion, isDryRun: options.isDryRun,
             followsSymlinks: false, fullIntegrityCheck: options.fullIntegrityCheck)
@@ -487,7 +497,7 @@ final class UpgradeRun {
             migration.sourceVersionOption = "--as"
             let version: String?
             if let requested {
-                let match = StoreMatcher.match(store: store, readout: readout, catalog: catalog)
+                let match = StoreMatcher.match(store: store, readout: readout, catalog: catalog, memo: memo)
                 let fitting = match.versionsWithItsHashes
                 // A name the catalog lacks is a usage error (exit 64, the engine's), not a contradiction.
                 let isKnown = catalog.versions.contains { $0.name == requested }
@@ -505,7 +515,7 @@ final class UpgradeRun {
                 }
                 version = requested
             } else {
-                let match = StoreMatcher.match(store: store, readout: readout, catalog: catalog)
+                let match = StoreMatcher.match(store: store, readout: readout, catalog: catalog, memo: memo)
                 version = match.outcome == .exact ? match.version : match.diagnosis.adoptAs
             }
             migration.sourceVersion = version ?? options.sourceVersion
@@ -733,7 +743,8 @@ final class UpgradeRun {
             let migrateStarted = Date()
             progress?(UpgradeProgress(phase: .migrate, fraction: 0))
             let file = workspace.path("upgraded.sqlite")
-            let migrationOptions = try self.migrationOptions(store: reading.store, readout: reading.readout)
+            // `migrate` mode: the options ask `match` nothing (only `adopt`'s do).
+            let migrationOptions = try self.migrationOptions(store: reading.store, readout: reading.readout, memo: AssessmentMemo(depth: .refusalsOnly))
             var migration = MigrationReport(store: storePath, output: file, catalog: catalog, options: migrationOptions, preparation: reading.preparation)
             migration.dryRun = false
             migration.output = storePath
