@@ -7,6 +7,15 @@ import Foundation
 enum MigrationEngine {
     // MARK: - Deciding
 
+    /// How deep the diagnosis of `prepare`'s match assesses: as deep as the engine's own
+    /// assessment when that is the path the diagnosis assesses (to the default target), so the
+    /// engine takes it (`AssessmentMemo`); only what decides refusals when a `--to` is named,
+    /// a path of its own.
+    static func memoDepth(_ options: MigrationOptions) -> MigrationAnalyzer.Depth {
+        guard options.targetVersion == nil else { return .refusalsOnly }
+        return options.isDryRun ? .forecast : .full
+    }
+
     /// How the note that the store's version was named (`--from`, `adopt --as`) begins.
     static let sourceTakenFromPrefix = "the store's version is taken from "
 
@@ -16,7 +25,7 @@ enum MigrationEngine {
         store: OpenedStore, readout: StoreReadout, catalog: Catalog, options: MigrationOptions, memo: AssessmentMemo? = nil
     ) throws -> MigrationPreparation {
         let depth: MigrationAnalyzer.Depth = options.isDryRun ? .forecast : .full
-        let memo = memo ?? AssessmentMemo(depth: depth)
+        let memo = memo ?? AssessmentMemo(depth: Self.memoDepth(options))
         let path = store.probe.path
         guard readout.isCoreDataStore else {
             if let error = readout.report.error { throw StoreAccessError.rejected(path: path, kind: readout.report.kind, reason: error.message) }

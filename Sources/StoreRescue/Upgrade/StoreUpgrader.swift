@@ -462,17 +462,16 @@ final class UpgradeRun {
     /// The engine's preparation. `adopt` without `--as` passes the version `match` found as the
     /// source: said as matched (or adopted), not "requested" (a review).
     private func prepare(store: OpenedStore, readout: StoreReadout) throws -> MigrationPreparation {
-        // One memo per reading: every match of this store below, and the engine, assess each
-        // path once. `adopt` plans from the store's version to itself, which asks the data
-        // nothing: its matches' diagnoses need only what decides refusals.
-        let memo: AssessmentMemo
-        if case .adopt = options.mode {
-            memo = AssessmentMemo(depth: .refusalsOnly)
-        } else {
-            memo = AssessmentMemo(depth: options.isDryRun ? .forecast : .full)
-        }
+        // `adopt`'s options match the store, and so does the engine: one memo, so both
+        // diagnoses assess once (`AssessmentMemo`). Adopt plans from the store's version to
+        // itself, which asks the data nothing: the diagnoses need only what decides refusals.
+        // Other modes match in the engine alone, which makes its own memo.
+        let memo = AssessmentMemo(depth: .refusalsOnly)
         let migration = try migrationOptions(store: store, readout: readout, memo: memo)
-        var preparation = try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: migration, memo: memo)
+        let isAdopting: Bool
+        if case .adopt = options.mode { isAdopting = true } else { isAdopting = false }
+        var preparation = try MigrationEngine.prepare(
+            store: store, readout: readout, catalog: catalog, options: migration, memo: isAdopting ? memo : nil)
         if case .adopt(nil) = options.mode, preparation.sourceChoice == .requested {
             preparation.sourceChoice = preparation.match.outcome == .exact ? .matched : .adopted
             preparation.notes.removeAll { $0.hasPrefix(MigrationEngine.sourceTakenFromPrefix) }

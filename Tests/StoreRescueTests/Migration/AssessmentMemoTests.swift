@@ -68,6 +68,24 @@ import Testing
         }
     }
 
+    /// `--to` named is another path than the default target the diagnosis assesses: the
+    /// engine's plan says the target was requested, and its own assessment is made.
+    @Test func aNamedTargetIsAssessedForItself() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: false)
+        let path = try fixture.catsStore(cats: 4, owners: 1, catalog: catalog)
+        let (store, readout) = try opened(path)
+        var preparation: MigrationPreparation?
+        let seen = try scans(on: store) {
+            preparation = try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: MigrationOptions(targetVersion: "V2"))
+        }
+        let prepared = try #require(preparation)
+        #expect(prepared.plan?.targetChoice == .requested)
+        #expect(prepared.refusals.contains { $0.code == .mandatoryValueMissing })
+        // The diagnosis's scans (what decides refusals) and the engine's (everything).
+        #expect(Set(seen.map { $0.components(separatedBy: " FROM ").last ?? "" }).count * 2 == seen.count, "\(seen)")
+    }
+
     /// Swift handlers can add refusals: an assessment made with them is not kept, nor taken.
     @Test func anAssessmentWithHandlersIsNeverShared() throws {
         let fixture = try UpgradeFixture()
