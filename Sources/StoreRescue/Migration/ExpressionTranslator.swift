@@ -75,7 +75,7 @@ struct ExpressionTranslator {
                 let close: Unicode.Scalar = c == "[" ? "]" : c
                 let end = try Self.closing(close, in: scalars, from: index, what: "quoted name")
                 var name = String(String.UnicodeScalarView(scalars[(index + 1)..<end]))
-                if c != "[" { name = name.replacingOccurrences(of: String(c) + String(c), with: String(c)) }
+                if c != "[" { name = name.replacingLiterally(String(c) + String(c), with: String(c)) }
                 if peekNonSpace(from: end + 1) == "." { throw Failure(reason: "\"\(name)\" is qualified with a table name; name the property alone") }
                 guard let sql = scope[name] else { throw unknown(name) }
                 output += "(" + sql + ")"
@@ -181,7 +181,7 @@ struct ExpressionTranslator {
             throw Failure(reason: "\(function)'s format must be a string literal ('%05d'), so that its widths can be checked")
         }
         let close = try closing("'", in: scalars, from: i, what: "string")
-        let format = Array(String(String.UnicodeScalarView(scalars[(i + 1)..<close])).replacingOccurrences(of: "''", with: "'").unicodeScalars)
+        let format = Array(String(String.UnicodeScalarView(scalars[(i + 1)..<close])).replacingLiterally("''", with: "'").unicodeScalars)
         var j = 0
         while j < format.count {
             guard format[j] == "%" else { j += 1; continue }

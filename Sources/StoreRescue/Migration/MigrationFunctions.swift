@@ -104,7 +104,7 @@ enum MigrationFunctions {
     /// that does not convert (or a required one left NULL) instead of failing with its error —
     /// that value is the conversion check's to report (134140), or the writer's (exit 3).
     static func nonStopping(_ sql: String) -> String {
-        sql.replacingOccurrences(of: convert + "(", with: convertOrNull + "(").replacingOccurrences(of: missing + "(", with: missingOrNull + "(")
+        sql.replacingLiterally(convert + "(", with: convertOrNull + "(").replacingLiterally(missing + "(", with: missingOrNull + "(")
     }
 
     /// `sql` with `storerescue_convert` replaced by its twin that keeps a value that does not
@@ -113,7 +113,7 @@ enum MigrationFunctions {
     /// not missing, and is that hop's conversion check's to report (134140), not a later hop's
     /// required-value check's (134110).
     static func keepingUnconverted(_ sql: String) -> String {
-        sql.replacingOccurrences(of: convert + "(", with: convertOrKeep + "(").replacingOccurrences(of: missing + "(", with: missingOrNull + "(")
+        sql.replacingLiterally(convert + "(", with: convertOrKeep + "(").replacingLiterally(missing + "(", with: missingOrNull + "(")
     }
 
     /// Written before every call of a function whose result differs at each call (`uuid()`,
@@ -141,7 +141,7 @@ enum MigrationFunctions {
         guard sql.contains(drawnMark) else { return sql }
         var result = sql
         for name in ExpressionTranslator.drawnFunctions {
-            result = result.replacingOccurrences(of: drawnMark + name + "(", with: probeName(name, probe: probe) + "(")
+            result = result.replacingLiterally(drawnMark + name + "(", with: probeName(name, probe: probe) + "(")
         }
         return result
     }

@@ -18,7 +18,7 @@ enum SQLLiteral {
 
     /// `'text'` with inner quotes doubled.
     static func string(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        "'" + text.replacingLiterally("'", with: "''") + "'"
     }
 
     /// `base."ZTABLE"`.

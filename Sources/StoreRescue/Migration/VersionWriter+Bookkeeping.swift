@@ -118,13 +118,28 @@ extension VersionWriter {
     }
 
     /// One `CREATE TABLE` statement, no virtual table, nothing after it.
+    ///
+    /// Looked at byte for byte (`hasSemicolon`, `words`): Swift compares characters, and a `;`
+    /// followed by a combining mark is another character than `;` — `contains(";")` was false
+    /// for `CREATE TABLE t(a);\u{301} …`, which `execute` then ran past its first statement.
     static func isPlainCreateTable(_ sql: String) -> Bool {
-        let upper = sql.uppercased().trimmingCharacters(in: .whitespacesAndNewlines)
-        return upper.hasPrefix("CREATE TABLE") && !upper.contains(";") && !upper.contains(" AS SELECT")
+        let words = words(of: sql)
+        return words.starts(with: ["CREATE", "TABLE"]) && !hasSemicolon(sql)
+            && !zip(words, words.dropFirst()).contains { $0 == "AS" && $1.hasPrefix("SELECT") }
     }
 
     static func isPlainCreateIndex(_ sql: String) -> Bool {
-        let upper = sql.uppercased().trimmingCharacters(in: .whitespacesAndNewlines)
-        return (upper.hasPrefix("CREATE INDEX") || upper.hasPrefix("CREATE UNIQUE INDEX")) && !upper.contains(";")
+        let words = words(of: sql)
+        return (words.starts(with: ["CREATE", "INDEX"]) || words.starts(with: ["CREATE", "UNIQUE", "INDEX"])) && !hasSemicolon(sql)
+    }
+
+    private static func hasSemicolon(_ sql: String) -> Bool {
+        sql.utf8.contains(UInt8(ascii: ";"))
+    }
+
+    /// `sql` in upper case, split at ASCII white space (SQLite's: space, tab, newline, form
+    /// feed, carriage return), so `AS\nSELECT` is the two words it is to SQLite.
+    private static func words(of sql: String) -> [String] {
+        sql.uppercased().utf8.split { [9, 10, 12, 13, 32].contains($0) }.map { String(decoding: $0, as: UTF8.self) }
     }
 }

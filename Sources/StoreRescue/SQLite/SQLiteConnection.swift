@@ -261,6 +261,6 @@ extension String {
     /// This string as a quoted SQL identifier: wrapped in double quotes, inner quotes doubled.
     /// Every identifier that comes from a store goes through here.
     public var quotedSQLIdentifier: String {
-        "\"" + replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        "\"" + replacingLiterally("\"", with: "\"\"") + "\""
     }
 }

@@ -72,7 +72,7 @@ extension SalvageRun {
             }
             // SQLite reads a statement's text up to its first NUL: a name holding one (damage,
             // or a hostile file) could not be written into the new store as it is.
-            let name = Self.writable(entry.name.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}"))
+            let name = Self.writable(entry.name.replacingLiterally("\u{0}", with: "\u{FFFD}"))
             guard var definition = parser.parse(name: name, sql: sql, rootPage: entry.rootPage) else {
                 notes.append("table \(name): its CREATE TABLE statement cannot be read; its rows count as lost and found")
                 continue

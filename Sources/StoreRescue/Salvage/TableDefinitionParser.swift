@@ -150,7 +150,7 @@ final class TableDefinitionParser {
             return .real(real)
         }
         if text.count >= 2, text.hasPrefix("'"), text.hasSuffix("'") {
-            return .text(String(text.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'"))
+            return .text(String(text.dropFirst().dropLast()).replacingLiterally("''", with: "'"))
         }
         if text.count >= 3, text.uppercased().hasPrefix("X'"), text.hasSuffix("'") {
             let hex = Array(text.dropFirst(2).dropLast())

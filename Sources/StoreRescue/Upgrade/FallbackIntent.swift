@@ -261,6 +261,6 @@ enum IncidentFiles {
 enum ShellQuote {
     static func quote(_ text: String) -> String {
         let safe = text.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || "/._-+:@%".unicodeScalars.contains($0) }
-        return safe && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return safe && !text.isEmpty ? text : "'" + text.replacingLiterally("'", with: "'\\''") + "'"
     }
 }
