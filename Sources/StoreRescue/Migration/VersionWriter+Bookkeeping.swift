@@ -121,7 +121,8 @@ extension VersionWriter {
     ///
     /// Looked at byte for byte (`hasSemicolon`, `words`): Swift compares characters, and a `;`
     /// followed by a combining mark is another character than `;` — `contains(";")` was false
-    /// for `CREATE TABLE t(a);\u{301} …`, which `execute` then ran past its first statement.
+    /// for `CREATE TABLE t(a);\u{301} …`, which `execute` was then handed whole (SQLite stopped at
+    /// the mark, a syntax error; the check must not rest on that).
     static func isPlainCreateTable(_ sql: String) -> Bool {
         let words = words(of: sql)
         return words.starts(with: ["CREATE", "TABLE"]) && !hasSemicolon(sql)
