@@ -171,6 +171,11 @@ public struct MigrationRefusal: Sendable, Equatable, Codable {
         /// `upgrade` only: an undamaged store names its version by its stored hashes, and no
         /// version of the catalog has them: the catalog lacks the store's version.
         case versionNotInCatalog
+        /// `upgrade` only: an undamaged store has the hashes of several versions of the catalog
+        /// (`match`: ambiguous), and the plan cannot tell which of them to start from (the
+        /// models differ in what hashes leave out, or several are staged): the catalog must give
+        /// them distinct hashes, or `--from` name the version the store is.
+        case versionsShareHashes
         /// The store is newer than the target: never downgrade.
         case storeNewer
         /// `upgrade` only: the store cannot be read as a store (damaged, truncated, not SQLite).
@@ -211,10 +216,10 @@ public struct MigrationRefusal: Sendable, Equatable, Codable {
 
     /// True for the refusals the catalog must change for, not the store: a custom stage or
     /// default of the models that does not hold, a stage plan that does not hold, a store newer
-    /// than the catalog's versions or of a version it lacks. The clean fallback never applies
-    /// to them.
+    /// than the catalog's versions or of a version it lacks, an undamaged store whose version
+    /// the catalog's identical hashes hide. The clean fallback never applies to them.
     public var isCatalogsFault: Bool {
-        [.invalidCustomStage, .plan, .storeNewer, .versionNotInCatalog].contains(code)
+        [.invalidCustomStage, .plan, .storeNewer, .versionNotInCatalog, .versionsShareHashes].contains(code)
     }
 
     /// The Core Data error the app would report for it.
@@ -224,7 +229,7 @@ public struct MigrationRefusal: Sendable, Equatable, Codable {
         case .typeChangeNotInferable, .structureNotInferable, .toManyHasSeveralLinks: return 134140
         case .uniquenessViolated: return 133021
         case .storeNewer: return 134100
-        case .invalidCustomStage, .plan, .storeNotIdentified, .versionNotInCatalog, .storeDamaged: return nil
+        case .invalidCustomStage, .plan, .storeNotIdentified, .versionNotInCatalog, .versionsShareHashes, .storeDamaged: return nil
         }
     }
 }

@@ -164,10 +164,30 @@ enum MigrationEngine {
                 preparation.notes.append(
                     "the store's hashes are exactly those of \(tied.joined(separator: ", ")) (match says ambiguous): Core Data cannot tell versions with the same hashes apart "
                         + "and opens it as \(target), the target, so it is taken as \(target); give them distinct hashes (versionHashModifier) to tell them apart")
+            case .ambiguous where options.sourceVersionOption != "--as"
+                && intendedTarget.flatMap({ target in
+                    StagePlanner.source(amongTied: match.versionsWithItsHashes, to: target, in: catalog, storeIdentifiers: readout.metadata?.versionIdentifiers)
+                }) != nil:
+                // Not at the target, and the plan can start from one of the tied versions only
+                // (`StagePlanner.source(amongTied:)`: the one the stages name, or one model but
+                // for its identifiers): Core Data loads the store with that model, since the
+                // hashes are identical, and migrates it. A review's healthy store was refused as
+                // not identified, and `--on-failure clean` replaced it by a clean one.
+                let tied = match.versionsWithItsHashes
+                let target = intendedTarget ?? ""
+                let source = StagePlanner.source(amongTied: tied, to: target, in: catalog, storeIdentifiers: readout.metadata?.versionIdentifiers) ?? ""
+                let why = catalog.stages.isEmpty
+                    ? "they are one model but for their version identifiers, so the migration to \(target) is the same from each"
+                    : "the stages name only \(source) of them, which is where NSStagedMigrationManager starts"
+                preparation.sourceVersion = source
+                preparation.sourceChoice = .matched
+                preparation.notes.append(
+                    "the store's hashes are exactly those of \(tied.joined(separator: ", ")) (match says ambiguous): \(why); it is taken as \(source)")
             case .ambiguous:
                 let tied = match.versionsWithItsHashes
+                let option = options.sourceVersionOption
                 refuse(.storeNotIdentified, "the store fits \(tied.joined(separator: ", ")) equally (the same hashes): its version cannot be told",
-                       remedy: "name it with \(options.sourceVersionOption) VERSION, or give the versions distinct hashes (versionHashModifier)")
+                       remedy: "name the version it is with \(option) VERSION (\(tied.map { "\(option) \($0)" }.joined(separator: " or "))), or give the versions distinct hashes (versionHashModifier)")
             case .drifted:
                 let candidates = match.candidates.prefix(3).map { "\($0.version) (score \(String(format: "%.2f", $0.score)))" }.joined(separator: ", ")
                 refuse(.storeNotIdentified, "the store matches no version of the catalog exactly; nearest: \(candidates)",

@@ -119,6 +119,38 @@ public enum StagePlanner {
         return versions.contains { $0 != target && claimed.contains($0) }
     }
 
+    /// The version a store is migrated from when its hashes are exactly those of every version
+    /// in `tied` (match: ambiguous) and `target` is not one of them; nil when the tie cannot be
+    /// resolved safely, and the catalog must tell them apart (or `--from` name it).
+    ///
+    /// - Staged: `NSStagedMigrationManager` finds the store's version among the versions its
+    ///   stages name, by checksum. Exactly one tied version named, before the target, is the one
+    ///   it starts from (the others are models it never looks at); two or more fail on the
+    ///   device ("duplicate version checksums") and could hide a custom stage between them
+    ///   (96b4510); none, 134504. One after the target lies on no path to it.
+    /// - Automatic (no stages): Core Data takes whichever model of the app fits the store. Only
+    ///   when the tied versions are all before the target and are one model but for their
+    ///   version identifiers is the inferred hop the same from each; then the one whose
+    ///   identifiers the store's metadata carries (`storeIdentifiers`) is named, else the first.
+    ///   Models that differ in what hashes leave out (a default, a renaming identifier) may map
+    ///   differently: not resolved.
+    static func source(amongTied tied: [String], to target: String, in catalog: Catalog, storeIdentifiers: [String]?) -> String? {
+        let names = catalog.versions.map(\.name)
+        guard tied.count > 1, !tied.contains(target), let end = names.firstIndex(of: target) else { return nil }
+        if !catalog.stages.isEmpty {
+            let claimed = Set(catalog.stages.flatMap(\.claimedVersions))
+            let staged = tied.filter(claimed.contains)
+            guard staged.count == 1, let start = names.firstIndex(of: staged[0]), start < end else { return nil }
+            return staged[0]
+        }
+        let versions = tied.compactMap { catalog.version(named: $0) }
+        guard versions.count == tied.count,
+            versions.allSatisfy({ (names.firstIndex(of: $0.name) ?? end) < end }),
+            versions.dropFirst().allSatisfy({ $0.model.entities == versions[0].model.entities })
+        else { return nil }
+        return versions.first { $0.versionIdentifiers == storeIdentifiers }?.name ?? versions[0].name
+    }
+
     /// The latest version any stage names, by catalog order.
     static func endOfStages(_ catalog: Catalog) -> String? {
         let claimed = Set(catalog.stages.flatMap(\.claimedVersions))

@@ -563,18 +563,32 @@ final class UpgradeRun {
     /// `refusals` with "not identified" told apart when it is the catalog's gap: the store is
     /// undamaged and names its version by its stored hashes, which no version of the catalog
     /// has (a review's healthy V2 store, against a catalog without V2, was quarantined for an
-    /// empty store by `--on-failure clean`). A store whose hashes were lost stays unidentified.
+    /// empty store by `--on-failure clean`), or which several versions have and the plan could
+    /// not choose between (`versionsShareHashes`: review rv6 R3's healthy store, V2 and V2b
+    /// tied, was replaced by a clean V3 store). A store whose hashes were lost, or a damaged
+    /// one, stays unidentified: a store to save.
     private func catalogsGaps(in refusals: [MigrationRefusal], of reading: Reading) -> [MigrationRefusal] {
+        let match = reading.preparation.match
         guard refusals.contains(where: { $0.code == .storeNotIdentified }),
-            reading.readout.metadata?.versionHashes?.isEmpty == false, reading.preparation.match.outcome != .ambiguous,
-            damage(of: reading.store) == nil
+            reading.readout.metadata?.versionHashes?.isEmpty == false, damage(of: reading.store) == nil
         else { return refusals }
         return refusals.map { refusal in
             guard refusal.code == .storeNotIdentified else { return refusal }
             var gap = refusal
-            gap.code = .versionNotInCatalog
-            gap.message += "; the store is undamaged and its metadata names its version by hashes the catalog has for no version"
-            gap.remedy = "add the version that wrote it to the catalog (its model, or `storerescue catalog learn` from a copy of this store), then upgrade again"
+            if match.outcome == .ambiguous {
+                // Taken as one of them, but its tables lack what that version lays out: not the tie.
+                guard reading.preparation.sourceVersion == nil else { return refusal }
+                let tied = match.versionsWithItsHashes
+                let option = isAdoptOnly ? "--as" : "--from"
+                gap.code = .versionsShareHashes
+                gap.message += "; the store is undamaged, and the catalog's versions \(tied.joined(separator: ", ")) have the same hashes"
+                gap.remedy = "give \(tied.joined(separator: " and ")) different models (a versionHashModifier on what differs) so that Core Data can tell them apart, "
+                    + "or name the version the store is with \(option) VERSION (\(tied.map { "\(option) \($0)" }.joined(separator: " or ")))"
+            } else {
+                gap.code = .versionNotInCatalog
+                gap.message += "; the store is undamaged and its metadata names its version by hashes the catalog has for no version"
+                gap.remedy = "add the version that wrote it to the catalog (its model, or `storerescue catalog learn` from a copy of this store), then upgrade again"
+            }
             return gap
         }
     }

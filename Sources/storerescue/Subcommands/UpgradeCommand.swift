@@ -19,7 +19,9 @@ struct UpgradeCommand: ParsableCommand {
             replaces the store atomically, after checking under its lock that it still is what \
             was backed up. A store that cannot be saved is left as it is (--on-failure \
             keep) or quarantined — moved, never deleted — and replaced by a clean store holding every \
-            row that can be salvaged, with an incident report (--on-failure clean). Exit status: 0 \
+            row that can be salvaged, with an incident report (--on-failure clean); never when \
+            the catalog must change instead (a custom stage that fails, a newer store, versions \
+            whose identical hashes hide the store's version). Exit status: 0 \
             upgraded; 2 already at the target (nothing written); 3 refused (nothing changed); 4 \
             adopted only; 5 fell back to a clean store; 64 usage; 65/66 input unreadable; 73/74 \
             cannot write; 75 the store is in use, changed since the backup, or the run was \

@@ -1,0 +1,190 @@
+import Foundation
+import Testing
+@testable import StoreRescue
+
+/// Review rv6 R3: an undamaged store whose hashes two versions of the catalog share (V2 and
+/// V2b: `match` says ambiguous), not at the target (V3). It was refused as `storeNotIdentified`,
+/// the refusal advising `--on-failure clean`, and `upgrade --on-failure clean` replaced the
+/// healthy store by a clean one. Now: when the plan can start from only one of the tied versions
+/// (the stages name one; or they are one model but for their identifiers), the store is taken as
+/// it and migrated, as Core Data would; otherwise the catalog must change (`versionsShareHashes`),
+/// and `--on-failure clean` leaves the store as it is.
+@Suite struct AmbiguousStoreBeforeTheTargetTests {
+    /// How the catalog names V2 and V2b.
+    enum Tie {
+        /// The stages name V1, V2 and V3; V2b is named by none.
+        case stagesNameOne
+        /// No stages; V2b is V2 but for its identifiers.
+        case identifiersOnly
+        /// No stages; V2b differs from V2 in what hashes leave out (a default value), so the
+        /// hop to V3 may differ with the version the store is.
+        case modelsDiffer
+    }
+
+    private func catalog(_ fixture: UpgradeFixture, _ tie: Tie) throws -> Catalog {
+        let path = fixture.directory.path("cats-tie-\(tie).json")
+        func v2(default value: Int?) -> String {
+            #"""
+            "entities": [
+              {"name": "Cat", "attributes": [{"name": "name", "type": "String"}, {"name": "age", "type": "Int16", "optional": true\#(value.map { #", "default": \#($0)"# } ?? "")}]},
+              {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]
+            """#
+        }
+        let stages = tie == .stagesNameOne ? #", "stages": [{"kind": "lightweight", "versions": ["V1", "V2", "V3"]}]"# : ""
+        let json = """
+            {"formatVersion": 1, "app": "Cats", "current": "V3", "versions": [
+              {"name": "V1", "entities": [
+                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}]},
+                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]},
+              {"name": "V2", \(v2(default: nil)), "identifiers": ["2"]},
+              {"name": "V2b", \(v2(default: tie == .modelsDiffer ? 7 : nil)), "identifiers": ["2b"]},
+              {"name": "V3", "identifiers": ["3"], "entities": [
+                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}, {"name": "age", "type": "Int16", "optional": true},
+                                               {"name": "nick", "type": "String", "optional": true}]},
+                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]}]\(stages)}
+            """
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
+        return try Catalog.load(path: path)
+    }
+
+    /// A V2 store (V2's identifiers) with `cats` cats of age 3 and one owner.
+    private func v2Store(_ fixture: UpgradeFixture, _ catalog: Catalog, cats: Int = 30) throws -> String {
+        let store = fixture.appFolder + "/Cats.sqlite"
+        let version = try #require(catalog.version(named: "V2"))
+        try StoreCreator.create(model: version.model, versionIdentifiers: nil, at: store)
+        let layout = try StoreLayoutBuilder.layout(for: version.model)
+        let catEnt = try #require(layout.entityNumber(of: "Cat"))
+        let ownerEnt = try #require(layout.entityNumber(of: "Owner"))
+        let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
+        try connection.execute("""
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(cats))
+            INSERT INTO ZCAT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZAGE) SELECT i, \(catEnt), 1, 'cat ' || i || ' ' || printf('%.*c', 300, 'x'), 3 FROM n;
+            INSERT INTO ZOWNER (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (1, \(ownerEnt), 1, 'owner 1');
+            UPDATE Z_PRIMARYKEY SET Z_MAX = \(cats) WHERE Z_NAME = 'Cat';
+            UPDATE Z_PRIMARYKEY SET Z_MAX = 1 WHERE Z_NAME = 'Owner';
+            PRAGMA wal_checkpoint(TRUNCATE);
+            """)
+        let match = StoreMatcher.match(storePath: store, catalog: catalog)
+        #expect(match.outcome == .ambiguous && match.versionsWithItsHashes == ["V2", "V2b"], "\(match.outcome) \(match.versionsWithItsHashes)")
+        return store
+    }
+
+    // MARK: - The tie resolved: migrated as the one version the plan can start from
+
+    @Test(arguments: [Tie.stagesNameOne, .identifiersOnly])
+    func upgradeMigratesTheStoreFromTheOneTiedVersionThePlanStartsFrom(_ tie: Tie) throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try catalog(fixture, tie)
+        let store = try v2Store(fixture, catalog)
+
+        let predicted = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(dryRun: true))
+        #expect(predicted.status == .upgraded && predicted.exitStatus == .success, "\(predicted.status) \(predicted.refusals.map(\.message))")
+        #expect(predicted.source?.version == "V2" && predicted.target?.version == "V3")
+        #expect(predicted.migration?.hops.map { "\($0.from) → \($0.to)" } == ["V2 → V3"])
+
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
+        #expect(report.status == .upgraded && report.exitStatus == .success, "\(report.status) \(report.refusals.map(\.message)) \(report.error?.message ?? "")")
+        #expect(report.fallback == nil)
+        #expect(report.notes.contains { $0.contains("V2, V2b") && $0.contains("taken as V2") }, "\(report.notes)")
+        let match = StoreMatcher.match(storePath: store, catalog: catalog)
+        #expect(match.outcome == .exact && match.version == "V3", "\(match.outcome) \(match.version ?? "")")
+        #expect(try UpgradeFixture.count("ZCAT", in: store, where: "ZAGE = 3") == 30)
+        #expect(try UpgradeFixture.count("ZOWNER", in: store) == 1)
+    }
+
+    @Test(arguments: [Tie.stagesNameOne, .identifiersOnly])
+    func migrateMigratesTheStoreFromTheOneTiedVersionThePlanStartsFrom(_ tie: Tie) throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try catalog(fixture, tie)
+        let store = try v2Store(fixture, catalog)
+        let output = fixture.directory.path("out.sqlite")
+        let dry = StoreMigrator.migrate(store: store, catalog: catalog, to: output, options: MigrationOptions(isDryRun: true))
+        #expect(dry.exitStatus == .success, "\(dry.status) \(dry.refusals.map(\.message))")
+        let run = StoreMigrator.migrate(store: store, catalog: catalog, to: output, options: MigrationOptions())
+        #expect(run.status == .migrated, "\(run.status) \(run.refusals.map(\.message)) \(run.error?.message ?? "")")
+        #expect(run.source?.version == "V2" && run.result?.verification.matchOutcome == "exact")
+        #expect(try UpgradeFixture.count("ZCAT", in: output, where: "ZAGE = 3") == 30)
+    }
+
+    // MARK: - The tie not resolved: the catalog's fault, never the clean fallback
+
+    @Test func anUnresolvedTieIsTheCatalogsFaultAndTheCleanFallbackLeavesTheStore() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try catalog(fixture, .modelsDiffer)
+        let store = try v2Store(fixture, catalog)
+        let before = try fixture.appFiles()
+        for dryRun in [true, false] {
+            let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean, dryRun: dryRun))
+            #expect(report.status == .refused && report.exitStatus == .refused, "dry run \(dryRun): \(report.status) \(report.refusals.map(\.message))")
+            #expect(report.fallback == nil && report.backup == nil)
+            #expect(report.refusals.map(\.code.rawValue) == ["versionsShareHashes"], "\(report.refusals.map(\.code))")
+            #expect(report.refusals.allSatisfy { $0.isCatalogsFault })
+            let remedy = report.refusals.first?.remedy ?? ""
+            #expect(remedy.contains("--from V2") && remedy.contains("--from V2b") && !remedy.contains("--on-failure"), "\(remedy)")
+            #expect(report.notes.contains { $0.hasPrefix("not falling back to a clean store: the catalog must change") }, "\(report.notes)")
+            let text = report.renderText()
+            #expect(!text.contains("Run with --on-failure clean") && text.contains("the catalog must change"), "\(text)")
+            #expect(try fixture.appFiles() == before, "dry run \(dryRun): the store changed")
+        }
+        #expect(!FileManager.default.fileExists(atPath: fixture.backups + "/quarantine"))
+
+        // migrate refuses it too (exit 3), naming --from with the tied versions.
+        let migrate = StoreMigrator.migrate(store: store, catalog: catalog, to: fixture.directory.path("out.sqlite"), options: MigrationOptions())
+        #expect(migrate.exitStatus == .refused, "\(migrate.status)")
+        #expect(migrate.refusals.contains { $0.remedy.contains("--from V2 or --from V2b") }, "\(migrate.refusals.map(\.remedy))")
+    }
+
+    /// A custom stage V1 → V2 between versions of the same hashes (96b4510: never taken as the
+    /// target V2): refused as the catalog's, and `--on-failure clean` leaves it.
+    @Test func aTieAcrossACustomStageIsNeverFallenBackToClean() throws {
+        let fixture = try UpgradeFixture()
+        let path = fixture.directory.path("cats-same.json")
+        let json = """
+            {"formatVersion": 1, "app": "Cats", "current": "V2", "versions": [
+              {"name": "V1", "entities": [
+                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}]},
+                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]},
+              {"name": "V2", "entities": [
+                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}]},
+                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]}],
+             "stages": [{"kind": "custom", "from": "V1", "to": "V2", "map": {"Cat": {"name": "upper(name)"}}}]}
+            """
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
+        let catalog = try Catalog.load(path: path)
+        let store = try fixture.catsStore(cats: 2, owners: 1, catalog: catalog)
+        let before = try fixture.appFiles()
+        for dryRun in [true, false] {
+            let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean, dryRun: dryRun))
+            #expect(report.status == .refused && report.exitStatus == .refused, "\(report.status) \(report.refusals.map(\.message))")
+            #expect(report.refusals.map(\.code.rawValue) == ["versionsShareHashes"], "\(report.refusals.map(\.code))")
+            #expect(try fixture.appFiles() == before)
+        }
+    }
+
+    /// A damaged store that is ambiguous is still a store to save: the fallback applies.
+    @Test func aDamagedAmbiguousStoreKeepsTheFallback() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try catalog(fixture, .modelsDiffer)
+        let store = try v2Store(fixture, catalog, cats: 200)
+        try UpgradeFixture.zeroPagesInTheMiddle(of: store, after: [0])
+        let kept = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options())
+        #expect(kept.status == .refused && kept.refusals.allSatisfy { !$0.isCatalogsFault }, "\(kept.refusals.map(\.code))")
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
+        #expect(report.status == .fellBackToClean, "\(report.status) \(report.refusals.map(\.code)) \(report.error?.message ?? "")")
+    }
+
+    // MARK: - adopt
+
+    /// `adopt` stamps the version a store is: a tie is refused, naming `--as` with each version.
+    @Test func adoptNamesAsWithTheTiedVersions() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try catalog(fixture, .identifiersOnly)
+        let store = try v2Store(fixture, catalog)
+        let before = try fixture.appFiles()
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(mode: .adopt(as: nil)))
+        #expect(report.status == .refused && report.exitStatus == .refused, "\(report.status)")
+        let remedies = report.refusals.map(\.remedy)
+        #expect(remedies.contains { $0.contains("--as V2 or --as V2b") } && !remedies.contains { $0.contains("--from") }, "\(remedies)")
+        #expect(try fixture.appFiles() == before)
+    }
+}
