@@ -4,6 +4,21 @@ extension MigrationReport {
     /// How many refusals the text lists before saying how many more there are.
     static let refusalsShownAsText = 50
 
+    /// What match said of a store taken as `source.version`: "matched exactly" only when it was
+    /// (a review's ambiguous and newer stores were said to be).
+    static func howMatched(_ source: Source) -> String {
+        switch source.matchOutcome {
+        case MatchResult.Outcome.ambiguous.rawValue:
+            return "matched by its hashes, which other versions share too (match: ambiguous)"
+        case MatchResult.Outcome.newer.rawValue where source.matchVersion == source.version:
+            return "matched exactly; match says newer: a version after the catalog's current one"
+        case MatchResult.Outcome.newer.rawValue:
+            return "matched by its hashes; match says newer \(source.matchVersion ?? ""), a later version that differs only in what hashes leave out"
+        default:
+            return "matched exactly"
+        }
+    }
+
     /// The report for people: what the store is, the plan hop by hop (only what changes), what
     /// is discarded, the refusals with what to do (the first 50), and the result.
     public func renderText() -> String {
@@ -16,7 +31,7 @@ extension MigrationReport {
             return out.text
         }
         if let source {
-            let how = source.choice == "matched" ? "matched exactly" : source.choice == "adopted" ? "adopted: its tables fit, it carries no hashes" : "given with --from"
+            let how = source.choice == "matched" ? Self.howMatched(source) : source.choice == "adopted" ? "adopted: its tables fit, it carries no hashes" : "given with --from"
             out.field("Store version", "\(source.version) (\(how))")
         }
         if let target {

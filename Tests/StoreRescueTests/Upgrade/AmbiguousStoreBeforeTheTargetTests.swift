@@ -187,4 +187,29 @@ import Testing
         #expect(remedies.contains { $0.contains("--as V2 or --as V2b") } && !remedies.contains { $0.contains("--from") }, "\(remedies)")
         #expect(try fixture.appFiles() == before)
     }
+
+    // MARK: - What migrate says of the match (review rv6 L2)
+
+    /// "matched exactly" only when match said exact: an ambiguous store, and one exactly at a
+    /// version after the catalog's current one (match: newer), are said as they were matched.
+    @Test func migrateSaysWhatTheMatchReallyWas() throws {
+        let fixture = try UpgradeFixture()
+        let tied = try catalog(fixture, .stagesNameOne)
+        let store = try v2Store(fixture, tied)
+        let ambiguous = StoreMigrator.migrate(store: store, catalog: tied, to: fixture.directory.path("out.sqlite"), options: MigrationOptions(isDryRun: true))
+        #expect(ambiguous.source?.matchOutcome == "ambiguous")
+        let text = ambiguous.renderText()
+        #expect(!text.contains("matched exactly") && text.contains("V2 (matched by its hashes, which other versions share too (match: ambiguous))"), "\(text)")
+
+        let past = try fixture.catsCatalog(
+            named: "cats-past.json", stage: #"{"kind": "custom", "from": "V1", "to": "V2", "map": {"Cat": {"age": "0"}}}"#, current: "V1")
+        let other = try UpgradeFixture()
+        let v1 = try other.catsStore(cats: 2, owners: 1, catalog: past)
+        let upgraded = StoreUpgrader.upgrade(store: v1, catalog: past, options: other.options())
+        #expect(upgraded.published?.matchOutcome == "newer", "\(upgraded.status) \(upgraded.error?.message ?? "")")
+        let newer = StoreMigrator.migrate(store: v1, catalog: past, to: other.directory.path("out.sqlite"), options: MigrationOptions(isDryRun: true))
+        #expect(newer.source?.matchOutcome == "newer")
+        let newerText = newer.renderText()
+        #expect(!newerText.contains("matched exactly)") && newerText.contains("V2 (matched exactly; match says newer: a version after the catalog's current one)"), "\(newerText)")
+    }
 }
