@@ -77,12 +77,15 @@ enum MigrationEngine {
             let fitting = match.versionsWithItsHashes
             if match.outcome == .newer, fitting.isEmpty {
                 // Newer than every version the catalog knows (an entity or column none has): a
-                // newer app wrote it. Read through the version named, it would lose what that
+                // newer app wrote it, or a version the catalog lacks (an older store with a column
+                // of its own is "newer" too: review rv6 L3, so the message says only what is
+                // known). Read through the version named, it would lose what that
                 // version lacks, and stamped as it, its metadata would (a review's `upgrade
                 // --from V2` and `adopt --as V2` restamped such a store, exit 4). Never.
                 refuse(.storeNewer,
                        "the store is newer than every version the catalog knows (nearest: \(match.version ?? "none")): \(match.diagnosis.reasons.first ?? "")"
-                           + "; \(options.sourceVersionOption) \(requested) cannot name its version: a store a newer app wrote is never downgraded nor restamped as an older version",
+                           + "; \(options.sourceVersionOption) \(requested) cannot name its version: the store has what no version of the catalog has "
+                           + "(a newer app's version, or one the catalog lacks), and is never read nor restamped as a version without it",
                        remedy: "never downgrade or restamp a newer store; add its version to the catalog (storerescue catalog learn, from a copy of the store) if it is the app's, then run again")
             } else {
                 if options.sourceVersionOption == "--from", !fitting.isEmpty,

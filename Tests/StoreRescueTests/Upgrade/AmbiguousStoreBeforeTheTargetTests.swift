@@ -212,4 +212,33 @@ import Testing
         let newerText = newer.renderText()
         #expect(!newerText.contains("matched exactly)") && newerText.contains("V2 (matched exactly; match says newer: a version after the catalog's current one)"), "\(newerText)")
     }
+
+    // MARK: - What a "newer" store is told (review rv6 L3)
+
+    /// A V1 store with a column of its own (no version has it) is `newer` to match, but nothing
+    /// says a newer app wrote it: `--from V1` is refused saying only what is known.
+    @Test func aStoreNewerOnlyByAColumnOfItsOwnIsNotSaidToBeANewerAppsStore() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let plusPath = fixture.directory.path("cats-v1-color.json")
+        let plus = """
+            {"formatVersion": 1, "app": "Cats", "versions": [
+              {"name": "V1color", "entities": [
+                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}, {"name": "color", "type": "String", "optional": true}]},
+                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]}]}
+            """
+        #expect(FileManager.default.createFile(atPath: plusPath, contents: Data(plus.utf8)))
+        let store = fixture.appFolder + "/Cats.sqlite"
+        try StoreCreator.create(model: try #require(try Catalog.load(path: plusPath).version(named: "V1color")).model, versionIdentifiers: nil, at: store)
+        let match = StoreMatcher.match(storePath: store, catalog: catalog)
+        #expect(match.outcome == .newer && match.version == "V1", "\(match.outcome) \(match.version ?? "")")
+        var options = fixture.options(dryRun: true)
+        options.sourceVersion = "V1"
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: options)
+        let refusal = try #require(report.refusals.first)
+        #expect(refusal.code == .storeNewer, "\(refusal.code)")
+        #expect(!refusal.message.contains("newer app wrote"), "\(refusal.message)")
+        #expect(refusal.message.contains("the store has what no version of the catalog has (a newer app's version, or one the catalog lacks)"), "\(refusal.message)")
+    }
 }
+
