@@ -546,7 +546,7 @@ final class UpgradeRun {
             // the names only, and restamped a store newer than every version when its nearest
             // version was named (`--from`, `--as`); the engine now refuses that store first.
             let newerButCompatible = preparation.match.outcome == .newer && !MigrationVerifier.isAtTarget(preparation.match, target: source)
-            if plan.isAtTarget, !stamp.isNeeded || newerButCompatible {
+            if plan.isAtTarget, !stamp.isNeeded || newerButCompatible || tiedVersionStamped(reading, target: version) != nil {
                 // Nothing would be written, so nothing else would read every page: a store at the
                 // target with a damaged page is not "already current" (exit 2, fine) but a store
                 // to save.
@@ -557,6 +557,20 @@ final class UpgradeRun {
             }
             if plan.isAtTarget { return .adopt(stamp) }
             return .migrate(stamp)
+        }
+    }
+
+    /// The other version of the same hashes whose metadata the store has exactly, when `upgrade`
+    /// took an ambiguous store as `target`: Core Data opens it as the target as it is (the
+    /// identifiers are the only difference, and it reads none of them), so it is not restamped.
+    /// Restamping it made `--to V2b`, then `--to V2`, rewrite its identifiers from one version to
+    /// the other and back (review rv6 L1). Not for `adopt`, which stamps the version asked for.
+    private func tiedVersionStamped(_ reading: Reading, target: CatalogVersion) -> String? {
+        let match = reading.preparation.match
+        guard !isAdoptOnly, reading.preparation.sourceChoice == .matched, match.outcome == .ambiguous else { return nil }
+        return match.versionsWithItsHashes.first { name in
+            guard name != target.name, let tied = catalog.version(named: name) else { return false }
+            return !AdoptionStamp(metadata: reading.readout.metadata, version: tied).isNeeded
         }
     }
 
@@ -645,6 +659,10 @@ final class UpgradeRun {
         report.target = migration.target
         report.migration = isAdoptOnly ? nil : migration
         report.notes = reading.preparation.notes + reading.preparation.requiredValuesAlreadyMissing.map { $0.summary + "; carried as they are" }
+        if case .alreadyCurrent(let stamp) = decision, stamp.isNeeded, let catalogVersion = catalog.version(named: stamp.version),
+           let stamped = tiedVersionStamped(reading, target: catalogVersion) {
+            report.notes.append("the store's metadata names \(stamped) exactly, which has the same hashes as \(stamp.version): Core Data opens it as \(stamp.version) as it is, so it is not restamped")
+        }
         switch decision {
         case .alreadyCurrent(let stamp), .adopt(let stamp): report.adoption = stamp
         case .migrate(let stamp): report.adoption = stamp

@@ -28,7 +28,9 @@ extension UpgradeReport {
             if let manifest = backup.manifest { out.line("  manifest \(manifest)") }
             out.line("  verified: \(backup.verified ? "yes" : "no")\(backup.integrityCheck.map { ", \($0)" } ?? "")")
         }
-        if let adoption, adoption.isNeeded {
+        // Already current: nothing is stamped, even where the metadata differs (a store newer by
+        // what hashes leave out; one stamped as a version of the same hashes as the target).
+        if let adoption, adoption.isNeeded, status != .alreadyCurrent {
             out.section("Phase 1 — adopt as \(adoption.version)")
             for change in adoption.changes { out.line("  \(change.key): \(change.before) → \(change.after)") }
         }

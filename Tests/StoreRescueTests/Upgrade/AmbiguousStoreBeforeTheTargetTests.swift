@@ -240,5 +240,39 @@ import Testing
         #expect(!refusal.message.contains("newer app wrote"), "\(refusal.message)")
         #expect(refusal.message.contains("the store has what no version of the catalog has (a newer app's version, or one the catalog lacks)"), "\(refusal.message)")
     }
+
+    // MARK: - Identifiers (review rv6 L1)
+
+    /// A store whose metadata is exactly one tied version's (V2: its identifiers "2") is at a
+    /// target that shares its hashes (V2b) as it is: not restamped, so `--to V2b` then `--to V2`
+    /// no longer restamp it from one to the other and back.
+    @Test func aStoreStampedAsATiedVersionIsNotRestampedBackAndForth() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try catalog(fixture, .identifiersOnly)
+        let store = try v2Store(fixture, catalog)
+        let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .immutable))
+        guard case .read(let metadata, _) = try StoreMetadata.read(from: connection) else {
+            Issue.record("the store's metadata could not be read")
+            return
+        }
+        #expect(metadata.versionIdentifiers == ["2"])
+        let before = try fixture.appFiles()
+        for target in ["V2b", "V2", "V2b"] {
+            for dryRun in [true, false] {
+                var options = fixture.options(dryRun: dryRun)
+                options.targetVersion = target
+                let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: options)
+                #expect(report.status == .alreadyCurrent && report.exitStatus == .nothingToDo, "--to \(target): \(report.status) \(report.error?.message ?? "")")
+                if target == "V2b" {
+                    #expect(report.notes.contains { $0.contains("names V2 exactly") && $0.contains("not restamped") }, "\(report.notes)")
+                    #expect(!report.renderText().contains("Phase 1"), "nothing is stamped: \(report.renderText())")
+                }
+                #expect(try fixture.appFiles() == before, "--to \(target) (dry run \(dryRun)) changed the store")
+            }
+        }
+        // adopt --as V2b is asked for: it stamps.
+        let adopted = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(mode: .adopt(as: "V2b")))
+        #expect(adopted.status == .adoptedOnly, "\(adopted.status) \(adopted.error?.message ?? "")")
+    }
 }
 
