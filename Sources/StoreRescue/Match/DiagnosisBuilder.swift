@@ -25,6 +25,17 @@ struct DiagnosisBuilder {
                              reasons: notes + ["nearest known version: \(version ?? "none")"])
         case .ambiguous:
             let tied = candidates.filter(\.hashesMatch).map(\.version)
+            // The plan can start from one of them only: `migrate` takes the store as that
+            // version (`MigrationEngine.prepare`), so the prediction is that version's.
+            if let target = StagePlanner.defaultTarget(catalog),
+                let source = StagePlanner.source(amongTied: tied, to: target, in: catalog, storeIdentifiers: metadata?.versionIdentifiers)
+            {
+                let why = catalog.stages.isEmpty
+                    ? "they are one model but for their version identifiers, so the migration to \(target) is the same from each"
+                    : "the stages name only \(source) of them, which is where NSStagedMigrationManager starts"
+                let note = "\(tied.joined(separator: ", ")) have the same hashes; the app's migration starts from \(source): \(why)"
+                return DiagnosisBuilder(work: work, outcome: .exact, version: source, candidates: candidates, notes: notes + [note]).exact()
+            }
             return diagnosis(.ambiguousVersion, nil,
                              "Versions \(tied.joined(separator: ", ")) have the same version hashes: a staged migration cannot tell them apart (duplicate version checksums).",
                              reasons: ["the store fits each of them equally", "give the versions distinct hashes (a versionHashModifier) before shipping a staged migration"],

@@ -71,6 +71,29 @@ import Testing
 
     // MARK: - The tie resolved: migrated as the one version the plan can start from
 
+    /// `match` predicts what `migrate` does: the migration from the tied version the plan starts
+    /// from (it said "a staged migration cannot tell them apart" while `migrate` went on), and
+    /// the match itself still says ambiguous. Where the tie is not resolved, it says so.
+    @Test(arguments: [Tie.stagesNameOne, .identifiersOnly, .modelsDiffer])
+    func matchPredictsWhatMigrateDoes(_ tie: Tie) throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try catalog(fixture, tie)
+        let store = try v2Store(fixture, catalog)
+        let match = StoreMatcher.match(storePath: store, catalog: catalog)
+        #expect(match.outcome == .ambiguous)
+        let report = StoreMigrator.migrate(store: store, catalog: catalog, to: fixture.directory.path("out-\(tie).sqlite"), options: MigrationOptions(isDryRun: true))
+        if tie == .modelsDiffer {
+            #expect(match.diagnosis.prediction == .ambiguousVersion)
+            #expect(report.status != .wouldMigrate, "\(report.status)")
+        } else {
+            #expect(match.diagnosis.prediction == .migrates, "\(match.diagnosis.prediction): \(match.diagnosis.summary)")
+            #expect(match.diagnosis.stages == ["V2 → V3 (lightweight)"] || match.diagnosis.stages.count == 1, "\(match.diagnosis.stages)")
+            #expect(match.diagnosis.reasons.contains { $0.contains("the app's migration starts from V2") }, "\(match.diagnosis.reasons)")
+            #expect(report.status == .wouldMigrate, "\(report.status) \(report.error?.message ?? "")")
+            #expect(report.source?.version == "V2")
+        }
+    }
+
     @Test(arguments: [Tie.stagesNameOne, .identifiersOnly])
     func upgradeMigratesTheStoreFromTheOneTiedVersionThePlanStartsFrom(_ tie: Tie) throws {
         let fixture = try UpgradeFixture()
