@@ -30,9 +30,7 @@ struct DiagnosisBuilder {
             if let target = StagePlanner.defaultTarget(catalog),
                 let source = StagePlanner.source(amongTied: tied, to: target, in: catalog, storeIdentifiers: metadata?.versionIdentifiers)
             {
-                let why = catalog.stages.isEmpty
-                    ? "they are one model but for their version identifiers, so the migration to \(target) is the same from each"
-                    : "the stages name only \(source) of them, which is where NSStagedMigrationManager starts"
+                let why = StagePlanner.whyTiedSource(source, to: target, in: catalog)
                 let note = "\(tied.joined(separator: ", ")) have the same hashes; the app's migration starts from \(source): \(why)"
                 return DiagnosisBuilder(work: work, outcome: .exact, version: source, candidates: candidates, notes: notes + [note]).exact()
             }

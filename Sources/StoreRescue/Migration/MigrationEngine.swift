@@ -179,9 +179,7 @@ enum MigrationEngine {
                 let tied = match.versionsWithItsHashes
                 let target = intendedTarget ?? ""
                 let source = StagePlanner.source(amongTied: tied, to: target, in: catalog, storeIdentifiers: readout.metadata?.versionIdentifiers) ?? ""
-                let why = catalog.stages.isEmpty
-                    ? "they are one model but for their version identifiers, so the migration to \(target) is the same from each"
-                    : "the stages name only \(source) of them, which is where NSStagedMigrationManager starts"
+                let why = StagePlanner.whyTiedSource(source, to: target, in: catalog)
                 preparation.sourceVersion = source
                 preparation.sourceChoice = .matched
                 preparation.notes.append(

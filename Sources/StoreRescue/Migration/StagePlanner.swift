@@ -151,6 +151,14 @@ public enum StagePlanner {
         return versions.first { $0.versionIdentifiers == storeIdentifiers }?.name ?? versions[0].name
     }
 
+    /// Why `source(amongTied:to:in:storeIdentifiers:)` named `source`: said by `migrate`'s note
+    /// and `match`'s diagnosis alike.
+    static func whyTiedSource(_ source: String, to target: String, in catalog: Catalog) -> String {
+        catalog.stages.isEmpty
+            ? "they are one model but for their version identifiers, so the migration to \(target) is the same from each"
+            : "the stages name only \(source) of them, which is where NSStagedMigrationManager starts"
+    }
+
     /// The latest version any stage names, by catalog order.
     static func endOfStages(_ catalog: Catalog) -> String? {
         let claimed = Set(catalog.stages.flatMap(\.claimedVersions))
