@@ -130,9 +130,14 @@ static inline int srsqlite_create_placeholder_function(sqlite3 *db, const char *
 // rather than block the thread the handler interrupted), the read end blocks. The pipe is made
 // and its reader started before the handler is installed: without a reader (the system refused
 // the thread) the signals keep their default action instead of going into a pipe nobody reads.
+// Not <fcntl.h>: it brings in <bits/stat.h>, and with `struct stat` defined in this module too,
+// Swift (MemberImportVisibility) may take SRSQLite as its defining module and refuse `stat()`
+// and `st_mode` in a file that does not import SRSQLite, depending on how files are batched
+// (an incremental test build failed so in FileMover.swift and ReadableFile.swift). The
+// descriptor flags are set with ioctl instead.
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -159,8 +164,10 @@ static inline int srsqlite_make_signal_pipe(void) {
     }
     int ends[2];
     if (pipe(ends) != 0) return -1;
+    int on = 1;
     for (int i = 0; i < 2; i++) {
-        if (fcntl(ends[i], F_SETFD, FD_CLOEXEC) != 0 || (i == 1 && fcntl(ends[i], F_SETFL, O_NONBLOCK) != 0)) {
+        // FIOCLEX: close on exec (F_SETFD, FD_CLOEXEC); FIONBIO: non-blocking (O_NONBLOCK).
+        if (ioctl(ends[i], FIOCLEX) != 0 || (i == 1 && ioctl(ends[i], FIONBIO, &on) != 0)) {
             int saved = errno;
             close(ends[0]);
             close(ends[1]);
