@@ -4,22 +4,28 @@ import Foundation
 public enum CatalogLoadError: OperatorFacingError, Equatable, Sendable {
     case missing(path: String)
     case unrecognized(path: String, reason: String)
+    /// No file descriptor was left to open the input and tell what it is (`EMFILE`, `ENFILE`):
+    /// the limit's fault (it read as unrecognised, exit 65).
+    case tooManyOpenFiles(path: String)
 
     public var description: String {
         switch self {
         case .missing(let path): return "\(path): no such file or folder"
         case .unrecognized(let path, let reason): return "\(path): \(reason)"
+        case .tooManyOpenFiles(let path): return "\(path): cannot be opened, no file descriptor left: \(String(cString: strerror(EMFILE)))"
         }
     }
 
     public var recoverySuggestion: String? {
-        "pass a catalog file (.json), an .xcdatamodeld or .xcdatamodel folder, a .momd folder, a .mom file, or a reference store"
+        if case .tooManyOpenFiles = self { return StoreCreationError.openFilesHint }
+        return "pass a catalog file (.json), an .xcdatamodeld or .xcdatamodel folder, a .momd folder, a .mom file, or a reference store"
     }
 
     public var exitStatus: ExitStatus {
         switch self {
         case .missing: return .noInput
         case .unrecognized: return .notAStore
+        case .tooManyOpenFiles: return .ioError
         }
     }
 }
@@ -87,6 +93,8 @@ extension Catalog {
         let head: [UInt8]
         do {
             head = try BoundedFile.prefix(of: url.path, count: 16)
+        } catch .tooManyOpenFiles {
+            throw CatalogLoadError.tooManyOpenFiles(path: url.path)
         } catch {
             throw CatalogLoadError.unrecognized(path: url.path, reason: error.description)
         }

@@ -82,6 +82,8 @@ public struct CatalogFile: Sendable, Equatable {
         let data: Data
         do {
             data = try BoundedFile.contents(of: path, limit: maximumBytes)
+        } catch .tooManyOpenFiles {
+            throw CatalogFileError.tooManyOpenFiles(path: path)
         } catch {
             throw CatalogFileError.unreadable(path: path, reason: error.description, status: error.exitStatus)
         }

@@ -1,8 +1,13 @@
+import Foundation
+
 /// Why a catalog file (JSON) could not be read, resolved or written. Content problems name the
 /// file and the JSON path of the value at fault: `catalog.json: versions[2].entities[0].attributes[3].type: …`.
 public enum CatalogFileError: OperatorFacingError, Equatable, Sendable {
     /// The file is missing, not a regular file, unreadable or too large.
     case unreadable(path: String, reason: String, status: ExitStatus)
+    /// No file descriptor was left to open the file (`EMFILE`, `ENFILE`): the limit's fault, not
+    /// the catalog's (it read as unreadable with "check the path of the catalog file").
+    case tooManyOpenFiles(path: String)
     /// The file is not well-formed JSON.
     case malformedJSON(path: String, line: Int, column: Int, reason: String)
     /// A value is missing, of the wrong type, unknown, or makes no sense.
@@ -29,6 +34,7 @@ public enum CatalogFileError: OperatorFacingError, Equatable, Sendable {
     public var description: String {
         switch self {
         case .unreadable(let path, let reason, _): return "\(path): \(reason)"
+        case .tooManyOpenFiles(let path): return "\(path): cannot be opened, no file descriptor left: \(String(cString: strerror(EMFILE)))"
         case .malformedJSON(let path, let line, let column, let reason):
             return "\(path):\(line):\(column): malformed JSON: \(reason)"
         case .invalidValue(let path, let jsonPath, let reason):
@@ -57,6 +63,7 @@ public enum CatalogFileError: OperatorFacingError, Equatable, Sendable {
     public var recoverySuggestion: String? {
         switch self {
         case .unreadable: return "check the path of the catalog file (a .json file, see Docs/CATALOG.md)"
+        case .tooManyOpenFiles: return StoreCreationError.openFilesHint
         case .malformedJSON: return "fix the JSON at that line (a missing comma or quote is the usual cause)"
         case .invalidValue: return "fix that value; Docs/CATALOG.md lists every key and its type"
         case .unsupportedFormatVersion: return "use a newer storerescue, or the one that wrote this catalog"
@@ -79,6 +86,7 @@ public enum CatalogFileError: OperatorFacingError, Equatable, Sendable {
         switch self {
         case .unreadable(_, _, let status), .sourceFailed(_, _, _, _, let status), .cannotWrite(_, _, let status): return status
         case .versionNameTaken: return .cannotCreateOutput
+        case .tooManyOpenFiles: return .ioError
         case .appNameRequired, .appMismatch: return .usage
         default: return .notAStore
         }

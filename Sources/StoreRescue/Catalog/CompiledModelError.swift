@@ -1,9 +1,15 @@
+import Foundation
+
 /// Why a compiled model (`.momd` folder or `.mom` file) could not be read into a catalog.
 public enum CompiledModelError: OperatorFacingError, Equatable, Sendable {
     /// The path is missing, or is not what was expected (a folder for `.momd`, a file for `.mom`).
     case notACompiledModel(path: String, reason: String)
     /// A file of the compiled model is missing, unreadable or too large.
     case unreadableFile(path: String, reason: String)
+    /// No file descriptor was left to open a file of the compiled model (`EMFILE`, `ENFILE`):
+    /// the limit's fault, not the model's (it read as unreadable, exit 65, "copy the whole
+    /// .momd folder out of the app bundle again").
+    case tooManyOpenFiles(path: String)
     /// `VersionInfo.plist` is not a property list of the expected shape.
     case malformedVersionInfo(path: String, reason: String)
     /// `VersionInfo.plist` lists a version whose `.mom` file is absent.
@@ -19,6 +25,7 @@ public enum CompiledModelError: OperatorFacingError, Equatable, Sendable {
         switch self {
         case .notACompiledModel(let path, let reason): return "\(path): \(reason)"
         case .unreadableFile(let path, let reason): return "\(path): \(reason)"
+        case .tooManyOpenFiles(let path): return "\(path): cannot be opened, no file descriptor left: \(String(cString: strerror(EMFILE)))"
         case .malformedVersionInfo(let path, let reason): return "\(path): not a usable VersionInfo.plist: \(reason)"
         case .missingVersionFile(let path, let version):
             return "\(path): VersionInfo.plist lists version \"\(version)\" but \(version).mom is not in the folder"
@@ -36,6 +43,8 @@ public enum CompiledModelError: OperatorFacingError, Equatable, Sendable {
             return "pass a .momd folder from the app bundle (Contents/Resources or the .app folder) or one .mom file in it"
         case .unreadableFile, .missingVersionFile:
             return "copy the whole .momd folder out of the app bundle again"
+        case .tooManyOpenFiles:
+            return StoreCreationError.openFilesHint
         case .malformedVersionInfo, .undecodableModel:
             return "the compiled model is damaged; take the model from the app's .xcdatamodeld instead"
         case .versionHashMismatch:
@@ -48,6 +57,7 @@ public enum CompiledModelError: OperatorFacingError, Equatable, Sendable {
     public var exitStatus: ExitStatus {
         switch self {
         case .notACompiledModel, .missingVersionFile: return .noInput
+        case .tooManyOpenFiles: return .ioError
         default: return .notAStore
         }
     }

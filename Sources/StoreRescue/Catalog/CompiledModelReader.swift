@@ -61,6 +61,8 @@ public enum CompiledModelReader {
             data = try BoundedFile.contents(of: path, limit: maximumFileBytes)
         } catch .missing {
             throw CompiledModelError.notACompiledModel(path: path, reason: "no such file")
+        } catch .tooManyOpenFiles {
+            throw CompiledModelError.tooManyOpenFiles(path: path)
         } catch {
             throw CompiledModelError.unreadableFile(path: path, reason: error.description)
         }
@@ -90,6 +92,8 @@ public enum CompiledModelReader {
             data = try BoundedFile.contents(of: path, limit: maximumFileBytes)
         } catch .missing {
             throw CompiledModelError.notACompiledModel(path: path, reason: "no such file: a .momd folder always has a VersionInfo.plist")
+        } catch .tooManyOpenFiles {
+            throw CompiledModelError.tooManyOpenFiles(path: path)
         } catch {
             throw CompiledModelError.unreadableFile(path: path, reason: error.description)
         }

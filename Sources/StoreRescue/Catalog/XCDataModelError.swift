@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why an `.xcdatamodeld` folder, an `.xcdatamodel` version or its `contents` file could not be
 /// read as a model. Every case names the file (and, for content problems, the line and element)
 /// in the form compilers use: `PATH:LINE: entity "Post" attribute "color": …`.
@@ -11,6 +13,10 @@ public enum XCDataModelError: OperatorFacingError, Equatable, Sendable {
     case missingContents(path: String)
     /// A file exists but cannot be read, or is too large to be a model.
     case unreadableFile(path: String, reason: String)
+    /// No file descriptor was left to open a file or list the folder (`EMFILE`: the process's
+    /// limit, `ulimit -n`; `ENFILE`: the system's). The limit's fault, not the model's: it read
+    /// as a folder that cannot be listed, exit 65 with "check out the model folder again".
+    case tooManyOpenFiles(path: String)
     /// The `contents` file is not well-formed XML.
     case malformedXML(path: String, line: Int, column: Int, reason: String)
     /// The root element is not `<model>`.
@@ -42,6 +48,8 @@ public enum XCDataModelError: OperatorFacingError, Equatable, Sendable {
             return "\(path): no such file: every .xcdatamodel version folder must hold its model in a file named contents"
         case .unreadableFile(let path, let reason):
             return "\(path): \(reason)"
+        case .tooManyOpenFiles(let path):
+            return "\(path): cannot be opened, no file descriptor left: \(String(cString: strerror(EMFILE)))"
         case .malformedXML(let path, let line, let column, let reason):
             return "\(path):\(line):\(column): malformed XML: \(reason)"
         case .notAModel(let path, let root):
@@ -73,6 +81,8 @@ public enum XCDataModelError: OperatorFacingError, Equatable, Sendable {
             return "rename one of the version folders so their names differ visibly"
         case .missingContents, .unreadableFile:
             return "check out the model folder again from version control; Xcode writes contents in every version"
+        case .tooManyOpenFiles:
+            return StoreCreationError.openFilesHint
         case .malformedXML, .notAModel:
             return "open the model in Xcode (which reports the same problem) or restore the file from version control"
         case .unknownAttributeType:
@@ -87,6 +97,7 @@ public enum XCDataModelError: OperatorFacingError, Equatable, Sendable {
     public var exitStatus: ExitStatus {
         switch self {
         case .notAModelFolder, .missingContents: return .noInput
+        case .tooManyOpenFiles: return .ioError
         default: return .notAStore
         }
     }

@@ -27,9 +27,11 @@ public enum XCDataModelReader {
         }
         let entries: [String]
         do {
-            entries = try FileManager.default.contentsOfDirectory(atPath: path)
+            entries = try BoundedFile.names(inFolder: path)
+        } catch .tooManyOpenFiles {
+            throw XCDataModelError.tooManyOpenFiles(path: path)
         } catch {
-            throw XCDataModelError.unreadableFile(path: path, reason: "cannot list the folder: \(error.localizedDescription)")
+            throw XCDataModelError.unreadableFile(path: path, reason: "cannot list the folder: \(error.description)")
         }
         var names: [String] = []
         for entry in entries where entry.hasSuffix(".xcdatamodel") {
@@ -64,6 +66,8 @@ public enum XCDataModelReader {
             data = try BoundedFile.contents(of: contents, limit: maximumFileBytes)
         } catch .missing {
             throw XCDataModelError.missingContents(path: contents)
+        } catch .tooManyOpenFiles {
+            throw XCDataModelError.tooManyOpenFiles(path: contents)
         } catch {
             throw XCDataModelError.unreadableFile(path: contents, reason: error.description)
         }
@@ -90,6 +94,8 @@ public enum XCDataModelReader {
             data = try BoundedFile.contents(of: file, limit: maximumFileBytes)
         } catch .missing {
             return nil
+        } catch .tooManyOpenFiles {
+            throw XCDataModelError.tooManyOpenFiles(path: file)
         } catch {
             throw XCDataModelError.unreadableCurrentVersion(path: file, reason: error.description)
         }

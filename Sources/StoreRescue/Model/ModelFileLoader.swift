@@ -51,6 +51,9 @@ public enum ModelFileLoader {
             if case .tooLarge(let size, let limit) = error {
                 throw ModelFileError.tooLarge(path: path, bytes: size, limit: Int64(limit))
             }
+            if case .tooManyOpenFiles = error {
+                throw StoreAccessError.tooManyOpenFiles(path: path, reason: String(cString: strerror(EMFILE)))
+            }
             _ = try InputProbe(path: path, followsSymlinks: followsSymlinks)  // names what the path is
             throw StoreAccessError.rejected(path: path, kind: .unreadable, reason: "cannot be read: \(error.description)")
         }

@@ -87,6 +87,37 @@ enum BoundedFile {
         return Array(buffer[0..<read])
     }
 
+    /// The names in the folder at `path` (`.` and `..` left out), in the order the file system
+    /// gives them.
+    ///
+    /// Read with `opendir`, not `FileManager`, whose error on Linux (`NSCocoaErrorDomain` 256)
+    /// hides the system's reason: no descriptor left to open the folder (`tooManyOpenFiles`,
+    /// the limit's fault) read as a folder that cannot be listed (the folder's, exit 65).
+    static func names(inFolder path: String) throws(Failure) -> [String] {
+        guard let folder = opendir(path) else {
+            let code = errno
+            switch code {
+            case ENOENT: throw .missing
+            case EMFILE, ENFILE: throw .tooManyOpenFiles
+            default: throw .unreadable(reason: String(cString: strerror(code)))
+            }
+        }
+        defer { closedir(folder) }
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(folder) else {
+                let code = errno
+                if code != 0 { throw .unreadable(reason: String(cString: strerror(code))) }
+                return names
+            }
+            let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+    }
+
     /// `path` relative to `base` when it is not absolute.
     static func resolve(_ path: String, against base: String) -> String {
         if path.hasPrefix("/") { return path }

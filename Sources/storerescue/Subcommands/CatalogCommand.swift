@@ -23,7 +23,8 @@ struct CatalogCommand: ParsableCommand {
                 folder, a .mom file, or a store (one version, from its model cache). Versions whose \
                 checksums are equal are reported as a warning: a staged migration cannot tell them \
                 apart. Exit status 0 when the catalog loaded (warnings or not); 65 when it is \
-                invalid; 66 when it or a file it names is missing.
+                invalid; 66 when it or a file it names is missing; 74 when no file descriptor \
+                was left to read it (ulimit -n).
                 """)
 
         @Argument(help: "The catalog file, model folder, compiled model or store.")

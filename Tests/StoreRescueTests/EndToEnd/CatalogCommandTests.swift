@@ -107,6 +107,44 @@ struct CatalogCommandTests {
         #expect(noCache.stderr.contains("it has no Z_MODELCACHE table (framework 519 predates the model cache)"))
         #expect(noCache.stderr.contains("Try: learn this version from a model file instead"))
     }
+
+    /// No file descriptor left to list a model folder or open one of its files (`ulimit -n` set
+    /// low in a child shell): exit 74 with "raise the limit on open files", never 65 "cannot
+    /// list the folder … check out the model folder again" or "copy the whole .momd folder out
+    /// of the app bundle again" (a review, under `ulimit -n 5`). Every model source `catalog
+    /// show` reads is run under limits 4 to 8; each must meet the limit at least once, so the
+    /// check cannot pass without reaching it.
+    @Test(.enabled(if: Samples.available, "needs the shared samples"))
+    func noFileDescriptorLeftForAModelSourceIsTheLimitNotTheModel() throws {
+        let samples = try #require(Samples.root).path
+        let journalFolder = (Self.journal as NSString).deletingLastPathComponent
+        let sources = [
+            "xcdatamodeld": samples + "/lineages/Employees/MWKCoreDataTests.xcdatamodeld",
+            "xcdatamodel": journalFolder + "/Journal.xcdatamodeld/Journal 3.xcdatamodel",
+            "momd": samples + "/models/Model.momd",
+            "mom": samples + "/models/Model.momd/Model.mom",
+            "json": Self.journal,
+        ]
+        var metTheLimit: Set<String> = []
+        for (kind, source) in sources {
+            for limit in 4...8 {
+                let result = try BackupFixtures.run(
+                    "/bin/sh", ["-c", "ulimit -n \(limit) && exec \"$@\"", "sh", CommandRunner.executable.path, "catalog", "show", source])
+                let name = "\(kind) under ulimit -n \(limit)"
+                #expect(![65, 66].contains(result.status), "\(name): \(result.standardError)")
+                #expect(!result.standardError.contains("check out the model folder again"), "\(name): \(result.standardError)")
+                #expect(!result.standardError.contains("copy the whole .momd folder"), "\(name): \(result.standardError)")
+                if result.standardError.contains("cannot be opened, no file descriptor left") {
+                    metTheLimit.insert(kind)
+                    #expect(result.status == 74, "\(name): \(result.standardError)")
+                    #expect(result.standardError.contains("Try: not a lack of disk space: raise the limit on open files"), "\(name)")
+                } else if result.status != 0 {
+                    Issue.record("\(name): exit \(result.status), not the limit: \(result.standardError)")
+                }
+            }
+        }
+        #expect(metTheLimit == Set(sources.keys))
+    }
 }
 
 enum CatalogCommandAvailability {
