@@ -19,6 +19,11 @@ public enum BackupError: OperatorFacingError, Equatable {
     /// A store at rest whose `-wal` (or hot `-journal`) holds data is copied, with it, into the
     /// backup folder to be read: that copy failed (the folder full, the file-size limit).
     case copyFailed(source: String, folder: String, reason: String)
+    /// No file descriptor was left to open the store, the snapshot or a file of the backup
+    /// (`EMFILE`: the process's limit, `ulimit -n`; `ENFILE`: the system's). SQLite says
+    /// `SQLITE_CANTOPEN`, which read as a missing store (66) or a failed snapshot with "check
+    /// free space" (74).
+    case tooManyOpenFiles(path: String, reason: String)
     /// The snapshot changed after it was compressed (a bug: nothing was published).
     case snapshotInconsistent(source: String)
     /// The backup folder could not be created or is not a folder.
@@ -51,6 +56,8 @@ public enum BackupError: OperatorFacingError, Equatable {
     init(sqliteError error: SQLiteError, source: String, lockTimeout: TimeInterval) {
         if error.isBusy {
             self = .storeLocked(path: source, seconds: lockTimeout)
+        } else if error.fileSystemFailure == .tooManyOpenFiles {
+            self = .tooManyOpenFiles(path: source, reason: error.systemReason ?? error.message)
         } else if error.isCorruption {
             self = .sourceNotAStore(path: source, detail: error.message)
         } else if error.primaryResultCode == SQLITE_CANTOPEN {
@@ -74,6 +81,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "the snapshot of \(source) failed: \(detail); nothing was written"
         case .copyFailed(let source, let folder, let reason):
             return "the backup of \(source) failed: the store and its sidecars could not be copied into the backup folder \(folder) to be read: \(reason); nothing was written"
+        case .tooManyOpenFiles(let path, let reason):
+            return "\(path): cannot be opened, no file descriptor left: \(reason); nothing was written"
         case .snapshotInconsistent(let source):
             return "the snapshot of \(source) changed while it was being compressed; nothing was written"
         case .destinationUnusable(let path, let reason):
@@ -115,6 +124,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "check free space in the backup folder and that the store is readable, then run again"
         case .copyFailed(_, let folder, _):
             return "free space in \(folder) (the store and its -wal are copied there, then snapshotted and compressed) or raise the file-size limit (ulimit -f), or back up into another folder; then run the command again"
+        case .tooManyOpenFiles:
+            return StoreCreationError.openFilesHint
         case .snapshotInconsistent:
             return "run the backup again; if it happens again, report a bug"
         case .destinationUnusable:
@@ -150,7 +161,7 @@ public enum BackupError: OperatorFacingError, Equatable {
         case .sourceMissing, .sourceNotARegularFile, .backupMissing, .backupNotARegularFile, .manifestUnreadable: return .noInput
         case .sourceNotAStore: return .notAStore
         case .storeLocked, .interrupted, .storeKeptChanging: return .temporaryFailure
-        case .snapshotFailed, .copyFailed: return .ioError
+        case .snapshotFailed, .copyFailed, .tooManyOpenFiles: return .ioError
         case .snapshotInconsistent: return .internalError
         case .destinationUnusable, .restoreTargetExists, .restoreTargetAppeared, .restoreTargetIsSidecar, .restoreTargetNotARegularFile: return .cannotCreateOutput
         case .restoreVerificationFailed: return .checkFailed

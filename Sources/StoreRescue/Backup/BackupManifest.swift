@@ -61,7 +61,8 @@ public struct BackupManifest: Codable, Sendable, Equatable {
 
     /// Reads and decodes a manifest, bounding its size.
     ///
-    /// - Throws: `BackupError.manifestUnreadable` naming the file and what is wrong.
+    /// - Throws: `BackupError.manifestUnreadable` naming the file and what is wrong;
+    ///   `BackupError.tooManyOpenFiles` when no file descriptor is left to open it.
     public static func read(from path: String) throws -> BackupManifest {
         let data: Data
         do {
@@ -70,6 +71,7 @@ public struct BackupManifest: Codable, Sendable, Equatable {
             switch error {
             case .missing: throw BackupError.manifestUnreadable(path: path, reason: "it does not exist")
             case .tooLarge: throw BackupError.manifestUnreadable(path: path, reason: "it is larger than \(maximumFileSize) bytes")
+            case .tooManyOpenFiles: throw BackupError.tooManyOpenFiles(path: path, reason: String(cString: strerror(EMFILE)))
             default: throw BackupError.manifestUnreadable(path: path, reason: "it \(error.description)")
             }
         }

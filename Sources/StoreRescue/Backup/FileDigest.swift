@@ -14,7 +14,14 @@ struct FileDigest: Sendable, Equatable {
 
     static func of(path: String, bufferSize: Int = 1 << 20) throws -> FileDigest {
         let file: ReadableFile
-        do { file = try ReadableFile(path: path) } catch { throw GzipError.unreadable(path: path, reason: error.description) }
+        do {
+            file = try ReadableFile(path: path)
+        } catch .tooManyOpenFiles {
+            // The limit's fault, not the file's: "check that the file exists" (66) would mislead.
+            throw BackupError.tooManyOpenFiles(path: path, reason: String(cString: strerror(EMFILE)))
+        } catch {
+            throw GzipError.unreadable(path: path, reason: error.description)
+        }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
         defer { buffer.deallocate() }
         var hasher = SHA256()

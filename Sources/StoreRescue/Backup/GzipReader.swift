@@ -35,7 +35,14 @@ public enum GzipReader {
                                   consume: (UnsafeRawBufferPointer) throws -> Void) throws -> GzipReadSummary {
         // A FIFO or device (`/dev/zero`) is refused here, never read: it could block or never end.
         let file: ReadableFile
-        do { file = try ReadableFile(path: path) } catch { throw GzipError.unreadable(path: path, reason: error.description) }
+        do {
+            file = try ReadableFile(path: path)
+        } catch .tooManyOpenFiles {
+            // The limit's fault, not the file's: "check that the file exists" (66) would mislead.
+            throw BackupError.tooManyOpenFiles(path: path, reason: String(cString: strerror(EMFILE)))
+        } catch {
+            throw GzipError.unreadable(path: path, reason: error.description)
+        }
         let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
         defer { stream.deinitialize(count: 1); stream.deallocate() }

@@ -165,7 +165,9 @@ final class SnapshotStreamer: @unchecked Sendable {
         if descriptor < 0 {
             descriptor = open(path, O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else {
-                throw BackupError.snapshotFailed(source: path, detail: "cannot read the snapshot: \(SafeFileOutput.describe(errno))")
+                let code = errno
+                if code == EMFILE || code == ENFILE { throw BackupError.tooManyOpenFiles(path: path, reason: SafeFileOutput.describe(code)) }
+                throw BackupError.snapshotFailed(source: path, detail: "cannot read the snapshot: \(SafeFileOutput.describe(code))")
             }
         }
         let buffer = self.buffer ?? UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)

@@ -131,6 +131,9 @@ final class StoreSnapshotter {
             // A private scratch file: no journal, no syncs; it is discarded on any failure.
             try destination.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -1024")
         } catch let error as SQLiteError {
+            if error.fileSystemFailure == .tooManyOpenFiles {
+                throw BackupError.tooManyOpenFiles(path: snapshotPath, reason: error.systemReason ?? error.message)
+            }
             throw BackupError.snapshotFailed(source: sourcePath, detail: "cannot create the snapshot file: \(error.message)")
         }
         guard let backup = sqlite3_backup_init(destination.handle, "main", source.handle, "main") else {
@@ -179,6 +182,11 @@ final class StoreSnapshotter {
     /// full" is the snapshot file's: the message names its folder and the system's reason
     /// (`errno` right after the call: disk full, file-size limit). Anything else is the source's.
     private func failure(_ rc: Int32, systemErrno: Int32, snapshotPath: String) -> BackupError {
+        // No descriptor left for the snapshot's -journal: SQLITE_CANTOPEN, which alone reads
+        // as a missing store (66).
+        if rc & 0xFF == SQLITE_CANTOPEN, systemErrno == EMFILE || systemErrno == ENFILE {
+            return .tooManyOpenFiles(path: snapshotPath, reason: SafeFileOutput.describe(systemErrno))
+        }
         // SQLITE_IOERR_WRITE, _FSYNC, _TRUNCATE (macros Swift cannot import).
         let writeCodes: Set<Int32> = [SQLITE_IOERR | 3 << 8, SQLITE_IOERR | 4 << 8, SQLITE_IOERR | 6 << 8]
         if writeCodes.contains(rc) || rc & 0xFF == SQLITE_FULL {

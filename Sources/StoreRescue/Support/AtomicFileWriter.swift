@@ -110,6 +110,7 @@ enum AtomicFileWriter {
         case .destinationExists: return "it was created by another process meanwhile"
         case .destinationIsSymbolicLink: return "it is a symbolic link; refusing to replace it"
         case .cannotPublish(_, let reason): return "cannot rename the new file into place: \(reason)"
+        case .tooManyOpenFiles(let path, let reason): return "cannot create a file in \(SafeFileOutput.folder(of: path)): no file descriptor left: \(reason)"
         }
     }
 

@@ -49,7 +49,7 @@ public final class SafeFileOutput {
     ///   - destinationPath: where `publish()` puts the file; its folder must exist.
     ///   - permissions: the new file's mode (before the umask). Default `0600`.
     /// - Throws: `SafeFileOutputError.cannotCreate` when the folder is missing, not writable or
-    ///   not a folder.
+    ///   not a folder; `tooManyOpenFiles` when no file descriptor is left.
     public convenience init(destinationPath: String, permissions: mode_t = 0o600) throws {
         try self.init(destinationPath: destinationPath, permissions: permissions, ledger: TemporaryItems.ledger)
     }
@@ -84,6 +84,7 @@ public final class SafeFileOutput {
             let code = errno
             attempt += 1
             if code == EEXIST, attempt < 16 { continue }
+            if code == EMFILE || code == ENFILE { throw SafeFileOutputError.tooManyOpenFiles(path: destinationPath, reason: Self.describe(code)) }
             throw SafeFileOutputError.cannotCreate(path: destinationPath, reason: Self.describe(code))
         }
     }
@@ -138,7 +139,9 @@ public final class SafeFileOutput {
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
         let reader = open(temporaryPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard reader >= 0 else {
-            throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(errno))
+            let code = errno
+            if code == EMFILE || code == ENFILE { throw SafeFileOutputError.tooManyOpenFiles(path: destinationPath, reason: Self.describe(code)) }
+            throw SafeFileOutputError.writeFailed(path: destinationPath, reason: Self.describe(code))
         }
         defer { close(reader) }
         let count = pread(reader, buffer.baseAddress, buffer.count, off_t(offset))
@@ -338,6 +341,10 @@ public enum SafeFileOutputError: OperatorFacingError, Equatable {
     case destinationIsSymbolicLink(path: String)
     /// The finished file could not be moved to its final name.
     case cannotPublish(path: String, reason: String)
+    /// No file descriptor was left to create or read back the file (`EMFILE`: the process's
+    /// limit, `ulimit -n`; `ENFILE`: the system's). Neither the folder's fault nor a full disk:
+    /// it read as `cannotCreate`, exit 73 with "check that the folder exists".
+    case tooManyOpenFiles(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -351,6 +358,8 @@ public enum SafeFileOutputError: OperatorFacingError, Equatable {
             return "\(path) is a symbolic link; it was neither followed nor replaced"
         case .cannotPublish(let path, let reason):
             return "cannot move the finished file to \(path): \(reason); the partial file was removed"
+        case .tooManyOpenFiles(let path, let reason):
+            return "cannot create \(path): no file descriptor left: \(reason); nothing was left behind"
         }
     }
 
@@ -366,12 +375,14 @@ public enum SafeFileOutputError: OperatorFacingError, Equatable {
             return "remove the symbolic link (someone may have planted it) or choose another folder"
         case .cannotPublish:
             return "check the folder's permissions and free space, then run the command again"
+        case .tooManyOpenFiles:
+            return StoreCreationError.openFilesHint
         }
     }
 
     public var exitStatus: ExitStatus {
         switch self {
-        case .writeFailed: return .ioError
+        case .writeFailed, .tooManyOpenFiles: return .ioError
         case .cannotCreate, .destinationExists, .destinationIsSymbolicLink, .cannotPublish: return .cannotCreateOutput
         }
     }

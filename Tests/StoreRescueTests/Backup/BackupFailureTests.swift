@@ -150,6 +150,76 @@ import Testing
         #expect(BackupFixtures.fileNames(in: temp.path("b")) == [])
         #expect(try FileDigest.of(path: store) == before)
     }
+
+    /// `storerescue` (not the probe) run under `ulimit -n limit` in a child shell, so the test's
+    /// own limit is untouched.
+    static func runUnderOpenFileLimit(_ limit: Int, _ arguments: [String]) throws -> (status: Int32, standardOutput: String, standardError: String) {
+        try BackupFixtures.run("/bin/sh", ["-c", "ulimit -n \(limit) && exec \"$@\"", "sh", CommandRunner.executable.path] + arguments)
+    }
+
+    /// No file descriptor left at any step of a backup (limits 5 to 16: the store, the snapshot,
+    /// its -journal, the .gz's temporary file, the manifest): exit 74 with "raise the limit on
+    /// open files", nothing in the backup folder, the store untouched. A review, under `ulimit
+    /// -n 9`, had the .gz's temporary file refused read as an unusable folder (73, "check that
+    /// the folder exists"); the snapshot's -journal refused read as a missing store (66), the
+    /// snapshot file as a failed snapshot with "check free space" (74). The .gz case must be met
+    /// at least once, and the highest limit must let the backup through (every step was reached).
+    @Test(.enabled(if: CommandRunner.isAvailable, "needs the built storerescue"))
+    func noFileDescriptorLeftIsTheLimitAndLeavesNothing() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 50, journalMode: "DELETE")
+        let before = try FileDigest.of(path: store)
+        var metTheGzip = false
+        var succeededAt: Int?
+        for limit in 5...16 {
+            let folder = temp.path("b\(limit)")
+            let result = try Self.runUnderOpenFileLimit(limit, ["backup", store, "--to", folder])
+            let name = "ulimit -n \(limit)"
+            if result.status == 0 {
+                succeededAt = succeededAt ?? limit
+                continue
+            }
+            #expect(result.status == ExitStatus.ioError.rawValue, "\(name): \(result.standardError)")
+            #expect(result.standardError.contains("no file descriptor left"), "\(name): \(result.standardError)")
+            #expect(result.standardError.contains("\nTry: not a lack of disk space: raise the limit on open files"), "\(name): \(result.standardError)")
+            if result.standardError.hasPrefix("Error: cannot create \(folder)/s.sqlite."),
+               result.standardError.contains(".gz: no file descriptor left: Too many open files; nothing was left behind\n") {
+                metTheGzip = true
+            }
+            #expect(BackupFixtures.fileNames(in: folder) == [], "\(name): left behind")
+        }
+        #expect(metTheGzip)
+        #expect(succeededAt != nil)
+        #expect(try FileDigest.of(path: store) == before)
+        #expect(BackupFixtures.fileNames(in: temp.url.path).filter { $0.hasPrefix("s.sqlite") } == ["s.sqlite"])
+    }
+
+    /// No file descriptor left to read a backup's manifest (`restore` under `ulimit -n` 5 to 8):
+    /// exit 74 with the open-files hint, not 66 "the backup cannot be checked without its
+    /// manifest; use another backup" — the backup is fine. Nothing is restored.
+    @Test(.enabled(if: CommandRunner.isAvailable, "needs the built storerescue"))
+    func noFileDescriptorLeftForTheManifestIsTheLimitNotTheBackup() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("s.sqlite")
+        try BackupFixtures.makeStore(at: store, rows: 50, journalMode: "DELETE")
+        let backup = try BackupRunner.run(store: store, options: BackupOptions.testing(temp.path("b"), at: Self.date))
+        var metTheManifest = false
+        for limit in 5...8 {
+            let target = temp.path("restored\(limit).sqlite")
+            let result = try Self.runUnderOpenFileLimit(limit, ["restore", backup.backupPath, "--to", target])
+            let name = "ulimit -n \(limit)"
+            #expect(result.status != ExitStatus.noInput.rawValue, "\(name): \(result.standardError)")
+            #expect(!result.standardError.contains("use another backup"), "\(name): \(result.standardError)")
+            if result.standardError.hasPrefix("Error: \(backup.manifestPath): cannot be opened, no file descriptor left") {
+                metTheManifest = true
+                #expect(result.status == ExitStatus.ioError.rawValue, "\(name)")
+                #expect(result.standardError.contains("\nTry: not a lack of disk space: raise the limit on open files"), "\(name)")
+                #expect(!FileManager.default.fileExists(atPath: target), "\(name)")
+            }
+        }
+        #expect(metTheManifest)
+    }
 }
 
 extension BackupFailureTests {
