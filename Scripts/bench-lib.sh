@@ -7,6 +7,10 @@
 # bench_catalog WORK           sets CATALOG: the 4-version Ledger catalog (checked by `catalog show`)
 # bench_make_store PATH ROWS   a V1 store of ROWS rows (`create` + one INSERT … SELECT), cached
 # bench_hand_sql WORK          sets HAND (the fused V1 → V4 rebuild in SQL) and V4_COLUMNS (V4's)
+# bench_measure_hand_sql STORE COPY
+#                              one timed run of HAND on a fresh copy of STORE at COPY: the copy
+#                              timed apart (WALL_copy, RSS_copy), the SQL as WALL_hand, RSS_hand;
+#                              COPY is left for the caller's checks
 # bench_wait_for_quiet         waits (sleep 60) for a 1-minute load ≤ BENCH_LOAD_MAX (1.5), at most
 #                              BENCH_LOAD_WAIT_MAX minutes (10) in all; sets LOAD_SEEN to the
 #                              load the timed run starts at (recorded: the machine is shared)
@@ -170,6 +174,17 @@ UPDATE Z_METADATA SET Z_PLIST = X'$plist';
 COMMIT;
 SQL
   grep -q 'CREATE TABLE ZENTRY_NEW' "$HAND" || { echo "could not rename the table in V4's CREATE TABLE" >&2; exit 1; }
+}
+
+# The same baseline run for every benchmark that compares with it (bench-migrate.sh, and
+# bench-upgrade.sh in each of its rounds): the copy is made, and synced, outside the SQL's time.
+bench_measure_hand_sql() {
+  local store=$1 copy=$2
+  rm -f "$copy" "$copy-wal" "$copy-shm" "$copy-journal"
+  sync
+  bench_measure copy cp "$store" "$copy"
+  sync
+  bench_measure hand sqlite3 "$copy" ".read $HAND"
 }
 
 bench_load() { cut -d' ' -f1 /proc/loadavg; }

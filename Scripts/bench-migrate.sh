@@ -22,7 +22,8 @@
 #
 # Targets: migrate ≤ 1.15× the hand-written SQL's median wall time; peak RSS ≤ 64 MB whatever the
 # row count. Exit 0 when both are met and the outputs agree, 1 otherwise.
-# Also writes WORKDIR/results.txt and WORKDIR/figures.env (read by Scripts/bench-upgrade.sh).
+# Also writes WORKDIR/results.txt and WORKDIR/figures.env (this run's figures, for the record;
+# Scripts/bench-upgrade.sh measures the hand SQL in its own rounds).
 #
 #   Scripts/bench-migrate.sh [WORKDIR]     (default WORKDIR: bench-work/migrate, gitignored)
 #   Environment: BENCH_ROWS, BENCH_SMALL_ROWS, BENCH_RUNS, BENCH_PROFILE, BENCH_BIN (a binary to
@@ -66,10 +67,7 @@ for round in $(seq 1 "$RUNS"); do
   cat "$store" >/dev/null  # warm page cache, for both alike
   clean_out; sync
   bench_measure migrate "$BIN" migrate "$store" --catalog "$CATALOG" --out "$out"
-  clean_copy; sync
-  bench_measure copy cp "$store" "$copy"
-  sync
-  bench_measure hand sqlite3 "$copy" ".read $HAND"
+  bench_measure_hand_sql "$store" "$copy"
   echo "  round $round (load $LOAD_SEEN): migrate ${WALL_migrate[-1]} s, ${RSS_migrate[-1]} KB;" \
        "sqlite3 ${WALL_hand[-1]} s, ${RSS_hand[-1]} KB; cp ${WALL_copy[-1]} s" >&2
 done
