@@ -25,12 +25,14 @@ public enum BackupRetention {
     public static func backups(in folder: String, of sourcePath: String) -> [BackupCatalogEntry] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         var entries: [BackupCatalogEntry] = []
-        for name in names where name.hasSuffix(".manifest.json") && !name.hasPrefix(".") {
+        for name in names where name.hasByteSuffix(".manifest.json") && name.utf8.first != UInt8(ascii: ".") {
             let manifestPath = folder + "/" + name
             guard let manifest = try? BackupManifest.read(from: manifestPath),
-                  manifest.sourcePath == sourcePath,
-                  manifest.backupFileName.hasSuffix(".gz"), !manifest.backupFileName.contains("/"),
-                  BackupManifest.manifestPath(forBackup: manifest.backupFileName) == name
+                  // Bytes, not characters (`String+Bytes`): `Caf\u{E9}` and `Cafe\u{301}` are
+                  // two stores, and neither's backups are the other's to prune.
+                  manifest.sourcePath.hasSameBytes(as: sourcePath),
+                  manifest.backupFileName.hasByteSuffix(".gz"), !manifest.backupFileName.utf8.contains(UInt8(ascii: "/")),
+                  BackupManifest.manifestPath(forBackup: manifest.backupFileName).hasSameBytes(as: name)
             else { continue }
             entries.append(BackupCatalogEntry(backupPath: folder + "/" + manifest.backupFileName,
                                               manifestPath: manifestPath, manifest: manifest))
@@ -55,9 +57,9 @@ public enum BackupRetention {
         // of the same moment: theirs to prune. Deleted here, those runs reported a
         // backup that was gone (a review's 4 concurrent --keep 1 runs: 3 of them).
         // Within a minute: a manifest dated years ahead (a clock stepped back) is pruned as usual.
-        let writtenAt = justWritten.flatMap { path in entries.first { $0.backupPath == path } }?.manifest.creationDate
+        let writtenAt = justWritten.flatMap { path in entries.first { $0.backupPath.hasSameBytes(as: path) } }?.manifest.creationDate
         return entries.enumerated().compactMap { offset, entry in
-            if offset < keep || entry == newestPreUpgrade || entry.backupPath == justWritten { return nil }
+            if offset < keep || entry == newestPreUpgrade || justWritten.map(entry.backupPath.hasSameBytes(as:)) == true { return nil }
             if let writtenAt, let date = entry.manifest.creationDate, date >= writtenAt, date.timeIntervalSince(writtenAt) <= 60 { return nil }
             return entry
         }

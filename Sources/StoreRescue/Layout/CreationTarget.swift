@@ -37,8 +37,7 @@ struct CreationTarget {
 
     /// The folder `path` names its file in, as given: `.` for a bare name.
     static func folder(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        let parent = String(path[..<slash])
+        guard let parent = path.splitAtLastSlash?.folder else { return "." }
         return parent.isEmpty ? "/" : parent
     }
 
@@ -61,10 +60,11 @@ struct CreationTarget {
     /// store written there (or, as `-shm`, overwrite it) after the command reported success. A
     /// folder named X is no store (a review found the first check refused one).
     static func storeWhoseSidecar(_ path: String) -> String? {
-        for suffix in StoreReplacement.sidecarSuffixes where path.hasSuffix(suffix) && path.count > suffix.count {
-            let store = String(path.dropLast(suffix.count))
+        // Bytes, not characters (`String+Bytes`): `s\u{600}-wal` ends in `-wal` to the file system.
+        for suffix in StoreReplacement.sidecarSuffixes where path.hasByteSuffix(suffix) && path.utf8.count > suffix.utf8.count {
+            let store = String(decoding: path.utf8.dropLast(suffix.utf8.count), as: UTF8.self)
             var info = stat()
-            guard !store.hasSuffix("/"), lstat(store, &info) == 0 else { continue }
+            guard !store.hasByteSuffix("/"), lstat(store, &info) == 0 else { continue }
             let kind = info.st_mode & S_IFMT
             if kind == S_IFREG || kind == S_IFLNK { return store }
         }

@@ -68,7 +68,10 @@ struct MigrationAnalyzer {
         // Values custom stages compute, in the same scans (`MigrationAnalyzer+ComputedValues`).
         let computed = mappings.indices.map { computedValues(ofHop: $0) }
         for (index, values) in computed.enumerated() { requests += computedValueRequests(values, hop: index) }
-        let (answers, failures) = try run(requests, isolating: { $0.key.hasPrefix(Self.computedKeyPrefix) })
+        // A removed attribute's values are counted through the earlier hops' expressions: one
+        // SQLite stops on (`abs()` of the smallest integer) is that hop's computed value to
+        // refuse (134140), not a failed analysis (review rv7: exit 70 "internal error").
+        let (answers, failures) = try run(requests, isolating: { $0.key.hasPrefix(Self.computedKeyPrefix) || $0.key.hasPrefix("removed|") })
         func answer(_ key: String) -> Int64 { answers[key] ?? 0 }
 
         var analysis = MigrationAnalysis(rowsByVersion: [], discarded: [], linksToClear: [:], refusals: [], countsPrecedeCustomSteps: false)

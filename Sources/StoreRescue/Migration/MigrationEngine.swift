@@ -184,6 +184,17 @@ enum MigrationEngine {
                 preparation.sourceChoice = .matched
                 preparation.notes.append(
                     "the store's hashes are exactly those of \(tied.joined(separator: ", ")) (match says ambiguous): \(why); it is taken as \(source)")
+            case .ambiguous where intendedTarget.flatMap({ names.firstIndex(of: $0) }).map({ targetIndex in
+                    !match.versionsWithItsHashes.isEmpty
+                        && match.versionsWithItsHashes.allSatisfy { (names.firstIndex(of: $0) ?? -1) > targetIndex }
+                }) == true:
+                // Every version it can be comes after the target: whichever it is, the run would
+                // go backwards, as for a store of one of them alone (review rv7: refused as not
+                // identified, advising `--from V2`, which then met this refusal).
+                let tied = match.versionsWithItsHashes
+                let target = intendedTarget ?? ""
+                refuse(.storeNewer, "the store is \(tied.joined(separator: " or ")) (the same hashes), each of which comes after \(target), the version it would be migrated to",
+                       remedy: "never downgrade a store; migrate it to \(tied.last ?? "its version") or later (--to), or make that the catalog's current version")
             case .ambiguous:
                 let tied = match.versionsWithItsHashes
                 let option = options.sourceVersionOption

@@ -119,12 +119,12 @@ public final class SQLiteConnection {
     /// `path` with its folder part resolved (`realpath`) and its last component as given; the
     /// path unchanged when the folder cannot be resolved (SQLite then reports it missing).
     static func resolvingFolder(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        let folder = slash == path.startIndex ? "/" : String(path[..<slash])
+        guard let (parent, name) = path.splitAtLastSlash else { return path }
+        let folder = parent.isEmpty ? "/" : parent
         guard let resolved = realpath(folder, nil) else { return path }
         defer { free(resolved) }
         let base = String(cString: resolved)
-        return (base == "/" ? "" : base) + "/" + path[path.index(after: slash)...]
+        return (base == "/" ? "" : base) + "/" + name
     }
 
     /// A `file:` URI for `path`, with every byte that could end or alter the path percent-encoded.

@@ -50,7 +50,7 @@ struct TableDefinition: Sendable, Equatable {
     }
 
     /// One of SQLite's own tables (`sqlite_sequence`, `sqlite_stat1`, …).
-    var isSQLiteInternal: Bool { name.lowercased().hasPrefix("sqlite_") }
+    var isSQLiteInternal: Bool { name.hasASCIICaseInsensitiveBytePrefix("sqlite_") }
 
     /// The definition of a Core Data table as a version's layout gives it (no schema to read it
     /// from): `Z_PK` is the rowid of entity tables.

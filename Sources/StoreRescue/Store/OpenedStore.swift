@@ -313,7 +313,7 @@ enum PrivateCopier {
     private static func copyFile(from source: String, to target: String, isSidecar: Bool, reportedPath: String, folder: String?) throws {
         // Only what SQLite would read of a -wal: the rest (frames of an unfinished or older
         // transaction, or nothing at all in a sparse file) changes nothing for a reader.
-        let limit = isSidecar && source.hasSuffix("-wal") ? usedLength(ofWAL: source) : nil
+        let limit = isSidecar && source.hasByteSuffix("-wal") ? usedLength(ofWAL: source) : nil
         let input: ReadableFile
         do { input = try ReadableFile(path: source, followsSymlinks: false) } catch {
             if case .missing = error, isSidecar { throw SidecarVanished() }

@@ -122,7 +122,9 @@ public struct PhysicalSchema: Sendable, Equatable, Codable {
     public static func category(ofTable name: String) -> TableCategory {
         let upper = name.uppercased()
         if ["Z_METADATA", "Z_PRIMARYKEY", "Z_MODELCACHE"].contains(upper) { return .bookkeeping }
-        if upper.hasPrefix("SQLITE_") { return .sqliteInternal }
+        // SQLite reserves every name whose bytes begin so: `sqlite_\u{301}x` too (a character
+        // other than `_` to `hasPrefix`).
+        if name.hasASCIICaseInsensitiveBytePrefix("sqlite_") { return .sqliteInternal }
         if ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING"].contains(upper) { return .history }
         if upper.hasPrefix("ANSCK") { return .cloudKit }
         if upper.hasPrefix("Z_"), upper.dropFirst(2).first?.isNumber == true { return .joinTable }

@@ -199,8 +199,10 @@ import Testing
         #expect(again.exitStatus == .nothingToDo, "\(again.status) \(again.refusals.map(\.message))")
     }
 
-    /// An ambiguous store whose tied versions do not include the target is still refused:
-    /// which of them it is decides the plan (`--from` says).
+    /// An ambiguous store whose tied versions do not include the target is still refused.
+    /// Here both come after the target (`--to V1`): refused as a store the run would take
+    /// backwards, as one of them alone is (review rv7: it was `versionsShareHashes`, advising
+    /// `--from V2`, which then met this refusal).
     @Test func anAmbiguousStoreBeforeTheTargetIsStillRefused() throws {
         let fixture = try UpgradeFixture()
         let catalog = try catalog(fixture, current: "V2b")
@@ -212,9 +214,10 @@ import Testing
         toV1.targetVersion = "V1"
         let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: toV1)
         #expect(report.exitStatus == .refused, "\(report.status) \(report.error?.message ?? "")")
-        // The catalog's fault since review rv6 R3 (`storeNotIdentified` advised `--on-failure
+        // Never the clean fallback's (review rv6 R3: `storeNotIdentified` advised `--on-failure
         // clean`, which replaced the healthy store): both tied versions come after V1.
-        #expect(report.refusals.contains { $0.code == .versionsShareHashes && $0.isCatalogsFault && $0.remedy.contains("--from VERSION") }, "\(report.refusals.map(\.remedy))")
+        #expect(report.refusals.map(\.code) == [.storeNewer], "\(report.refusals.map(\.message))")
+        #expect(report.refusals.allSatisfy { $0.isCatalogsFault && $0.remedy.contains("never downgrade") && !$0.remedy.contains("--on-failure") }, "\(report.refusals.map(\.remedy))")
     }
 
     /// `adopt` without `--as` stamps the version a store is: with a tie, `--as` must name it.

@@ -1,4 +1,38 @@
+/// Byte-level (UTF-8) comparisons of text that names a file or goes into SQL or a shell.
+///
+/// Swift's `String` compares `Character`s, with canonical equivalence: `"Caf\u{E9}" ==
+/// "Cafe\u{301}"` is true, though they name two files on Linux; `"s\u{600}-wal".hasSuffix("-wal")`
+/// is false (U+0600 joins the character after it), though the file system sees `-wal` there; a
+/// quote or a `;` followed by a combining mark is another character than the quote. SQLite, the
+/// file system and the shell read bytes, and so must every check that decides what they are
+/// given (reviews rv7: `backup --keep` pruned another store's backups; a new store was written at
+/// another store's `-wal`).
 extension String {
+    /// The same bytes: the same file name, the same SQL text (not canonical equivalence).
+    func hasSameBytes(as other: String) -> Bool {
+        utf8.elementsEqual(other.utf8)
+    }
+
+    /// Whether the UTF-8 bytes end with `suffix`'s.
+    func hasByteSuffix(_ suffix: String) -> Bool {
+        utf8.count >= suffix.utf8.count && utf8.suffix(suffix.utf8.count).elementsEqual(suffix.utf8)
+    }
+
+    /// Whether the UTF-8 bytes begin with `prefix`'s, ASCII letters compared without case (the
+    /// way SQLite compares names).
+    func hasASCIICaseInsensitiveBytePrefix(_ prefix: String) -> Bool {
+        func folded(_ byte: UInt8) -> UInt8 { (65...90).contains(byte) ? byte + 32 : byte }
+        return utf8.count >= prefix.utf8.count && zip(utf8, prefix.utf8).allSatisfy { folded($0) == folded($1) }
+    }
+
+    /// `path`'s folder and last component, split at its last `/` byte: nil without one.
+    var splitAtLastSlash: (folder: String, name: String)? {
+        guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        // Decoded from the bytes: `String` slicing rounds an index to a character, and `/` with
+        // a combining mark after it is one character.
+        return (String(decoding: utf8[..<slash], as: UTF8.self), String(decoding: utf8[utf8.index(after: slash)...], as: UTF8.self))
+    }
+
     /// This string with every occurrence of `target` replaced by `replacement`, compared byte
     /// for byte in UTF-8 (so scalar for scalar).
     ///
