@@ -62,6 +62,10 @@ enum MigrationEngine {
         let match = StoreMatcher.match(store: store, readout: readout, catalog: catalog, memo: memo)
         // The version the store goes to: `--to`, else the plan's default (`StagePlanner.defaultTarget`).
         let intendedTarget = options.targetVersion ?? StagePlanner.defaultTarget(catalog)
+        // An ambiguous store's version when the plan can start from one of the tied versions only.
+        let tiedSource = match.outcome != .ambiguous ? nil : intendedTarget.flatMap { target in
+            StagePlanner.source(amongTied: match.versionsWithItsHashes, to: target, in: catalog, storeIdentifiers: readout.metadata?.versionIdentifiers)
+        }
         var preparation = MigrationPreparation(
             match: match, sourceVersion: nil, sourceChoice: nil, plan: nil, mappings: [], analysis: nil, refusals: [], notes: [])
         func refuse(_ code: MigrationRefusal.Code, _ message: String, remedy: String) {
@@ -167,10 +171,7 @@ enum MigrationEngine {
                 preparation.notes.append(
                     "the store's hashes are exactly those of \(tied.joined(separator: ", ")) (match says ambiguous): Core Data cannot tell versions with the same hashes apart "
                         + "and opens it as \(target), the target, so it is taken as \(target); give them distinct hashes (versionHashModifier) to tell them apart")
-            case .ambiguous where options.sourceVersionOption != "--as"
-                && intendedTarget.flatMap({ target in
-                    StagePlanner.source(amongTied: match.versionsWithItsHashes, to: target, in: catalog, storeIdentifiers: readout.metadata?.versionIdentifiers)
-                }) != nil:
+            case .ambiguous where options.sourceVersionOption != "--as" && tiedSource != nil:
                 // Not at the target, and the plan can start from one of the tied versions only
                 // (`StagePlanner.source(amongTied:)`: the one the stages name, or one model but
                 // for its identifiers): Core Data loads the store with that model, since the
@@ -178,7 +179,7 @@ enum MigrationEngine {
                 // not identified, and `--on-failure clean` replaced it by a clean one.
                 let tied = match.versionsWithItsHashes
                 let target = intendedTarget ?? ""
-                let source = StagePlanner.source(amongTied: tied, to: target, in: catalog, storeIdentifiers: readout.metadata?.versionIdentifiers) ?? ""
+                let source = tiedSource ?? ""
                 let why = StagePlanner.whyTiedSource(source, to: target, in: catalog)
                 preparation.sourceVersion = source
                 preparation.sourceChoice = .matched

@@ -468,10 +468,8 @@ final class UpgradeRun {
         // Other modes match in the engine alone, which makes its own memo.
         let memo = AssessmentMemo(depth: .refusalsOnly)
         let migration = try migrationOptions(store: store, readout: readout, memo: memo)
-        let isAdopting: Bool
-        if case .adopt = options.mode { isAdopting = true } else { isAdopting = false }
         var preparation = try MigrationEngine.prepare(
-            store: store, readout: readout, catalog: catalog, options: migration, memo: isAdopting ? memo : nil)
+            store: store, readout: readout, catalog: catalog, options: migration, memo: isAdoptOnly ? memo : nil)
         if case .adopt(nil) = options.mode, preparation.sourceChoice == .requested {
             preparation.sourceChoice = preparation.match.outcome == .exact ? .matched : .adopted
             preparation.notes.removeAll { $0.hasPrefix(MigrationEngine.sourceTakenFromPrefix) }
