@@ -8,11 +8,12 @@ enum MigrationEngine {
     // MARK: - Deciding
 
     /// How deep the diagnosis of `prepare`'s match assesses: as deep as the engine's own
-    /// assessment when that is the path the diagnosis assesses (to the default target), so the
-    /// engine takes it (`AssessmentMemo`); only what decides refusals when a `--to` is named,
-    /// a path of its own.
+    /// assessment when that can be the path the diagnosis assesses (from the version match
+    /// found, to the default target, no handlers), so the engine takes it (`AssessmentMemo`);
+    /// only what decides refusals otherwise: a `--to` or `--from` named, or Swift handlers,
+    /// make the engine's a path of its own (a deeper scan there would be thrown away).
     static func memoDepth(_ options: MigrationOptions) -> MigrationAnalyzer.Depth {
-        guard options.targetVersion == nil else { return .refusalsOnly }
+        guard options.targetVersion == nil, options.sourceVersion == nil, options.handlers.isEmpty else { return .refusalsOnly }
         return options.isDryRun ? .forecast : .full
     }
 

@@ -70,18 +70,28 @@ import Testing
 
     /// `--to` named is another path than the default target the diagnosis assesses: the
     /// engine's plan says the target was requested, and its own assessment is made.
-    @Test func aNamedTargetIsAssessedForItself() throws {
+    /// A `--from` named, or Swift handlers, make the engine's path one of its own too: the
+    /// diagnosis then scans only for what decides refusals (a deeper scan would be thrown away).
+    @Test(arguments: ["to", "from", "handlers"])
+    func aNamedTargetIsAssessedForItself(_ named: String) throws {
         let fixture = try UpgradeFixture()
-        let catalog = try fixture.catsCatalog(map: false)
+        let catalog = try fixture.catsCatalog(map: named == "handlers")
         let path = try fixture.catsStore(cats: 4, owners: 1, catalog: catalog)
         let (store, readout) = try opened(path)
+        var options = MigrationOptions()
+        switch named {
+        case "to": options.targetVersion = "V2"
+        case "from": options.sourceVersion = "V1"
+        default: options.handlers = [CustomStageHandlers(from: "V1", to: "V2", willMigrate: { _ in })]
+        }
+        #expect(MigrationEngine.memoDepth(options) == .refusalsOnly)
         var preparation: MigrationPreparation?
         let seen = try scans(on: store) {
-            preparation = try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: MigrationOptions(targetVersion: "V2"))
+            preparation = try MigrationEngine.prepare(store: store, readout: readout, catalog: catalog, options: options)
         }
         let prepared = try #require(preparation)
-        #expect(prepared.plan?.targetChoice == .requested)
-        #expect(prepared.refusals.contains { $0.code == .mandatoryValueMissing })
+        if named == "to" { #expect(prepared.plan?.targetChoice == .requested) }
+        #expect(named == "handlers" ? prepared.refusals.isEmpty : prepared.refusals.contains { $0.code == .mandatoryValueMissing })
         // The diagnosis's scans (what decides refusals) and the engine's (everything).
         #expect(Set(seen.map { $0.components(separatedBy: " FROM ").last ?? "" }).count * 2 == seen.count, "\(seen)")
     }
