@@ -13,15 +13,7 @@ struct FileDigest: Sendable, Equatable {
     var size: Int64
 
     static func of(path: String, bufferSize: Int = 1 << 20) throws -> FileDigest {
-        let file: ReadableFile
-        do {
-            file = try ReadableFile(path: path)
-        } catch .tooManyOpenFiles {
-            // The limit's fault, not the file's: "check that the file exists" (66) would mislead.
-            throw BackupError.tooManyOpenFiles(path: path, reason: String(cString: strerror(EMFILE)))
-        } catch {
-            throw GzipError.unreadable(path: path, reason: error.description)
-        }
+        let file = try GzipError.openReadable(path)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
         defer { buffer.deallocate() }
         var hasher = SHA256()

@@ -34,15 +34,7 @@ public enum GzipReader {
     public static func decompress(path: String, bufferSize: Int = 1 << 20,
                                   consume: (UnsafeRawBufferPointer) throws -> Void) throws -> GzipReadSummary {
         // A FIFO or device (`/dev/zero`) is refused here, never read: it could block or never end.
-        let file: ReadableFile
-        do {
-            file = try ReadableFile(path: path)
-        } catch .tooManyOpenFiles {
-            // The limit's fault, not the file's: "check that the file exists" (66) would mislead.
-            throw BackupError.tooManyOpenFiles(path: path, reason: String(cString: strerror(EMFILE)))
-        } catch {
-            throw GzipError.unreadable(path: path, reason: error.description)
-        }
+        let file = try GzipError.openReadable(path)
         let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
         defer { stream.deinitialize(count: 1); stream.deallocate() }
@@ -131,5 +123,20 @@ public enum GzipReader {
         }
         return GzipReadSummary(compressedSize: fileOffset, uncompressedSize: produced,
                                compressedSHA256: hasher.finalize().hexString, memberCount: members)
+    }
+}
+
+extension GzipError {
+    /// `path` opened for reading a backup's bytes: no file descriptor left is the limit's
+    /// fault (`BackupError.tooManyOpenFiles`, exit 74: "check that the file exists", 66, would
+    /// mislead); anything else, the file is unreadable.
+    static func openReadable(_ path: String) throws -> ReadableFile {
+        do {
+            return try ReadableFile(path: path)
+        } catch .tooManyOpenFiles {
+            throw BackupError.tooManyOpenFiles(path: path, reason: String(cString: strerror(EMFILE)))
+        } catch {
+            throw GzipError.unreadable(path: path, reason: error.description)
+        }
     }
 }
