@@ -8,21 +8,7 @@ import Testing
 /// `--from`, upgrade and migrate call the V1 store "already at V2" (exit 2) and the stage's
 /// `map` never runs. Before c5fde90: refused (storeNotIdentified, exit 3).
 @Suite struct AmbiguousStoreWithAStageBetweenTests {
-    private func catalog(_ fixture: UpgradeFixture) throws -> Catalog {
-        let path = fixture.directory.path("cats-same.json")
-        let json = """
-            {"formatVersion": 1, "app": "Cats", "current": "V2", "versions": [
-              {"name": "V1", "entities": [
-                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}]},
-                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]},
-              {"name": "V2", "entities": [
-                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}]},
-                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]}],
-             "stages": [{"kind": "custom", "from": "V1", "to": "V2", "map": {"Cat": {"name": "upper(name)"}}}]}
-            """
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
-        return try Catalog.load(path: path)
-    }
+    private func catalog(_ fixture: UpgradeFixture) throws -> Catalog { try fixture.catsSameHashesCatalog() }
 
     @Test func upgradeDoesNotCallAV1StoreAlreadyAtV2() throws {
         let fixture = try UpgradeFixture()

@@ -49,21 +49,7 @@ import Testing
 
     /// A V2 store (V2's identifiers) with `cats` cats of age 3 and one owner.
     private func v2Store(_ fixture: UpgradeFixture, _ catalog: Catalog, cats: Int = 30) throws -> String {
-        let store = fixture.appFolder + "/Cats.sqlite"
-        let version = try #require(catalog.version(named: "V2"))
-        try StoreCreator.create(model: version.model, versionIdentifiers: nil, at: store)
-        let layout = try StoreLayoutBuilder.layout(for: version.model)
-        let catEnt = try #require(layout.entityNumber(of: "Cat"))
-        let ownerEnt = try #require(layout.entityNumber(of: "Owner"))
-        let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
-        try connection.execute("""
-            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(cats))
-            INSERT INTO ZCAT (Z_PK, Z_ENT, Z_OPT, ZNAME, ZAGE) SELECT i, \(catEnt), 1, 'cat ' || i || ' ' || printf('%.*c', 300, 'x'), 3 FROM n;
-            INSERT INTO ZOWNER (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (1, \(ownerEnt), 1, 'owner 1');
-            UPDATE Z_PRIMARYKEY SET Z_MAX = \(cats) WHERE Z_NAME = 'Cat';
-            UPDATE Z_PRIMARYKEY SET Z_MAX = 1 WHERE Z_NAME = 'Owner';
-            PRAGMA wal_checkpoint(TRUNCATE);
-            """)
+        let store = try fixture.catsStore(cats: cats, owners: 1, catalog: catalog, at: "V2", catAge: 3)
         let match = StoreMatcher.match(storePath: store, catalog: catalog)
         #expect(match.outcome == .ambiguous && match.versionsWithItsHashes == ["V2", "V2b"], "\(match.outcome) \(match.versionsWithItsHashes)")
         return store
@@ -161,19 +147,7 @@ import Testing
     /// target V2): refused as the catalog's, and `--on-failure clean` leaves it.
     @Test func aTieAcrossACustomStageIsNeverFallenBackToClean() throws {
         let fixture = try UpgradeFixture()
-        let path = fixture.directory.path("cats-same.json")
-        let json = """
-            {"formatVersion": 1, "app": "Cats", "current": "V2", "versions": [
-              {"name": "V1", "entities": [
-                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}]},
-                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]},
-              {"name": "V2", "entities": [
-                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}]},
-                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]}],
-             "stages": [{"kind": "custom", "from": "V1", "to": "V2", "map": {"Cat": {"name": "upper(name)"}}}]}
-            """
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
-        let catalog = try Catalog.load(path: path)
+        let catalog = try fixture.catsSameHashesCatalog()
         let store = try fixture.catsStore(cats: 2, owners: 1, catalog: catalog)
         let before = try fixture.appFiles()
         for dryRun in [true, false] {

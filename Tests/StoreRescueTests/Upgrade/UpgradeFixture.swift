@@ -71,10 +71,12 @@ final class UpgradeFixture {
         return try Catalog.load(path: path)
     }
 
-    /// A V1 cats store with `cats` cats and `owners` owners (framework 1523, versioned).
-    func catsStore(cats: Int, owners: Int, catalog: Catalog) throws -> String {
+    /// A cats store at `version` (V1 unless said) with `cats` cats and `owners` owners
+    /// (framework 1523, versioned); each cat's `age` is `catAge` when given (a version that
+    /// has it).
+    func catsStore(cats: Int, owners: Int, catalog: Catalog, at versionName: String = "V1", catAge: Int? = nil) throws -> String {
         let store = appFolder + "/Cats.sqlite"
-        let version = try #require(catalog.version(named: "V1"))
+        let version = try #require(catalog.version(named: versionName))
         try StoreCreator.create(model: version.model, versionIdentifiers: nil, at: store)
         let layout = try StoreLayoutBuilder.layout(for: version.model)
         let catEnt = try #require(layout.entityNumber(of: "Cat"))
@@ -82,7 +84,7 @@ final class UpgradeFixture {
         let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
         try connection.execute("""
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(cats))
-            INSERT INTO ZCAT (Z_PK, Z_ENT, Z_OPT, ZNAME) SELECT i, \(catEnt), 1, 'cat ' || i || ' ' || printf('%.*c', 300, 'x') FROM n;
+            INSERT INTO ZCAT (Z_PK, Z_ENT, Z_OPT, ZNAME\(catAge == nil ? "" : ", ZAGE")) SELECT i, \(catEnt), 1, 'cat ' || i || ' ' || printf('%.*c', 300, 'x')\(catAge.map { ", \($0)" } ?? "") FROM n;
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(owners))
             INSERT INTO ZOWNER (Z_PK, Z_ENT, Z_OPT, ZNAME) SELECT i, \(ownerEnt), 1, 'owner ' || i FROM n;
             UPDATE Z_PRIMARYKEY SET Z_MAX = \(cats) WHERE Z_NAME = 'Cat';
@@ -90,6 +92,24 @@ final class UpgradeFixture {
             PRAGMA wal_checkpoint(TRUNCATE);
             """)
         return store
+    }
+
+    /// V1 and V2 of the same hashes (the same entities) with a custom stage V1 → V2 between
+    /// them whose `map` upper-cases every cat's name: a store of either is `ambiguous`.
+    func catsSameHashesCatalog() throws -> Catalog {
+        let path = directory.path("cats-same.json")
+        let json = """
+            {"formatVersion": 1, "app": "Cats", "current": "V2", "versions": [
+              {"name": "V1", "entities": [
+                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}]},
+                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]},
+              {"name": "V2", "entities": [
+                {"name": "Cat", "attributes": [{"name": "name", "type": "String"}]},
+                {"name": "Owner", "attributes": [{"name": "name", "type": "String"}]}]}],
+             "stages": [{"kind": "custom", "from": "V1", "to": "V2", "map": {"Cat": {"name": "upper(name)"}}}]}
+            """
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
+        return try Catalog.load(path: path)
     }
 
     /// A fault hook that, at `stage`, renames the run's workspace folder away and makes an empty
