@@ -60,6 +60,14 @@ public struct AdoptionStamp: Sendable, Encodable {
         }
     }
 
+    /// The stamp of a store left as it is (already current): not needed, no key changed.
+    var leftAsItIs: AdoptionStamp {
+        var stamp = self
+        stamp.isNeeded = false
+        stamp.changes = []
+        return stamp
+    }
+
     /// Writes the stamp into the `Z_METADATA` row of `file` (a private copy, never the store an
     /// app opens): `Z_PLIST` replaced, `Z_UUID` and `Z_VERSION` kept.
     /// - Parameter store: the path named in errors (the store the file is a copy of).

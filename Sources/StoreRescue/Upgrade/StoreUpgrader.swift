@@ -662,7 +662,12 @@ final class UpgradeRun {
             report.notes.append("the store's metadata names \(stamped) exactly, which has the same hashes as \(stamp.version): Core Data opens it as \(stamp.version) as it is, so it is not restamped")
         }
         switch decision {
-        case .alreadyCurrent(let stamp), .adopt(let stamp): report.adoption = stamp
+        // Nothing is stamped when the store is already current, even where its identifying
+        // keys differ from the target's (a tied version's, or a newer app's store the target
+        // opens as it is; the notes say why): `needed` false, no changes (a review: JSON said
+        // `needed: true` beside `alreadyCurrent`).
+        case .alreadyCurrent(let stamp): report.adoption = stamp.leftAsItIs
+        case .adopt(let stamp): report.adoption = stamp
         case .migrate(let stamp): report.adoption = stamp
         case .cannotSave: break
         }

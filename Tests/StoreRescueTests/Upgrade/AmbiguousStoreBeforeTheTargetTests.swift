@@ -263,6 +263,10 @@ import Testing
                 if target == "V2b" {
                     #expect(report.notes.contains { $0.contains("names V2 exactly") && $0.contains("not restamped") }, "\(report.notes)")
                     #expect(!report.renderText().contains("Phase 1"), "nothing is stamped: \(report.renderText())")
+                    // The JSON says so too: the store's identifiers differ, yet nothing is stamped.
+                    let json = try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(report)) as? [String: Any])
+                    let adoption = try #require(json["adoption"] as? [String: Any], "\(json)")
+                    #expect(adoption["needed"] as? Bool == false && (adoption["changes"] as? [Any])?.isEmpty == true, "\(adoption)")
                 }
                 #expect(try fixture.appFiles() == before, "--to \(target) (dry run \(dryRun)) changed the store")
             }
