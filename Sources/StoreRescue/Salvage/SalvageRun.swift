@@ -168,13 +168,17 @@ final class SalvageRun {
         progress?(SalvageProgress(phase: phase, completedPages: pagesProcessed, totalPages: Int(capacity)))
     }
 
+    /// Why the store holds nothing to salvage (no whole page; no page that reads as an SQLite
+    /// page, and no `-wal`), or nil.
+    var nothingToSalvage: String? {
+        if capacity == 0 { return "it holds no whole \(geometry.pageSize)-byte page" }
+        if geometry.hasNoRecognisablePage && source.writeAheadLog == nil { return "no page of it reads as an SQLite page" }
+        return nil
+    }
+
     /// Reads the store and fills a new database at `file` (a path in a private folder).
     func run(into file: String) throws -> SalvageOutputSummary {
-        guard capacity > 0, !(geometry.hasNoRecognisablePage && source.writeAheadLog == nil) else {
-            throw SalvageError.nothingToSalvage(
-                path: storePath,
-                reason: capacity == 0 ? "it holds no whole \(geometry.pageSize)-byte page" : "no page of it reads as an SQLite page")
-        }
+        if let reason = nothingToSalvage { throw SalvageError.nothingToSalvage(path: storePath, reason: reason) }
         readFreelist()
         locatePointerMap()
         try readSchema()

@@ -73,6 +73,20 @@ public enum Salvager {
         case workspaceCreated, pagesWritten, rowsWritten, beforePublishing, published
     }
 
+    /// Why a salvage of `store` would find nothing at all (`SalvageError.nothingToSalvage`'s
+    /// reason), or nil when it finds pages to read or cannot tell. Reads the store's header, its
+    /// `-wal`'s and the first MiB of its pages (`PageSizeGuesser`); writes nothing.
+    static func findsNothing(in store: String) -> String? {
+        do {
+            return try SalvageRun(store: store, output: store, options: SalvageOptions(), progress: nil, cancellation: nil).nothingToSalvage
+        } catch let error as StoreAccessError where error.kind == .empty {
+            // Nothing in the file and no `-wal` content: `PageSource` refuses it before any page.
+            return "it is empty and has no -wal content"
+        } catch {
+            return nil
+        }
+    }
+
     /// `salvage`, with the test's `faultInjection` (and `flush`, the test's flusher of the new
     /// file); `result` is nil for a salvage made on the way (`upgrade --on-failure clean`'s), not
     /// the command's final result.

@@ -137,7 +137,7 @@ struct CleanFallback {
                     path: storePath, version: target.name, uuid: uuid, uuidKept: originalUUID != nil && originalUUID?.uppercased() == uuid.uppercased(),
                     content: clean.carried ? "salvaged" : "empty"),
                 salvageDatabase: salvageDatabase, rowsUnreadable: rowsUnreadable, entities: clean.entities,
-                restoreCommand: Self.restoreCommand(backup: backupPath, kind: backupEntry.kind, store: storePath),
+                restoreCommand: Self.restoreCommand(backup: backupPath, kind: backupEntry.kind, store: storePath, quarantine: quarantine),
                 restoreByHand: Self.restoreByHand(quarantine: quarantine, store: storePath),
                 notes: notes)
             let sidecarsNow = StoreReplacement.sidecarSuffixes.map { storePath + $0 }.filter(StoreReplacement.exists)
@@ -643,14 +643,29 @@ struct CleanFallback {
         return try? connection.scalar("SELECT Z_UUID FROM Z_METADATA")?.string
     }
 
-    static func restoreCommand(backup: String, kind: String, store: String) -> String {
+    /// The one command that puts the original back. For a snapshot backup, `restore`, which
+    /// keeps the clean store as a pre-restore backup and settles its sidecars. For a raw backup
+    /// (a store SQLite could not read), shell commands that do the same: the clean store and its
+    /// own `-wal`, `-shm` and `-journal` are moved into the quarantine first (as `NAME.clean`,
+    /// what `restoreByHand` does), then the raw copies are put back. A review followed the older
+    /// `cp -p RAW/NAME STORE` after the app had used the clean store: the original's bytes then
+    /// sat beside the clean store's `-wal`, which SQLite (and `salvage`) read as the original's,
+    /// and the clean store's rows were overwritten.
+    static func restoreCommand(backup: String, kind: String, store: String, quarantine: String) -> String {
         if kind == "snapshot" {
             // The store may have been damaged when it was backed up (the reason for the fallback):
             // it is put back exactly as it was.
             return "storerescue restore \(ShellQuote.quote(backup)) --to \(ShellQuote.quote(store)) --force --as-backed-up"
         }
         let name = (store as NSString).lastPathComponent
-        return "cp -p \(ShellQuote.quote(backup + "/" + name)) \(ShellQuote.quote(store))  # with the app closed; then copy back the -wal and -journal in that folder, if any"
+        let target = ShellQuote.quote(store)
+        let aside = ShellQuote.quote(quarantine + "/" + name + ".clean")
+        let copy = ShellQuote.quote(backup + "/" + name)
+        // A subshell with `set -e`: the first command that fails stops the rest (and not the
+        // operator's own shell).
+        return "(set -e; mv \(target) \(aside); for s in -wal -shm -journal; do if [ -e \(target)$s ]; then mv \(target)$s \(aside)$s; fi; done;"
+            + " cp -p \(copy) \(target); for s in -wal -journal; do if [ -e \(copy)$s ]; then cp -p \(copy)$s \(target)$s; fi; done)"
+            + "  # with the app closed; the clean store goes to the quarantine as \(name).clean"
     }
 
     static func restoreByHand(quarantine: String, store: String) -> [String] {

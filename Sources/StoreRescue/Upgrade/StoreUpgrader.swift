@@ -205,6 +205,11 @@ final class UpgradeRun {
                 report.status = .refused
                 return
             }
+            if let reason = notAStore(first) {
+                report.notes.append("not replaced by a clean store: \(reason), so nothing in it is a store's; --on-failure clean replaces only a store (check the path; if it is the store and nothing of it is left, move it away yourself and the app makes a new one)")
+                report.status = .refused
+                return
+            }
         }
         if options.isDryRun {
             predict(decision, first)

@@ -188,6 +188,18 @@ extension UpgradeRun {
     /// the clean fallback would set a store that can be saved aside for an almost empty one (a
     /// review's healthy store was, for a Float default). Noted when it overrides
     /// `--on-failure clean`.
+    /// Why the file at the store's path is no store at all, or nil: empty or not SQLite, and
+    /// no page of it reads as a page of a database (`Salvager.findsNothing`). `--on-failure
+    /// clean` leaves such a file as it is, as `keep` does (review rv8: `/etc/services` given as
+    /// the store was quarantined and an empty store put in its place). A store whose header is
+    /// gone but whose pages are there is still a store to save.
+    func notAStore(_ reading: Result<Reading, any Error>) -> String? {
+        guard case .failure(let error) = reading, let access = error as? StoreAccessError, [.empty, .notSQLite].contains(access.kind) else {
+            return nil
+        }
+        return Salvager.findsNothing(in: storePath)
+    }
+
     func refuseForTheCatalog(_ refusals: [MigrationRefusal]) -> Bool {
         // A newer store is not damaged: the catalog lacks its version (or is behind it), and the
         // fallback could carry none of its rows backwards (a review's store was replaced by an

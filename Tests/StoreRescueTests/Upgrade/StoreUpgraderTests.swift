@@ -459,10 +459,74 @@ struct StoreUpgraderTests {
         #expect(try FileDigest.of(path: backup.path + "/Cats.sqlite") == damaged, "the raw backup is the file as it was")
         let incident = try #require(report.fallback)
         #expect(try FileDigest.of(path: incident.quarantine + "/Cats.sqlite") == damaged, "never settled, never changed")
-        #expect(incident.restoreCommand.hasPrefix("cp -p "))
         let match = StoreMatcher.match(storePath: store, catalog: catalog)
         #expect(match.outcome == .exact && match.version == "V2")
         #expect(try UpgradeFixture.count("ZCAT", in: store) > 400, "rows told by their shape")
+    }
+
+    /// A file that is no store at all (empty, or text: no header and no page of a database) is
+    /// left as it is by `--on-failure clean`, as by `keep`: refused, nothing written anywhere.
+    /// Review rv8: `/etc/services` given as the store was quarantined and an empty store put in
+    /// its place.
+    @Test(arguments: ["text", "empty"])
+    func aFileWithNoPageOfADatabaseIsNotReplacedByACleanStore(kind: String) throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let store = fixture.directory.path("app.store")
+        let text = (0..<400).map { "service\($0)\t\($0 * 7)/tcp\t# a line of a configuration file\n" }.joined()
+        try Data(kind == "text" ? text.utf8 : "".utf8).write(to: URL(fileURLWithPath: store))
+        let before = try FileDigest.of(path: store)
+        for dryRun in [true, false] {
+            let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean, dryRun: dryRun))
+            #expect(report.status == .refused && report.exitStatus == .refused, "dry run \(dryRun): \(report.status) \(report.error?.message ?? "")")
+            #expect(report.fallback == nil && report.backup == nil)
+            #expect(report.notes.contains { $0.hasPrefix("not replaced by a clean store: ") && $0.contains("replaces only a store") }, "\(report.notes)")
+            #expect(try FileDigest.of(path: store) == before, "the file is left as it was")
+            let written = (try? FileManager.default.contentsOfDirectory(atPath: fixture.backups)) ?? []
+            #expect(written.isEmpty, "nothing backed up or quarantined: \(written)")
+        }
+    }
+
+    /// The raw fallback's restore command, run as printed after the app used the clean store
+    /// (its `-wal` and `-shm` beside it), puts the original's main file and `-wal` back and
+    /// keeps the clean store and its sidecars in the quarantine. Review rv8: `cp -p RAW/NAME
+    /// STORE` overwrote the clean store and left its `-wal` beside the original's bytes, which
+    /// SQLite and `salvage` then read as the original's.
+    @Test func theRawFallbacksRestoreCommandPutsTheOriginalBackWithoutTheCleanStoresSidecars() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let store = try fixture.catsStore(cats: 50, owners: 2, catalog: catalog)
+        let handle = try #require(FileHandle(forUpdatingAtPath: store))
+        handle.write(Data(count: 100))
+        try handle.close()
+        let originalWAL = Data("the original's own -wal".utf8)
+        try originalWAL.write(to: URL(fileURLWithPath: store + "-wal"))
+        let damaged = try FileDigest.of(path: store)
+
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
+        #expect(report.status == .fellBackToClean, "\(report.status) \(report.error?.message ?? "")")
+        #expect(report.backup?.kind == "raw")
+        let incident = try #require(report.fallback)
+        // The app opens the clean store and leaves sidecars of its own.
+        let cleanStore = try FileDigest.of(path: store)
+        for (suffix, text) in [("-wal", "the clean store's -wal"), ("-shm", "the clean store's -shm")] {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: store + suffix))
+        }
+
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", incident.restoreCommand]
+        try shell.run()
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 0, "\(incident.restoreCommand)")
+
+        #expect(try FileDigest.of(path: store) == damaged, "the original's main file is back")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store + "-wal")) == originalWAL, "with its own -wal")
+        #expect(!FileManager.default.fileExists(atPath: store + "-shm"), "no -shm of the clean store beside it")
+        let aside = incident.quarantine + "/Cats.sqlite.clean"
+        #expect(try FileDigest.of(path: aside) == cleanStore, "the clean store is kept")
+        #expect(try String(contentsOfFile: aside + "-wal", encoding: .utf8) == "the clean store's -wal")
+        #expect(try String(contentsOfFile: aside + "-shm", encoding: .utf8) == "the clean store's -shm")
     }
 
     /// A failure (or a stop) at any stage leaves the original store with every row, or — after
