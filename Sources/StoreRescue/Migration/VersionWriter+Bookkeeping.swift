@@ -84,7 +84,7 @@ extension VersionWriter {
                 summary.leftOutTables.append(table.name)
                 continue
             }
-            try connection.execute(sql)
+            try runOneStatement(sql)
             let columns = table.columns.map(\.name)
             var values = columns.map { SQLLiteral.column($0, of: "o") }
             if table.name.uppercased() == "ANSCKRECORDMETADATA", let index = columns.firstIndex(where: { $0.uppercased() == "ZENTITYID" }) {
@@ -97,8 +97,8 @@ extension VersionWriter {
                 INSERT INTO main.\(table.name.quotedSQLIdentifier) (\(columns.map(\.quotedSQLIdentifier).joined(separator: ", "))) \
                 SELECT \(values.joined(separator: ", ")) FROM \(SQLLiteral.table(table.name, in: state.baseSchema)) o
                 """)
-            for index in basePhysical.indexes where index.table == table.name && index.isExplicit {
-                if let indexSQL = index.sql, Self.isPlainCreateIndex(indexSQL) { try connection.execute(indexSQL) }
+            for index in basePhysical.indexes where index.table.hasSameBytes(as: table.name) && index.isExplicit {
+                if let indexSQL = index.sql, Self.isPlainCreateIndex(indexSQL) { try runOneStatement(indexSQL) }
             }
             summary.carriedTables.append(table.name)
         }
@@ -109,6 +109,13 @@ extension VersionWriter {
         for trigger in basePhysical.triggers { summary.leftOutTables.append("trigger \(trigger.name)") }
     }
 
+    /// Runs the first statement of `sql` and nothing after it (a prepared statement is one
+    /// statement; `execute` runs them all): the checks above refuse a second one, and should
+    /// they ever miss one, it is not run.
+    private func runOneStatement(_ sql: String) throws {
+        _ = try connection.prepare(sql).step()
+    }
+
     /// True when the rows of base table `name` are some entity's at this version, or its links
     /// some relationship's (the link queries read it).
     private func isReadByThisVersion(_ name: String) -> Bool {
@@ -117,30 +124,51 @@ extension VersionWriter {
         return state.links.contains { !$0.isEmpty && $0.query.uppercased().contains(read) }
     }
 
-    /// One `CREATE TABLE` statement, no virtual table, nothing after it.
+    /// Whether `sql` is one plain `CREATE TABLE`: `CREATE TABLE [IF NOT EXISTS]`, an unqualified
+    /// name, then the definition in parentheses; no virtual or temporary table, no `AS` query,
+    /// nothing after it.
     ///
-    /// Looked at byte for byte (`hasSemicolon`, `words`): Swift compares characters, and a `;`
-    /// followed by a combining mark is another character than `;` — `contains(";")` was false
-    /// for `CREATE TABLE t(a);\u{301} …`, which `execute` was then handed whole (SQLite stopped at
-    /// the mark, a syntax error; the check must not rest on that).
+    /// Read as SQLite reads it (`SQLToken`): a `;` in a quoted name is part of the name (a table
+    /// `notes;x` was left out, its rows only in the backup), and a comment between `AS` and its
+    /// query separates them as white space does (`AS/**/SELECT` was taken for plain). Any `;`
+    /// outside quotes and comments, or text SQLite would not read, is not plain; the text is read
+    /// as bytes (a `;` followed by a combining mark is still a `;`, which `contains(";")` missed).
+    /// (That the text creates the table the schema names, SQLite checks as it opens the store.)
     static func isPlainCreateTable(_ sql: String) -> Bool {
-        let words = words(of: sql)
-        return words.starts(with: ["CREATE", "TABLE"]) && !hasSemicolon(sql)
-            && !zip(words, words.dropFirst()).contains { $0 == "AS" && $1.hasPrefix("SELECT") }
+        var rest = statementTokens(sql)[...]
+        guard consume(["CREATE", "TABLE"], from: &rest) else { return false }
+        _ = consume(["IF", "NOT", "EXISTS"], from: &rest)
+        guard rest.popFirst()?.isName == true, rest.first?.isPunctuation("(") == true else { return false }
+        // `CREATE TABLE t AS …` in any spelling: an `AS` outside the parentheses (inside them it
+        // is a column's: `GENERATED ALWAYS AS (…)`, `CAST(x AS …)`).
+        var depth = 0
+        for token in rest {
+            if token.isPunctuation("(") { depth += 1 } else if token.isPunctuation(")") { depth -= 1 }
+            if depth <= 0, token.isKeyword("AS") { return false }
+        }
+        return true
     }
 
+    /// Whether `sql` is one plain `CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON table (…)`
+    /// (both names unqualified), nothing after it; read as `isPlainCreateTable` reads a table's.
     static func isPlainCreateIndex(_ sql: String) -> Bool {
-        let words = words(of: sql)
-        return (words.starts(with: ["CREATE", "INDEX"]) || words.starts(with: ["CREATE", "UNIQUE", "INDEX"])) && !hasSemicolon(sql)
+        var rest = statementTokens(sql)[...]
+        guard consume(["CREATE", "INDEX"], from: &rest) || consume(["CREATE", "UNIQUE", "INDEX"], from: &rest) else { return false }
+        _ = consume(["IF", "NOT", "EXISTS"], from: &rest)
+        return rest.popFirst()?.isName == true && consume(["ON"], from: &rest)
+            && rest.popFirst()?.isName == true && rest.first?.isPunctuation("(") == true
     }
 
-    private static func hasSemicolon(_ sql: String) -> Bool {
-        sql.utf8.contains(UInt8(ascii: ";"))
+    /// The tokens of one statement; none when SQLite would not read it, or it holds a `;`.
+    private static func statementTokens(_ sql: String) -> [SQLToken] {
+        guard let tokens = SQLToken.tokens(of: sql), !tokens.contains(where: { $0.kind == .semicolon }) else { return [] }
+        return tokens
     }
 
-    /// `sql` in upper case, split at ASCII white space (SQLite's: space, tab, newline, form
-    /// feed, carriage return), so `AS\nSELECT` is the two words it is to SQLite.
-    private static func words(of sql: String) -> [String] {
-        sql.uppercased().utf8.split { [9, 10, 12, 13, 32].contains($0) }.map { String(decoding: $0, as: UTF8.self) }
+    /// Removes `keywords` from the start of `tokens` when they are there, in order.
+    private static func consume(_ keywords: [String], from tokens: inout ArraySlice<SQLToken>) -> Bool {
+        guard tokens.count >= keywords.count, zip(tokens, keywords).allSatisfy({ $0.isKeyword($1) }) else { return false }
+        tokens.removeFirst(keywords.count)
+        return true
     }
 }

@@ -82,15 +82,54 @@ import Testing
     }
 
     /// The store's own `CREATE TABLE` is run by the migration only when it is one plain
-    /// statement: a `;` followed by a combining mark is still a `;` (it was not to `contains`).
+    /// statement: a `;` followed by a combining mark is still a `;` (it was not to `contains`),
+    /// and one inside a quoted name is part of the name.
     @Test func aStatementAfterASemicolonAndAMarkIsNotPlain() {
         #expect(VersionWriter.isPlainCreateTable("CREATE TABLE t (a)"))
-        #expect(VersionWriter.isPlainCreateTable("CREATE TABLE \"t;\u{301}\" (a)") == false)
+        #expect(VersionWriter.isPlainCreateTable("CREATE TABLE \"t;\u{301}\" (a)"))
         #expect(VersionWriter.isPlainCreateTable("CREATE TABLE t (a);\u{301} CREATE TABLE u (b)") == false)
         #expect(VersionWriter.isPlainCreateTable("CREATE TABLE t AS\nSELECT 1") == false)
         #expect(VersionWriter.isPlainCreateTable("CREATE TABLE t AS SELECT 1") == false)
         #expect(VersionWriter.isPlainCreateIndex("CREATE INDEX i ON t (a)"))
         #expect(VersionWriter.isPlainCreateIndex("CREATE UNIQUE INDEX i ON t (a)"))
         #expect(VersionWriter.isPlainCreateIndex("CREATE INDEX i ON t (a);\u{301} DROP TABLE t") == false)
+    }
+
+    /// The check reads the text as SQLite does: a `;` inside a quoted name, a string or a comment
+    /// ends nothing (a table `notes;x` was left out of every migration), and `AS` with a comment
+    /// before its query is still `CREATE TABLE … AS` (`AS/**/SELECT` was taken for plain and its
+    /// query run in the new store).
+    @Test(arguments: [
+        #"CREATE TABLE "notes;x" (id INTEGER PRIMARY KEY, body TEXT)"#,
+        "CREATE TABLE `notes;x` (a)", "CREATE TABLE [notes;x] (a)", "CREATE TABLE 'notes;x' (a)",
+        "CREATE TABLE t (a TEXT DEFAULT ';', b /* ; */, c) -- ;",
+        "create table IF NOT EXISTS \"a\"\"; DROP TABLE b; --\" (a)",
+        "CREATE TABLE t (a INTEGER, b INTEGER GENERATED ALWAYS AS (a * 2), c AS (CAST(a AS TEXT)))",
+        "CREATE TABLE t (a) WITHOUT ROWID",
+    ])
+    func aCreateTableWhoseSemicolonsAreQuotedIsPlain(_ sql: String) {
+        #expect(VersionWriter.isPlainCreateTable(sql))
+    }
+
+    @Test(arguments: [
+        "CREATE TABLE t AS/**/SELECT 1", "CREATE TABLE t AS--c\nSELECT 1", "CREATE TABLE t AS/* ; */SELECT 1",
+        "CREATE TABLE t as\tselect 1", "CREATE TABLE t AS VALUES (1)", "CREATE TABLE t AS WITH c AS (SELECT 1) SELECT * FROM c",
+        "CREATE TABLE \"a;b\" AS SELECT 1",
+        "CREATE TABLE \"notes;x\" (a); CREATE TABLE pwned (b)", "CREATE TABLE \"notes;x\" (a);",
+        "CREATE TABLE t (a) /* x */; DROP TABLE u", "CREATE TABLE \"t (a); DROP TABLE u", "CREATE TABLE t (a)\u{0}; DROP TABLE u",
+        "CREATE TEMP TABLE t (a)", "CREATE VIRTUAL TABLE t USING fts5(a)", "CREATE TABLE main.t (a)", "CREATE TABLE t", "",
+        "CREATE INDEX i ON t (a)",
+    ])
+    func aSecondStatementOrAQueryIsNotPlain(_ sql: String) {
+        #expect(VersionWriter.isPlainCreateTable(sql) == false)
+    }
+
+    @Test func anIndexWhoseSemicolonsAreQuotedIsPlainAndASecondStatementIsNot() {
+        #expect(VersionWriter.isPlainCreateIndex(#"CREATE INDEX "notes;x by body" ON "notes;x" (body)"#))
+        #expect(VersionWriter.isPlainCreateIndex("CREATE UNIQUE INDEX IF NOT EXISTS [i;] ON `t;` (a COLLATE NOCASE) WHERE a <> ';'"))
+        #expect(VersionWriter.isPlainCreateIndex(#"CREATE INDEX "i;" ON "t;" (a); DROP TABLE t"#) == false)
+        #expect(VersionWriter.isPlainCreateIndex("CREATE INDEX i ON t (a) /* ; */; DROP TABLE t") == false)
+        #expect(VersionWriter.isPlainCreateIndex("CREATE INDEX main.i ON t (a)") == false)
+        #expect(VersionWriter.isPlainCreateIndex("CREATE TABLE t (a)") == false)
     }
 }
