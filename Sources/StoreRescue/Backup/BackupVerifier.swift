@@ -220,6 +220,7 @@ public enum BackupVerifier {
     static func integrityCheck(path: String, isQuick: Bool = false, cancellation: CancellationFlag? = nil) throws -> String {
         do {
             let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .immutable))
+            if let pause = TestPause.ofThisProcess { pauseOnce(pause, inside: connection) }
             let pragma = isQuick ? "quick_check" : "integrity_check"
             let rows = try connection.interruptible(by: cancellation) {
                 try connection.rows("PRAGMA \(pragma)(20)", maximumRows: 20)
@@ -230,6 +231,20 @@ public enum BackupVerifier {
             throw BackupError.interrupted
         } catch {
             return "\(error)"
+        }
+    }
+
+    /// **Test hook** (`TestPause.Point.integrityCheck`): pauses the first statement `connection`
+    /// runs once it is under way, at SQLite's first call of its progress handler; the handler
+    /// never stops anything.
+    private static func pauseOnce(_ pause: @escaping @Sendable (TestPause.Point) -> Void, inside connection: SQLiteConnection) {
+        var isReached = false
+        connection.setProgressHandler(every: 1_000) {
+            if !isReached {
+                isReached = true
+                pause(.integrityCheck)
+            }
+            return false
         }
     }
 }

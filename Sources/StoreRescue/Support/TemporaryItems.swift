@@ -152,7 +152,7 @@ public enum TemporaryItems {
 
     /// The process's interruption bookkeeping: its live temporaries, its publish sections, its
     /// final result once in place, and who reports its outcome (`InterruptionLedger`).
-    public static let ledger = InterruptionLedger(pause: TestPause.fromEnvironment())
+    public static let ledger = InterruptionLedger(pause: TestPause.ofThisProcess)
 
     /// Records a live temporary; returns the token that `unregister` takes, or nil once the
     /// process is ending on an interruption (the caller removes what it created and throws).

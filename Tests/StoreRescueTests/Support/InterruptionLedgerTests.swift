@@ -17,7 +17,7 @@ import Testing
             switch point {
             case .terminationWaiting: terminationWaiting.signal()
             case .commandAwaited: commandAwaited.signal()
-            case .beforeFinalPublish, .afterFinalPublish: break
+            case .beforeFinalPublish, .afterFinalPublish, .integrityCheck: break
             }
         })
     }
