@@ -70,9 +70,12 @@ extension VersionWriter {
     /// entity numbers. A virtual table, or a definition that is not one plain statement, is
     /// left out (and reported): the migrator runs no SQL from a store beyond a table's shape.
     func copyOtherTables(summary: inout Summary) throws {
-        let laidOut = Set((layout.tables + (layout.persistentHistory?.tables ?? [])).map { $0.name.uppercased() })
-            .union(["Z_METADATA", "Z_PRIMARYKEY", "Z_MODELCACHE"])
-        for table in basePhysical.tables where !laidOut.contains(table.name.uppercased()) {
+        // Names compared as SQLite compares them (bytes, ASCII folded): a store's own table
+        // whose name only Swift's `uppercased()` took for a laid-out one was skipped without a
+        // word (`Z_PR\u{131}MARYKEY`).
+        let laidOut = Set(((layout.tables + (layout.persistentHistory?.tables ?? [])).map(\.name)
+            + ["Z_METADATA", "Z_PRIMARYKEY", "Z_MODELCACHE"]).map(\.sqliteNameKey))
+        for table in basePhysical.tables where !laidOut.contains(table.name.sqliteNameKey) {
             guard table.category == .other || table.category == .cloudKit || table.category == .entity || table.category == .joinTable else { continue }
             guard table.category == .other || table.category == .cloudKit else {
                 // An entity or join table of no entity of this version: left out, unless its rows
@@ -87,7 +90,8 @@ extension VersionWriter {
             try runOneStatement(sql)
             let columns = table.columns.map(\.name)
             var values = columns.map { SQLLiteral.column($0, of: "o") }
-            if table.name.uppercased() == "ANSCKRECORDMETADATA", let index = columns.firstIndex(where: { $0.uppercased() == "ZENTITYID" }) {
+            if table.name.sqliteNameKey == "ANSCKRECORDMETADATA".sqliteNameKey,
+               let index = columns.firstIndex(where: { $0.sqliteNameKey == "ZENTITYID".sqliteNameKey }) {
                 let mapped = state.entityOfBaseNumber.sorted { $0.key < $1.key }.compactMap { base, name in
                     layout.entityNumber(of: name).map { "WHEN \(base) THEN \($0)" }
                 }
@@ -119,9 +123,9 @@ extension VersionWriter {
     /// True when the rows of base table `name` are some entity's at this version, or its links
     /// some relationship's (the link queries read it).
     private func isReadByThisVersion(_ name: String) -> Bool {
-        if state.rowSources.contains(where: { $0.baseTable.uppercased() == name.uppercased() }) { return true }
-        let read = SQLLiteral.table(name, in: state.baseSchema).uppercased()
-        return state.links.contains { !$0.isEmpty && $0.query.uppercased().contains(read) }
+        if state.rowSources.contains(where: { $0.baseTable.sqliteNameKey == name.sqliteNameKey }) { return true }
+        let read = SQLLiteral.table(name, in: state.baseSchema)
+        return state.links.contains { !$0.isEmpty && $0.query.containsASCIICaseInsensitiveBytes(read) }
     }
 
     /// Whether `sql` is one plain `CREATE TABLE`: `CREATE TABLE [IF NOT EXISTS]`, an unqualified

@@ -120,15 +120,20 @@ public struct PhysicalSchema: Sendable, Equatable, Codable {
 
     /// The category Core Data's naming gives a table.
     public static func category(ofTable name: String) -> TableCategory {
-        let upper = name.uppercased()
-        if ["Z_METADATA", "Z_PRIMARYKEY", "Z_MODELCACHE"].contains(upper) { return .bookkeeping }
-        // SQLite reserves every name whose bytes begin so: `sqlite_\u{301}x` too (a character
-        // other than `_` to `hasPrefix`).
+        // Names as SQLite compares them: bytes, ASCII letters folded. `uppercased()` also folds
+        // `ı` and `ſ` (an app's `Z_PR\u{131}MARYKEY` was Core Data's bookkeeping table, and left
+        // out of a migration without a word), and `hasPrefix` compares characters
+        // (`sqlite_\u{301}x`'s `_` is another character).
+        let key = name.sqliteNameKey
+        func isNamed(_ other: String) -> Bool { key == other.sqliteNameKey }
+        if ["Z_METADATA", "Z_PRIMARYKEY", "Z_MODELCACHE"].contains(where: isNamed) { return .bookkeeping }
         if name.hasASCIICaseInsensitiveBytePrefix("sqlite_") { return .sqliteInternal }
-        if ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING"].contains(upper) { return .history }
-        if upper.hasPrefix("ANSCK") { return .cloudKit }
-        if upper.hasPrefix("Z_"), upper.dropFirst(2).first?.isNumber == true { return .joinTable }
-        if upper.hasPrefix("Z"), !upper.hasPrefix("Z_") { return .entity }
+        if ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING"].contains(where: isNamed) { return .history }
+        if name.hasASCIICaseInsensitiveBytePrefix("ANSCK") { return .cloudKit }
+        if name.hasASCIICaseInsensitiveBytePrefix("Z_") {
+            return key.dropFirst(2).first.map { (48...57).contains($0) } == true ? .joinTable : .other
+        }
+        if name.hasASCIICaseInsensitiveBytePrefix("Z") { return .entity }
         return .other
     }
 }

@@ -25,6 +25,23 @@ extension String {
         return utf8.count >= prefix.utf8.count && zip(utf8, prefix.utf8).allSatisfy { folded($0) == folded($1) }
     }
 
+    /// The name as SQLite tells names apart: its UTF-8 bytes with ASCII letters folded (SQLite
+    /// folds ASCII only; `uppercased()` also folds `ı` to `I` and `ſ` to `S`, and `==` compares
+    /// canonically, so `Z_PR\u{131}MARYKEY` was Core Data's `Z_PRIMARYKEY` to it).
+    var sqliteNameKey: [UInt8] {
+        utf8.map { (65...90).contains($0) ? $0 + 32 : $0 }
+    }
+
+    /// Whether the UTF-8 bytes hold `part`'s, ASCII letters compared without case.
+    func containsASCIICaseInsensitiveBytes(_ part: String) -> Bool {
+        let haystack = sqliteNameKey, needle = part.sqliteNameKey
+        guard !needle.isEmpty else { return true }
+        guard haystack.count >= needle.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { start in
+            haystack[start..<start + needle.count].elementsEqual(needle)
+        }
+    }
+
     /// `path`'s folder and last component, split at its last `/` byte: nil without one.
     var splitAtLastSlash: (folder: String, name: String)? {
         guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }

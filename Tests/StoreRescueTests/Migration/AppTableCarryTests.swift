@@ -52,6 +52,27 @@ import Testing
         #expect(!report.renderText().contains("Left out"), "\(report.renderText())")
     }
 
+    /// An app's table whose name Swift's `uppercased()` takes for Core Data's `Z_PRIMARYKEY`
+    /// (a dotless ı), but SQLite does not: carried with its rows, never skipped without a word.
+    @Test func aTableNamedLikeABookkeepingTableOnlyToSwiftIsCarried() throws {
+        let fixture = try MigrationFixture(versions: Self.versions)
+        let path = try fixture.store(at: "V1")
+        try fixture.edit(path, at: "V1") { try $0.insert("Item", values: ["title": .text("a")]) }
+        let name = "Z_PR\u{131}MARYKEY"
+        try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .readWrite)).execute("""
+            CREATE TABLE \(name.quotedSQLIdentifier) (k TEXT);
+            INSERT INTO \(name.quotedSQLIdentifier) (k) VALUES ('kept');
+            PRAGMA wal_checkpoint(TRUNCATE);
+            """)
+
+        let report = fixture.migrate(path)
+        let result = try #require(report.result, "\(report.refusals.map(\.message)) \(report.error?.message ?? "")")
+        #expect(result.carriedTables == [name], "\(result.carriedTables)")
+        let rows = try SQLiteConnection(path: result.path, options: SQLiteOpenOptions(mode: .immutable))
+            .rows("SELECT k FROM \(name.quotedSQLIdentifier)")
+        #expect(rows == [[.text("kept")]])
+    }
+
     @Test func upgradeCarriesATableWhoseNameHoldsASemicolonWithItsRows() throws {
         let fixture = try UpgradeFixture()
         let catalog = try fixture.catsCatalog(map: true)
