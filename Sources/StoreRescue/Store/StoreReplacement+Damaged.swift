@@ -15,8 +15,16 @@ extension StoreReplacement {
     /// deletes the `-wal` and `-journal` of an empty main file, and folds a `-wal` into a file it
     /// then calls not a database. Nil when the header is an SQLite header (or unreadable here:
     /// SQLite then reports why).
-    func headerDamage() -> String? {
-        guard let bytes = try? BoundedFile.prefix(of: storePath, count: SQLiteFileHeader.size, followsSymlinks: false) else {
+    ///
+    /// - Throws: `StoreReplacementError.cannotRead` when no file descriptor was left to open the
+    ///   main file: the limit's (exit 74), and nothing is known of the store yet.
+    func headerDamage() throws -> String? {
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.prefix(of: storePath, count: SQLiteFileHeader.size, followsSymlinks: false)
+        } catch .tooManyOpenFiles {
+            throw StoreReplacementError.cannotRead(path: storePath, code: EMFILE)
+        } catch {
             return nil
         }
         if bytes.isEmpty { return "it is empty (0 bytes)" }

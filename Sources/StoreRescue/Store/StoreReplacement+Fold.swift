@@ -165,14 +165,16 @@ extension StoreReplacement {
                 copy.close()
                 throw StoreReplacementError.newFileUnusable(path: temporary, reason: "is not the folded copy this process wrote: something replaced it meanwhile")
             }
+            let folder: FolderSync
             do {
+                folder = try Self.reserveFolder(of: storePath)
                 try beforeRename?(identity)
                 guard rename(temporary, storePath) == 0 else { throw StoreReplacementError.renameFailed(path: storePath, code: errno) }
             } catch {
                 copy.close()
                 throw error
             }
-            SafeFileOutput.syncFolder(SafeFileOutput.folder(of: storePath))
+            folder.sync()
             locked = copy
         }
         guard let locked else { throw InternalError(detail: "the folded copy was published without its lock") }

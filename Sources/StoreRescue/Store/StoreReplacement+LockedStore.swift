@@ -107,9 +107,11 @@ extension StoreReplacement {
         /// returns 0 or errno.
         func preserve(at destination: String, linking: (_ source: String, _ destination: String) -> Int32) throws -> FileMover.Move {
             guard descriptor >= 0 else { throw StoreReplacementError.cannotRead(path: path, code: EBADF) }
+            // Opened before the link: the quarantine's name for the old bytes must survive a crash.
+            let folder = try StoreReplacement.reserveFolder(of: destination)
             switch linking(path, destination) {
             case 0:
-                SafeFileOutput.syncFolder(SafeFileOutput.folder(of: destination))
+                folder.sync()
                 return FileMover.Move(source: path, destination: destination, wasCopied: false)
             case EEXIST:
                 throw FileMoveError.destinationExists(path: destination)

@@ -175,7 +175,9 @@ public struct StoreReplacement: Sendable {
     ///     given, never by opening the path: closing any descriptor of the file in this process
     ///     would silently drop SQLite's lock (POSIX lock semantics). Not run when there is no
     ///     store at the path.
-    /// - Throws: `StoreReplacementError` (`inUse`: exit 75), `FileMoveError` while moving sidecars,
+    /// - Throws: `StoreReplacementError` (`inUse`: exit 75; `cannotRead`, exit 74, when no file
+    ///   descriptor is left to open the store, its sidecars or the new file — never `cannotSettle`,
+    ///   `sidecarsRemain` or `newFileUnusable`), `FileMoveError` while moving sidecars,
     ///   or what `whileLocked` throws; nothing has changed at the store's path when it throws
     ///   before the rename (the store may have been settled: same content, rollback mode).
     @discardableResult
@@ -203,7 +205,7 @@ public struct StoreReplacement: Sendable {
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw StoreReplacementError.notARegularFile(path: storePath)
         }
-        if let damage = knownDamage ?? headerDamage() {
+        if let damage = try knownDamage ?? headerDamage() {
             return try replaceDamaged(with: newFile, identity: identity, reason: damage, policy: ifDamaged,
                                       whileLocked: whileLocked, beforeFolding: beforeFolding, faultInjection: faultInjection)
         }
@@ -255,13 +257,13 @@ public struct StoreReplacement: Sendable {
         do {
             try connection.execute("BEGIN EXCLUSIVE")
         } catch let error as SQLiteError {
-            throw error.isBusy ? inUse() : StoreReplacementError.cannotSettle(path: storePath, reason: error.message)
+            throw error.isBusy ? inUse() : notSettled(error, reason: error.message)
         }
         defer { try? connection.execute("ROLLBACK") }
         // The new file checked and given the store's mode and owner before anything changes.
         let descriptor = try prepareNewFile(newFile, identity: identity)
         defer { close(descriptor) }
-        let spent = removeSpentJournal()
+        let spent = try removeSpentJournal()
         let strays = presentSidecars()
         guard strays.isEmpty else { throw StoreReplacementError.sidecarsRemain(path: storePath, sidecars: strays) }
         try faultInjection?(.locked)
@@ -279,15 +281,24 @@ public struct StoreReplacement: Sendable {
     /// or its header zeroed) holds nothing: under the exclusive lock it cannot be another
     /// connection's, and SQLite rolled back any hot one when the store was read. It is removed,
     /// where it made every `restore --force` of such a store refuse, "still has -journal beside
-    /// it" (review). A journal that still starts with SQLite's magic is left, and refused.
-    private func removeSpentJournal() -> String? {
+    /// it" (review). A journal that still starts with SQLite's magic is left, and refused. One
+    /// that cannot be opened for want of a file descriptor is no journal left behind: the limit's
+    /// (`cannotRead`, exit 74), not "still has -journal beside it" (73).
+    private func removeSpentJournal() throws -> String? {
         let journal = storePath + "-journal"
         var info = stat()
         guard lstat(journal, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         if info.st_size > 0 {
             // PERSIST mode with a journal_size_limit under 8 leaves fewer zero bytes (review).
             let length = Int(min(info.st_size, 8))
-            guard let file = try? ReadableFile(path: journal, followsSymlinks: false) else { return nil }
+            let file: ReadableFile
+            do {
+                file = try ReadableFile(path: journal, followsSymlinks: false)
+            } catch .tooManyOpenFiles {
+                throw StoreReplacementError.cannotRead(path: journal, code: EMFILE)
+            } catch {
+                return nil
+            }
             var header = [UInt8](repeating: 0xFF, count: length)
             let count = (try? header.withUnsafeMutableBytes { try file.read(into: $0) }) ?? 0
             guard count == length, header.allSatisfy({ $0 == 0 }) else { return nil }
@@ -337,8 +348,18 @@ public struct StoreReplacement: Sendable {
             if error.primaryResultCode == SQLITE_FULL || error.resultCode == SQLITE_IOERR | (3 << 8) || error.resultCode == SQLITE_IOERR | (19 << 8) {
                 throw StoreReplacementError.noRoomToSettle(path: storePath, reason: "\(error.message) (SQLite code \(error.resultCode))")
             }
-            throw StoreReplacementError.cannotSettle(path: storePath, reason: "\(error.message) (SQLite code \(error.resultCode))")
+            throw notSettled(error, reason: "\(error.message) (SQLite code \(error.resultCode))")
         }
+    }
+
+    /// A failure SQLite gave while settling that is neither the store in use nor a full disk:
+    /// `cannotSettle` (exit 65, the store's), unless no file descriptor was left to open the store
+    /// or its `-wal`/`-shm` (SQLite's `SQLITE_CANTOPEN` with `EMFILE`): the limit's, `cannotRead`
+    /// (exit 74, "raise the limit on open files"), never "check the store … a damaged store is
+    /// saved with --on-failure clean" (a review, `restore --force` under `ulimit -n`).
+    func notSettled(_ error: SQLiteError, reason: String) -> StoreReplacementError {
+        guard error.fileSystemFailure == .tooManyOpenFiles else { return .cannotSettle(path: storePath, reason: reason) }
+        return .cannotRead(path: storePath, code: OpenFileLimit.isReached(error.systemErrno) ? error.systemErrno : EMFILE)
     }
 
     // MARK: - Shared steps
@@ -389,7 +410,11 @@ public struct StoreReplacement: Sendable {
     func prepareNewFile(_ newFile: String, identity: FileIdentity) throws -> Int32 {
         let descriptor = open(newFile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
-            throw StoreReplacementError.newFileUnusable(path: newFile, reason: "cannot be opened as a file (\(String(cString: strerror(errno)))): something replaced it meanwhile")
+            // No descriptor left is the limit's, not a file swapped in (exit 70, "another process
+            // writes in the store's folder").
+            let code = errno
+            if OpenFileLimit.isReached(code) { throw StoreReplacementError.cannotRead(path: newFile, code: code) }
+            throw StoreReplacementError.newFileUnusable(path: newFile, reason: "cannot be opened as a file (\(String(cString: strerror(code)))): something replaced it meanwhile")
         }
         var opened = stat()
         guard fstat(descriptor, &opened) == 0, opened.st_mode & S_IFMT == S_IFREG,
@@ -406,16 +431,29 @@ public struct StoreReplacement: Sendable {
         return descriptor
     }
 
+    /// The folder of `path`, opened before a name there changes so that its `fsync` cannot be
+    /// skipped for want of a descriptor afterwards (`FolderSync`): no descriptor left is
+    /// `cannotRead` (exit 74) with nothing changed, never a replacement reported done whose new
+    /// name a crash can lose.
+    static func reserveFolder(of path: String) throws -> FolderSync {
+        do {
+            return try FolderSync(SafeFileOutput.folder(of: path))
+        } catch {
+            throw StoreReplacementError.cannotRead(path: SafeFileOutput.folder(of: path), code: error.code)
+        }
+    }
+
     /// Renames the new file open at `descriptor` over the store: its name checked to still lead
     /// to that file just before, the store's path just after.
     func putInPlace(_ newFile: String, descriptor: Int32) throws {
         guard let opened = FileIdentity(descriptor: descriptor), FileIdentity(path: newFile) == opened else {
             throw StoreReplacementError.newFileUnusable(path: newFile, reason: "is not the file this process wrote: something replaced it meanwhile")
         }
+        let folder = try Self.reserveFolder(of: storePath)
         guard rename(newFile, storePath) == 0 else {
             throw StoreReplacementError.renameFailed(path: storePath, code: errno)
         }
-        SafeFileOutput.syncFolder(SafeFileOutput.folder(of: storePath))
+        folder.sync()
         guard FileIdentity(path: storePath) == opened else {
             throw StoreReplacementError.newFileUnusable(path: storePath, reason: "is not the file this process put there: something replaced it in the same instant")
         }

@@ -25,7 +25,9 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
     case newFileUnusable(path: String, reason: String)
     /// `rename` failed with `code` (`EEXIST`: a store appeared where there was none). Exit 73.
     case renameFailed(path: String, code: Int32)
-    /// The store could not be opened or read under the lock, with `code`. Exit 74.
+    /// The store (or a file of the replacement: its new file, a sidecar) could not be opened or
+    /// read under the lock, with `code`. Exit 74. `EMFILE`/`ENFILE` is no file descriptor left
+    /// (`OpenFileLimit`): said so, with the open-files hint, never "check the permissions".
     case cannotRead(path: String, code: Int32)
 
     public var description: String {
@@ -42,6 +44,8 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
         case .notARegularFile(let path): return "\(path) is not a regular file; it was not replaced"
         case .newFileUnusable(let path, let reason): return "the replacement \(path) \(reason)"
         case .renameFailed(let path, let code): return "cannot put the new store at \(path): \(String(cString: strerror(code))); the old store is still there"
+        case .cannotRead(let path, let code) where OpenFileLimit.isReached(code):
+            return "cannot open \(path): \(OpenFileLimit.describe(code)); the store was not replaced"
         case .cannotRead(let path, let code):
             return "cannot read \(path) while it is locked: \(String(cString: strerror(code))); it was not replaced"
         }
@@ -59,6 +63,7 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
             return "another process writes in the store's folder: find it (the store's owner, if the folder is theirs), then run the command again; nothing was replaced"
         case .newFileUnusable: return "report a bug with the command line"
         case .renameFailed: return "check the folder's permissions and free space, then run the command again"
+        case .cannotRead(_, let code) where OpenFileLimit.isReached(code): return StoreCreationError.openFilesHint
         case .cannotRead: return "check the store's permissions (it must be readable and writable by you) and the disk"
         }
     }

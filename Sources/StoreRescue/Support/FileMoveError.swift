@@ -14,6 +14,8 @@ public enum FileMoveError: OperatorFacingError, Equatable {
     /// `link`/`rename` failed with `code` (permissions, a missing folder, …).
     case moveFailed(source: String, destination: String, code: Int32)
     /// Reading the source, or the copy back, failed with `code` (a move across file systems).
+    /// `EMFILE`/`ENFILE` is no file descriptor left to open it (`OpenFileLimit`): said so, with
+    /// the open-files hint, not "check the file's permissions".
     case unreadable(path: String, code: Int32)
     /// Only regular files are copied across file systems (a link or a device is not).
     case notARegularFile(path: String)
@@ -29,6 +31,8 @@ public enum FileMoveError: OperatorFacingError, Equatable {
             return "cannot move a file to \(path): that name is taken; nothing was overwritten"
         case .moveFailed(let source, let destination, let code):
             return "cannot move \(source) to \(destination): \(Self.describe(code)); it was left where it was"
+        case .unreadable(let path, let code) where OpenFileLimit.isReached(code):
+            return "cannot open \(path): \(OpenFileLimit.describe(code)); nothing was moved"
         case .unreadable(let path, let code):
             return "cannot read \(path): \(Self.describe(code)); nothing was moved"
         case .notARegularFile(let path):
@@ -44,6 +48,7 @@ public enum FileMoveError: OperatorFacingError, Equatable {
         switch self {
         case .destinationExists: return "move the file that has that name away, or choose another folder, then run the command again"
         case .moveFailed, .sourceNotRemoved: return "check both folders' permissions and free space, then run the command again"
+        case .unreadable(_, let code) where OpenFileLimit.isReached(code): return StoreCreationError.openFilesHint
         case .unreadable: return "check the file's permissions and the disk, then run the command again"
         case .notARegularFile: return "look at the file (someone may have planted a link there) and move it away yourself"
         case .copyMismatch: return "stop the process writing to the file, then run the command again"

@@ -54,6 +54,7 @@ public enum FileMover {
                      sameFileSystemMove: (_ source: String, _ destination: String) -> Int32) throws -> Move {
         var info = stat()
         guard lstat(source, &info) == 0 else { throw FileMoveError.moveFailed(source: source, destination: destination, code: errno) }
+        let folders = try reserveFolders(of: source, destination)
         let code = sameFileSystemMove(source, destination)
         switch code {
         case 0:
@@ -62,12 +63,13 @@ public enum FileMover {
                 // Two names for the same bytes until this unlink; neither is ever lost.
                 guard unlink(source) == 0 else { throw FileMoveError.sourceNotRemoved(source: source, copy: destination, code: errno) }
             }
-            syncFolders(of: source, destination)
+            folders.forEach { $0.sync() }
             return Move(source: source, destination: destination, wasCopied: false)
         case EEXIST:
             throw FileMoveError.destinationExists(path: destination)
         case EXDEV:
             try copyAcrossFileSystems(source, to: destination, info: info)
+            folders.forEach { $0.sync() }
             return Move(source: source, destination: destination, wasCopied: true)
         default:
             throw FileMoveError.moveFailed(source: source, destination: destination, code: code)
@@ -106,7 +108,6 @@ public enum FileMover {
         guard unlink(source) == 0 else {
             throw FileMoveError.sourceNotRemoved(source: source, copy: destination, code: errno)
         }
-        syncFolders(of: source, destination)
     }
 
     /// Size and SHA-256 of a file's bytes.
@@ -144,8 +145,19 @@ public enum FileMover {
         }
     }
 
-    private static func syncFolders(of source: String, _ destination: String) {
-        SafeFileOutput.syncFolder(SafeFileOutput.folder(of: destination))
-        SafeFileOutput.syncFolder(SafeFileOutput.folder(of: source))
+    /// The destination's and the source's folders, opened before either name changes
+    /// (`FolderSync`): a move is durable only once both are synced, so no descriptor left to
+    /// open them refuses the move with nothing moved (`unreadable`, exit 74, "no file
+    /// descriptor left"), never a move whose new name a crash can lose.
+    private static func reserveFolders(of source: String, _ destination: String) throws -> [FolderSync] {
+        var folders: [FolderSync] = []
+        for folder in [SafeFileOutput.folder(of: destination), SafeFileOutput.folder(of: source)] {
+            do {
+                folders.append(try FolderSync(folder))
+            } catch {
+                throw FileMoveError.unreadable(path: folder, code: error.code)
+            }
+        }
+        return folders
     }
 }

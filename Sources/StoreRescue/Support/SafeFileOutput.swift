@@ -164,6 +164,7 @@ public final class SafeFileOutput {
         precondition(!isPublished && !isDiscarded, "SafeFileOutput published twice or after discard()")
         do {
             try flushAndClose()
+            let folder = try reserveFolder()
             try ledger.uninterruptible(publishing: result) {
                 if replacingExisting {
                     guard rename(temporaryPath, destinationPath) == 0 else {
@@ -175,7 +176,7 @@ public final class SafeFileOutput {
                 isPublished = true
                 ledger.unregister(registration)
             }
-            Self.syncFolder(Self.folder(of: destinationPath))
+            folder.sync()
         } catch {
             discard()
             throw error
@@ -229,6 +230,7 @@ public final class SafeFileOutput {
         destinationPath = path
         do {
             if descriptor >= 0 { try flushAndClose() }
+            let folder = try reserveFolder()
             var isFree = true
             try ledger.uninterruptible(publishing: nil) {
                 do {
@@ -239,11 +241,23 @@ public final class SafeFileOutput {
                     isFree = false
                 }
             }
-            if isPublished { Self.syncFolder(Self.folder(of: destinationPath)) }
+            if isPublished { folder.sync() }
             return isFree
         } catch {
             discard()
             throw error
+        }
+    }
+
+    /// The destination's folder, opened for the `fsync` after the name is made (`FolderSync`):
+    /// the `fsync` is part of the write, so no descriptor left to open it is `tooManyOpenFiles`
+    /// before anything is published (the caller's `discard` removes the temporary), never a
+    /// publish reported done without it.
+    private func reserveFolder() throws -> FolderSync {
+        do {
+            return try FolderSync(Self.folder(of: destinationPath))
+        } catch {
+            throw SafeFileOutputError.tooManyOpenFiles(path: destinationPath, reason: Self.describe(error.code))
         }
     }
 
@@ -304,7 +318,10 @@ public final class SafeFileOutput {
         signal(SIGXFSZ, SIG_IGN)
     }()
 
-    /// `fsync`s a folder so that names created or removed in it survive a crash. Best effort.
+    /// `fsync`s a folder so that names created or removed in it survive a crash. Best effort:
+    /// for tidying (names removed, an error path, a fresh private folder) where a lost name
+    /// costs nothing. A name the result lives under is synced through a `FolderSync` opened
+    /// before it is made, which no missing file descriptor can skip.
     public static func syncFolder(_ path: String) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
