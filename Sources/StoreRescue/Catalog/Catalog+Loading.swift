@@ -52,7 +52,7 @@ extension Catalog {
         case .other:
             throw CatalogLoadError.unrecognized(path: path, reason: "is not a regular file or folder")
         case .directory:
-            switch folderKind(url) {
+            switch try folderKind(url) {
             case "xcdatamodeld": return try XCDataModelReader.readBundle(at: path)
             case "xcdatamodel":
                 let name = url.deletingPathExtension().lastPathComponent
@@ -74,11 +74,22 @@ extension Catalog {
     }
 
     /// A model folder's kind, by extension or else by what it holds.
-    private static func folderKind(_ url: URL) -> String? {
+    ///
+    /// - Throws: `CatalogLoadError.tooManyOpenFiles` when no file descriptor is left to list the
+    ///   folder: an `.xcdatamodeld` without its extension then read as "a folder but not a model
+    ///   folder" (65). A folder that cannot be listed for another reason is still no model folder.
+    private static func folderKind(_ url: URL) throws -> String? {
         if ["xcdatamodeld", "xcdatamodel", "momd"].contains(url.pathExtension) { return url.pathExtension }
         if BoundedFile.kind(of: url.appendingPathComponent("contents").path) == .regularFile { return "xcdatamodel" }
         if BoundedFile.kind(of: url.appendingPathComponent("VersionInfo.plist").path) == .regularFile { return "momd" }
-        let children = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+        let children: [String]
+        do {
+            children = try BoundedFile.names(inFolder: url.path)
+        } catch .tooManyOpenFiles {
+            throw CatalogLoadError.tooManyOpenFiles(path: url.path)
+        } catch {
+            children = []
+        }
         return children.contains { $0.hasSuffix(".xcdatamodel") } ? "xcdatamodeld" : nil
     }
 

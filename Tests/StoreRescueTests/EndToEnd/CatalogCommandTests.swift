@@ -145,6 +145,35 @@ struct CatalogCommandTests {
         }
         #expect(metTheLimit == Set(sources.keys))
     }
+
+    /// An `.xcdatamodeld` copied without its extension is known by its `.xcdatamodel` children;
+    /// no file descriptor left to list them read as "is a folder but not a model folder" (65)
+    /// with nothing said of the limit (a review). Under limits 4 to 8 every run ends read, or
+    /// with exit 74 and the open-files hint; at least one must meet the limit and one succeed.
+    @Test func noFileDescriptorLeftToListAFolderWithoutExtensionIsTheLimit() throws {
+        let temp = try TemporaryDirectory()
+        let folder = temp.path("JournalModel")
+        let bundle = ((Self.journal as NSString).deletingLastPathComponent as NSString).appendingPathComponent("Journal.xcdatamodeld")
+        try FileManager.default.copyItem(atPath: bundle, toPath: folder)
+        var metTheLimit = false
+        var succeeded = false
+        for limit in 4...8 {
+            let result = try BackupFixtures.run(
+                "/bin/sh", ["-c", "ulimit -n \(limit) && exec \"$@\"", "sh", CommandRunner.executable.path, "catalog", "show", folder])
+            let name = "ulimit -n \(limit)"
+            if result.status == 0 {
+                succeeded = true
+                continue
+            }
+            #expect(!result.standardError.contains("not a model folder"), "\(name): \(result.standardError)")
+            #expect(result.status == 74, "\(name): \(result.standardError)")
+            #expect(result.standardError.contains(": cannot be opened, no file descriptor left"), "\(name): \(result.standardError)")
+            #expect(result.standardError.contains("\nTry: not a lack of disk space: raise the limit on open files"), "\(name)")
+            if result.status == 74 { metTheLimit = true }
+        }
+        #expect(metTheLimit)
+        #expect(succeeded)
+    }
 }
 
 enum CatalogCommandAvailability {
