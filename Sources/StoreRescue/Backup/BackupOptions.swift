@@ -73,17 +73,22 @@ public struct BackupResult: Sendable, Equatable {
     public var manifest: BackupManifest
     /// Backups of the same store removed by `keep` (paths of their `.gz`).
     public var prunedBackups: [String]
+    /// What `keep` could not weigh, and so kept (`BackupRetention.Pruning.notes`): the folder
+    /// not listed, a manifest not opened for want of a file descriptor. The backup itself
+    /// succeeded; these say old backups may remain that `keep` would have removed.
+    public var retentionNotes: [String]
     /// Wall-clock seconds the backup took.
     public var seconds: Double
     /// The uncompressed snapshot, when `BackupOptions.retainsSnapshot` asked for it.
     public var snapshot: RetainedSnapshot?
 
-    public init(backupPath: String, manifestPath: String, manifest: BackupManifest, prunedBackups: [String], seconds: Double,
-                snapshot: RetainedSnapshot? = nil) {
+    public init(backupPath: String, manifestPath: String, manifest: BackupManifest, prunedBackups: [String],
+                retentionNotes: [String] = [], seconds: Double, snapshot: RetainedSnapshot? = nil) {
         self.backupPath = backupPath
         self.manifestPath = manifestPath
         self.manifest = manifest
         self.prunedBackups = prunedBackups
+        self.retentionNotes = retentionNotes
         self.seconds = seconds
         self.snapshot = snapshot
     }

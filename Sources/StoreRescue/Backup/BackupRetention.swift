@@ -23,11 +23,52 @@ public enum BackupRetention {
 
     /// The backups in `folder` taken of the store at `sourcePath`, newest first.
     public static func backups(in folder: String, of sourcePath: String) -> [BackupCatalogEntry] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        listing(in: folder, of: sourcePath).entries
+    }
+
+    /// The backups of a store found in a folder, and why some could not be weighed.
+    struct Listing {
+        /// Newest first.
+        var entries: [BackupCatalogEntry]
+        /// The folder could not be listed, or a manifest not opened for want of a file
+        /// descriptor: what was not weighed (and so not pruned), one sentence each.
+        var notes: [String] = []
+    }
+
+    /// `backups(in:of:)`, with what kept the listing short. A folder that cannot be listed
+    /// (no file descriptor left, `ulimit -n`; or any other reason) and a manifest that cannot be
+    /// opened for want of a descriptor are notes, not errors: pruning is tidying after a backup
+    /// that already succeeded, and must not fail it, but a `--keep` that silently pruned nothing
+    /// would let the folder grow without anyone knowing (a review). A manifest that is damaged,
+    /// another store's or another tool's stays out silently, as it always has: it is no
+    /// candidate. Nothing not listed is ever removed.
+    ///
+    /// - Parameter listingNames: `BoundedFile.names(inFolder:)` (tests give one that fails).
+    static func listing(in folder: String, of sourcePath: String,
+                        listingNames: (String) throws(BoundedFile.Failure) -> [String] = BoundedFile.names(inFolder:)) -> Listing {
+        let names: [String]
+        do {
+            names = try listingNames(folder)
+        } catch .tooManyOpenFiles {
+            return Listing(entries: [], notes: [
+                "cannot list \(folder) to remove old backups: \(OpenFileLimit.describe(EMFILE)); none were removed (raise the limit on open files, ulimit -n, for --keep to remove them)"])
+        } catch {
+            return Listing(entries: [], notes: ["cannot list \(folder) to remove old backups: \(error.description); none were removed"])
+        }
         var entries: [BackupCatalogEntry] = []
+        var notes: [String] = []
         for name in names where name.hasByteSuffix(".manifest.json") && name.utf8.first != UInt8(ascii: ".") {
             let manifestPath = folder + "/" + name
-            guard let manifest = try? BackupManifest.read(from: manifestPath),
+            let read: BackupManifest?
+            do {
+                read = try BackupManifest.read(from: manifestPath)
+            } catch BackupError.tooManyOpenFiles(let path, let reason) {
+                notes.append("cannot open \(path) to weigh its backup for removal: no file descriptor left (\(reason)); that backup was kept (raise the limit on open files, ulimit -n, for --keep to weigh it)")
+                continue
+            } catch {
+                read = nil
+            }
+            guard let manifest = read,
                   // Bytes, not characters (`String+Bytes`): `Caf\u{E9}` and `Cafe\u{301}` are
                   // two stores, and neither's backups are the other's to prune.
                   manifest.sourcePath.hasSameBytes(as: sourcePath),
@@ -37,7 +78,7 @@ public enum BackupRetention {
             entries.append(BackupCatalogEntry(backupPath: folder + "/" + manifest.backupFileName,
                                               manifestPath: manifestPath, manifest: manifest))
         }
-        return entries.sorted(by: isNewer)
+        return Listing(entries: entries.sorted(by: isNewer), notes: notes)
     }
 
     /// The entries to remove so that `keep` remain (plus the protected `pre-upgrade` one).
@@ -65,16 +106,27 @@ public enum BackupRetention {
         }
     }
 
+    /// What a pruning did.
+    public struct Pruning: Sendable, Equatable {
+        /// The `.gz` paths removed.
+        public var removed: [String] = []
+        /// What could not be weighed, and so was kept (`listing`): the folder not listed, a
+        /// manifest not opened for want of a file descriptor.
+        public var notes: [String] = []
+    }
+
     /// Removes the backups of `sourcePath` in `folder` beyond the newest `keep` (`justWritten`
     /// kept too, as in `entriesToPrune`).
     ///
-    /// - Returns: the `.gz` paths removed.
+    /// - Returns: the `.gz` paths removed, and notes on what could not be weighed (a folder that
+    ///   cannot be listed prunes nothing, and says so there rather than failing).
     /// - Throws: `BackupError.destinationUnusable` when a file cannot be removed (after trying all).
     @discardableResult
-    public static func prune(folder: String, sourcePath: String, keep: Int, justWritten: String? = nil) throws -> [String] {
+    public static func prune(folder: String, sourcePath: String, keep: Int, justWritten: String? = nil) throws -> Pruning {
+        let listing = listing(in: folder, of: sourcePath)
         var removed: [String] = []
         var failures: [String] = []
-        for entry in entriesToPrune(backups(in: folder, of: sourcePath), keep: keep, justWritten: justWritten) {
+        for entry in entriesToPrune(listing.entries, keep: keep, justWritten: justWritten) {
             // The .gz first: a crash in between leaves a manifest that the next prune removes.
             if unlink(entry.backupPath) != 0 && errno != ENOENT {
                 failures.append("\(entry.backupPath): \(SafeFileOutput.describe(errno))")
@@ -89,7 +141,7 @@ public enum BackupRetention {
         guard failures.isEmpty else {
             throw BackupError.destinationUnusable(path: folder, reason: "cannot remove old backups: " + failures.joined(separator: "; "))
         }
-        return removed
+        return Pruning(removed: removed, notes: listing.notes)
     }
 
     private static func isNewer(_ a: BackupCatalogEntry, _ b: BackupCatalogEntry) -> Bool {

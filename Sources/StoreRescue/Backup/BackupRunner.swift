@@ -245,7 +245,7 @@ public enum BackupRunner {
             names = try BackupNaming.freeName(storeFileName: source.fileName, date: createdAt, in: folder)
         }
 
-        var pruned: [String] = []
+        var pruned = BackupRetention.Pruning()
         if let keep = options.keep {
             do {
                 pruned = try BackupRetention.prune(folder: folder, sourcePath: source.path, keep: keep, justWritten: output.destinationPath)
@@ -260,7 +260,7 @@ public enum BackupRunner {
             snapshot = RetainedSnapshot(folder: staging, path: snapshotPath, sha256: digest.sha256, pageSize: pageSize, pageCount: pageCount)
         }
         return BackupResult(backupPath: output.destinationPath, manifestPath: manifestPath, manifest: manifest,
-                            prunedBackups: pruned, seconds: Date().timeIntervalSince(started), snapshot: snapshot)
+                            prunedBackups: pruned.removed, retentionNotes: pruned.notes, seconds: Date().timeIntervalSince(started), snapshot: snapshot)
     }
 
     /// The default store description: `Z_METADATA.Z_UUID` and `NSPersistenceFrameworkVersion`

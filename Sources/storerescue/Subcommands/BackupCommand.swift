@@ -54,6 +54,9 @@ struct BackupCommand: ParsableCommand {
         var compressionRatio: Double
         var seconds: Double
         var pruned: [String]
+        /// What `--keep` could not weigh, and so kept (the folder not listed, a manifest not
+        /// opened for want of a file descriptor); empty when nothing was in the way.
+        var retentionNotes: [String]
         var details: BackupManifest
     }
 
@@ -68,7 +71,7 @@ struct BackupCommand: ParsableCommand {
             CommandOutput.printJSON(Report(
                 backup: result.backupPath, manifest: result.manifestPath, snapshotBytes: manifest.snapshotSize,
                 backupBytes: manifest.backupSize, compressionRatio: result.compressionRatio,
-                seconds: result.seconds, pruned: result.prunedBackups, details: manifest))
+                seconds: result.seconds, pruned: result.prunedBackups, retentionNotes: result.retentionNotes, details: manifest))
             return
         }
         var text = """
@@ -82,5 +85,10 @@ struct BackupCommand: ParsableCommand {
             """
         for pruned in result.prunedBackups { text += "  pruned:   \(pruned)\n" }
         CommandOutput.write(text)
+        // The backup is written (exit 0); what --keep could not do goes to stderr, where a
+        // cron job's mail or a journal shows it.
+        if !result.retentionNotes.isEmpty {
+            CommandOutput.writeProblem(result.retentionNotes.map { "Warning: \($0)\n" }.joined())
+        }
     }
 }
