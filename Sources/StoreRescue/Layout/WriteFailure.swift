@@ -70,7 +70,7 @@ struct WriteFailure {
         switch code {
         case EACCES, EPERM, EROFS: return .denied
         case ENOMEM: return .outOfMemory
-        case EMFILE, ENFILE: return .tooManyOpenFiles
+        case _ where OpenFileLimit.isReached(code): return .tooManyOpenFiles
         default: return .noRoom
         }
     }

@@ -94,6 +94,13 @@ public enum StoreMigrator {
                     },
                     afterLinking: { try faultInjection?(.published) })
             } catch let error as POSIXFailure {
+                // The flush of the new file or its folder (`CreationTarget.synchronize`) read as
+                // `WriteFailure` reads it for `create` and `salvage`: no file descriptor left to
+                // open them is the limit's (exit 74, "raise the limit on open files"), not "free
+                // disk space".
+                if WriteFailure.kind(ofErrno: error.code) == .tooManyOpenFiles {
+                    throw StoreCreationError.tooManyOpenFiles(path: output, reason: error.description)
+                }
                 throw MigrationError.writeFailed(path: output, reason: error.description)
             }
             report.result = MigrationReport.Result(path: output, written: written, seconds: Date().timeIntervalSince(started))

@@ -54,6 +54,25 @@ import Testing
         #expect(try StoreFixtureBuilder.snapshot(of: fixture.directory.url.path) == before, "at \(stage): the folder is as it was")
     }
 
+    /// The flush of the new store or its folder found no file descriptor left (`ulimit -n`;
+    /// `CreationTarget.synchronize` throws `POSIXFailure`, here thrown where the folder's flush
+    /// runs, once the store is linked): exit 74 with the open-files hint, nothing left at the
+    /// output — never "free disk space or raise the file-size limit" (a review).
+    @Test(arguments: [EMFILE, ENFILE])
+    func noFileDescriptorLeftToFlushIsTheLimitAndLeavesNothing(code: Int32) throws {
+        let (fixture, path) = try fixture()
+        let before = try StoreFixtureBuilder.snapshot(of: fixture.directory.url.path)
+        let output = fixture.directory.path("out.sqlite")
+        let report = StoreMigrator.migrate(
+            store: path, catalog: fixture.catalog, to: output, options: MigrationOptions(), progress: nil, cancellation: nil,
+            faultInjection: { if $0 == .published { throw POSIXFailure(operation: "open \(fixture.directory.url.path)", code: code) } })
+        let error = try #require(report.error)
+        #expect(error.message == "cannot write \(output): no file descriptor left: open \(fixture.directory.url.path): \(String(cString: strerror(code)))")
+        #expect(error.hint?.hasPrefix("not a lack of disk space: raise the limit on open files") == true, "\(error.hint ?? "")")
+        #expect(report.exitStatus == .ioError)
+        #expect(try StoreFixtureBuilder.snapshot(of: fixture.directory.url.path) == before, "the folder is as it was")
+    }
+
     @Test func aCancellationStopsItAndLeavesNothing() throws {
         let (fixture, path) = try fixture()
         let before = try StoreFixtureBuilder.snapshot(of: fixture.directory.url.path)
