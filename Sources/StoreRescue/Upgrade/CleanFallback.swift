@@ -645,12 +645,18 @@ struct CleanFallback {
 
     /// The one command that puts the original back. For a snapshot backup, `restore`, which
     /// keeps the clean store as a pre-restore backup and settles its sidecars. For a raw backup
-    /// (a store SQLite could not read), shell commands that do the same: the clean store and its
-    /// own `-wal`, `-shm` and `-journal` are moved into the quarantine first (as `NAME.clean`,
-    /// what `restoreByHand` does), then the raw copies are put back. A review followed the older
-    /// `cp -p RAW/NAME STORE` after the app had used the clean store: the original's bytes then
-    /// sat beside the clean store's `-wal`, which SQLite (and `salvage`) read as the original's,
-    /// and the clean store's rows were overwritten.
+    /// (a store SQLite could not read), one line of shell that does the same, in a subshell with
+    /// `set -e` (the first command that fails stops the rest, and not the operator's shell):
+    /// it refuses to run when the quarantine already holds `NAME.clean` or its sidecars (run
+    /// twice, the second run would move the restored original over the clean store); copies the
+    /// original next to the store under a temporary name (a copy that fails moves nothing);
+    /// moves the clean store and its own `-wal`, `-shm` and `-journal` into the quarantine as
+    /// `NAME.clean` (what `restoreByHand` does); renames the copy into place; then the original's
+    /// `-wal` and `-journal` the same way. A review followed the older `cp -p RAW/NAME STORE`
+    /// after the app had used the clean store: the original's bytes then sat beside the clean
+    /// store's `-wal`, which SQLite (and `salvage`) read as the original's. Every path is quoted
+    /// (`ShellQuote`) and no text from the store goes anywhere else in the line: a newline in a
+    /// store's name once ended a comment that named it, and the rest ran as a command.
     static func restoreCommand(backup: String, kind: String, store: String, quarantine: String) -> String {
         if kind == "snapshot" {
             // The store may have been damaged when it was backed up (the reason for the fallback):
@@ -661,20 +667,25 @@ struct CleanFallback {
         let target = ShellQuote.quote(store)
         let aside = ShellQuote.quote(quarantine + "/" + name + ".clean")
         let copy = ShellQuote.quote(backup + "/" + name)
-        // A subshell with `set -e`: the first command that fails stops the rest (and not the
-        // operator's own shell).
-        return "(set -e; mv \(target) \(aside); for s in -wal -shm -journal; do if [ -e \(target)$s ]; then mv \(target)$s \(aside)$s; fi; done;"
-            + " cp -p \(copy) \(target); for s in -wal -journal; do if [ -e \(copy)$s ]; then cp -p \(copy)$s \(target)$s; fi; done)"
-            + "  # with the app closed; the clean store goes to the quarantine as \(name).clean"
+        return "(set -e; for s in '' -wal -shm -journal; do if [ -e \(aside)$s ]; then echo \(aside)$s' exists: restored already? nothing done' >&2; exit 1; fi; done;"
+            + " cp -p -- \(copy) \(target).restoring; mv -- \(target) \(aside);"
+            + " for s in -wal -shm -journal; do if [ -e \(target)$s ]; then mv -- \(target)$s \(aside)$s; fi; done;"
+            + " mv -- \(target).restoring \(target);"
+            + " for s in -wal -journal; do if [ -e \(copy)$s ]; then cp -p -- \(copy)$s \(target)$s.restoring; mv -- \(target)$s.restoring \(target)$s; fi; done)"
+            + "  # with the app closed"
     }
 
+    /// The same by hand, from the quarantine: each line moves only what is not there already.
     static func restoreByHand(quarantine: String, store: String) -> [String] {
         let name = (store as NSString).lastPathComponent
         let folder = SafeFileOutput.folder(of: store)
+        let target = ShellQuote.quote(store)
+        let aside = ShellQuote.quote(quarantine + "/" + name + ".clean")
+        let original = ShellQuote.quote(quarantine + "/" + name)
         return [
-            "mv \(ShellQuote.quote(store)) \(ShellQuote.quote(quarantine + "/" + name + ".clean"))",
-            "for s in -wal -shm; do [ -e \(ShellQuote.quote(store))$s ] && mv \(ShellQuote.quote(store))$s \(ShellQuote.quote(quarantine + "/" + name + ".clean"))$s; done  # the clean store's own sidecars",
-            "mv \(ShellQuote.quote(quarantine + "/" + name)) \(ShellQuote.quote(quarantine + "/" + name))-wal \(ShellQuote.quote(quarantine + "/" + name))-journal \(ShellQuote.quote(folder + "/")) 2>/dev/null",
+            "[ ! -e \(aside) ] && mv -- \(target) \(aside)",
+            "for s in -wal -shm -journal; do if [ -e \(target)$s ] && [ ! -e \(aside)$s ]; then mv -- \(target)$s \(aside)$s; fi; done  # the clean store's own sidecars",
+            "[ ! -e \(target) ] && mv -- \(original) \(original)-wal \(original)-journal \(ShellQuote.quote(folder + "/")) 2>/dev/null",
         ]
     }
 }

@@ -513,12 +513,7 @@ struct StoreUpgraderTests {
             try Data(text.utf8).write(to: URL(fileURLWithPath: store + suffix))
         }
 
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-c", incident.restoreCommand]
-        try shell.run()
-        shell.waitUntilExit()
-        #expect(shell.terminationStatus == 0, "\(incident.restoreCommand)")
+        #expect(try Self.runShell(incident.restoreCommand, in: (store as NSString).deletingLastPathComponent) == 0, "\(incident.restoreCommand)")
 
         #expect(try FileDigest.of(path: store) == damaged, "the original's main file is back")
         #expect(try Data(contentsOf: URL(fileURLWithPath: store + "-wal")) == originalWAL, "with its own -wal")
@@ -527,6 +522,54 @@ struct StoreUpgraderTests {
         #expect(try FileDigest.of(path: aside) == cleanStore, "the clean store is kept")
         #expect(try String(contentsOfFile: aside + "-wal", encoding: .utf8) == "the clean store's -wal")
         #expect(try String(contentsOfFile: aside + "-shm", encoding: .utf8) == "the clean store's -shm")
+        #expect(!FileManager.default.fileExists(atPath: store + ".restoring"), "no temporary copy left")
+
+        // Run again (review rv9): refused, and neither the original nor the kept clean store moves.
+        #expect(try Self.runShell(incident.restoreCommand, in: (store as NSString).deletingLastPathComponent) != 0)
+        #expect(try FileDigest.of(path: store) == damaged)
+        #expect(try FileDigest.of(path: aside) == cleanStore, "the clean store is not overwritten by a second run")
+        #expect(try String(contentsOfFile: aside + "-wal", encoding: .utf8) == "the clean store's -wal")
+    }
+
+    /// The command a store with a hostile name gets runs nothing but its own moves and copies
+    /// (review rv9: a newline in the name ended a comment that named it, and the rest ran).
+    @Test func theRawFallbacksRestoreCommandRunsNothingFromTheStoresName() throws {
+        let fixture = try UpgradeFixture()
+        let catalog = try fixture.catsCatalog(map: true)
+        let created = try fixture.catsStore(cats: 20, owners: 1, catalog: catalog)
+        let name = "C\n touch PWNED #'$(touch PWNED2); x\n--y.sqlite"
+        let store = (created as NSString).deletingLastPathComponent + "/" + name
+        #expect(rename(created, store) == 0)
+        let handle = try #require(FileHandle(forUpdatingAtPath: store))
+        handle.write(Data(count: 100))
+        try handle.close()
+        let damaged = try FileDigest.of(path: store)
+        let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
+        #expect(report.status == .fellBackToClean, "\(report.status) \(report.error?.message ?? "")")
+        let incident = try #require(report.fallback)
+        let scratch = fixture.directory.path("scratch")
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+
+        #expect(try Self.runShell(incident.restoreCommand, in: scratch) == 0, "\(incident.restoreCommand)")
+        #expect(try FileDigest.of(path: store) == damaged, "the original is back")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty, "nothing else ran")
+        let appFiles = try FileManager.default.contentsOfDirectory(atPath: (store as NSString).deletingLastPathComponent)
+        #expect(!appFiles.contains { $0.hasPrefix("PWNED") }, "\(appFiles)")
+        for line in incident.restoreByHand {
+            #expect(!line.contains("\n") || line.contains("'"), "a newline only inside quotes: \(line)")
+        }
+    }
+
+    /// Runs `command` with `/bin/sh -c` in `folder`; its exit status.
+    static func runShell(_ command: String, in folder: String) throws -> Int32 {
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", command]
+        shell.currentDirectoryURL = URL(fileURLWithPath: folder)
+        shell.standardError = FileHandle.nullDevice
+        try shell.run()
+        shell.waitUntilExit()
+        return shell.terminationStatus
     }
 
     /// A failure (or a stop) at any stage leaves the original store with every row, or — after
