@@ -23,7 +23,7 @@ struct StoreRescueCommand: ParsableCommand {
     /// (JSON carries them itself).
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        let json = arguments.contains("--json")
+        let json = CommandOutput.asksForJSON(arguments)
         SafeFileOutput.ignoreFileSizeLimitSignal()
         limitMallocArenas()
         InterruptHandling.install(json: json)
@@ -36,13 +36,40 @@ struct StoreRescueCommand: ParsableCommand {
             CommandOutput.reportRemovedStaleItems(json: json)
         } catch {
             // A usage error, `--help`, or the exit code of an error already printed.
-            CommandOutput.claimOutcome(exitStatus: exitCode(for: error).rawValue)
+            let status = exitCode(for: error).rawValue
+            CommandOutput.claimOutcome(exitStatus: status)
+            if json, let summary = unprintedFailure(error, exitStatus: status) {
+                // A job parsing stdout gets its one JSON document for a wrong command line too
+                // (`--level 12`, a missing `--out`); the usage text stays on stderr.
+                CommandOutput.printJSON(["error": summary], exitStatus: ExitStatus(rawValue: status) ?? .usage)
+            }
             CommandOutput.reportRemovedStaleItems(json: json)
             // A temporary still registered now is garbage (a published one is not registered).
             TemporaryItems.removeLiveItems()
             exit(withError: error)
         }
         TemporaryItems.removeLiveItems()
+    }
+
+    /// The error object for a failure nothing has printed yet: argument-parser's parse and
+    /// validation errors (64), or anything else a command threw without printing it. Nil for
+    /// `--help` (a clean exit, printed by argument-parser) and for the `ExitCode` of an error a
+    /// command has printed itself.
+    private static func unprintedFailure(_ error: any Error, exitStatus: Int32) -> ErrorSummary? {
+        if error is ExitCode || error is CleanExit { return nil }
+        // One line, as every error's message is.
+        let what = Self.message(for: error).components(separatedBy: "\n")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " ")
+        // argument-parser's full message ends with the usage and "See '… --help' for more
+        // information."; the hint is those lines, as one.
+        let full = Self.fullMessage(for: error)
+        let help = full.components(separatedBy: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let usage = help.drop { !$0.hasPrefix("Usage:") }.prefix { !$0.isEmpty && !$0.hasPrefix("See '") }
+        let seeHelp = help.first { $0.hasPrefix("See '") }.map { "s" + $0.dropFirst() }
+        var hint = [usage.joined(separator: " "), seeHelp ?? ""].filter { !$0.isEmpty }.joined(separator: "; ")
+        if hint.isEmpty { hint = "see 'storerescue --help'" }
+        return ErrorSummary(
+            message: what.isEmpty ? "the command line is wrong" : what, hint: hint, exitStatus: exitStatus)
     }
 
     /// One malloc arena for every thread, unless `MALLOC_ARENA_MAX` says otherwise. glibc gives

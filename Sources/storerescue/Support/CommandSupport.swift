@@ -35,6 +35,15 @@ enum CommandOutput {
         return ExitCode(summary.exitStatus)
     }
 
+    /// Whether the command line asks for `--json`: the flag given before a `--` (after it,
+    /// `--json` would be an operand, a file of that name). Decided from the words themselves, so
+    /// that a command line argument-parser refuses still gets its error as JSON. A value given
+    /// as `--out=--json` is one word and does not count; `--out --json` is refused by
+    /// argument-parser (a missing value), with `--json` read as the flag.
+    static func asksForJSON(_ arguments: [String]) -> Bool {
+        arguments.prefix { $0 != "--" }.contains("--json")
+    }
+
     /// `error` as the operator reads it; anything not operator-facing is a bug (70).
     static func summary(of error: any Error) -> ErrorSummary {
         if let error = error as? any OperatorFacingError { return ErrorSummary(error) }
