@@ -131,8 +131,9 @@ public struct PlanIssue: Sendable, Equatable, Codable {
 
     public var severity: Severity
     public var code: Code
-    /// The stage concerned (`stages[2]`), when one.
-    public var stage: String?
+    /// The stage concerned (`stages[2]`), when one; `null` in JSON when none (the key is always
+    /// there: `Docs/JSON-OUTPUT.md`).
+    @NullEncoded public var stage: String?
     /// What is wrong.
     public var message: String
     /// What Core Data / SwiftData does with it on the device.
