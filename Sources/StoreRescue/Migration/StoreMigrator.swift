@@ -27,6 +27,30 @@ public enum StoreMigrator {
         migrate(store: path, catalog: catalog, to: output, options: options, progress: progress, cancellation: cancellation, faultInjection: nil)
     }
 
+    /// Loads the catalog at `catalogPath` (anything `Catalog.load` reads), then migrates as
+    /// `migrate(store:catalog:to:…)` does. Never throws: a catalog that cannot be loaded ends the
+    /// run as any failure before the plan does — `status` `failed`, nothing planned, the catalog's
+    /// own error (66 missing, 65 invalid) — so a job reads one report shape whatever fails.
+    ///
+    /// ```swift
+    /// let report = StoreMigrator.migrate(store: "Journal.sqlite", catalogAt: "catalog.json", to: "Journal-V4.sqlite")
+    /// if report.status == .failed { print(report.error?.message ?? "") }
+    /// ```
+    public static func migrate(
+        store path: String, catalogAt catalogPath: String, to output: String, options: MigrationOptions = MigrationOptions(),
+        progress: ((MigrationProgress) -> Void)? = nil, cancellation: CancellationFlag? = nil
+    ) -> MigrationReport {
+        let catalog: Catalog
+        do {
+            catalog = try Catalog.load(path: catalogPath)
+        } catch {
+            return MigrationReport(
+                store: path, output: options.isDryRun ? nil : output, catalog: catalogPath, dryRun: options.isDryRun,
+                error: operatorFacing(error, store: path))
+        }
+        return migrate(store: path, catalog: catalog, to: output, options: options, progress: progress, cancellation: cancellation)
+    }
+
     /// The points at which a test can make a migration fail, to see that nothing is left behind.
     enum Stage: CaseIterable {
         case prepared, written, beforePublishing, published

@@ -50,6 +50,29 @@ public enum StoreUpgrader {
         upgrade(store: path, catalog: catalog, options: options, progress: progress, cancellation: cancellation, faultInjection: nil)
     }
 
+    /// Loads the catalog at `catalogPath` (anything `Catalog.load` reads), then runs as
+    /// `upgrade(store:catalog:…)` does. Never throws: a catalog that cannot be loaded ends the run
+    /// before its first phase — `status` `failed`, no phase, the catalog's own error (66 missing,
+    /// 65 invalid) — the same report shape as every other failure; the store is not touched.
+    public static func upgrade(
+        store path: String, catalogAt catalogPath: String, options: UpgradeOptions = UpgradeOptions(),
+        progress: ((UpgradeProgress) -> Void)? = nil, cancellation: CancellationFlag? = nil
+    ) -> UpgradeReport {
+        let started = Date()
+        let catalog: Catalog
+        do {
+            catalog = try Catalog.load(path: catalogPath)
+        } catch {
+            var report = UpgradeReport(
+                command: options.isAdoptOnly ? "adopt" : "upgrade", store: BackupRunner.absolutePath(path), catalog: catalogPath,
+                dryRun: options.isDryRun)
+            report.error = ErrorSummary(StoreMigrator.operatorFacing(error, store: path))
+            report.seconds = Date().timeIntervalSince(started)
+            return report
+        }
+        return upgrade(store: path, catalog: catalog, options: options, progress: progress, cancellation: cancellation)
+    }
+
     /// The points at which a test makes a run fail (or stop, as a kill would).
     enum Stage: CaseIterable {
         /// The backup is published and its snapshot kept.
@@ -129,15 +152,11 @@ final class UpgradeRun {
         self.progress = progress
         self.cancellation = cancellation
         self.faultInjection = faultInjection
-        let command: String
-        if case .adopt = options.mode { command = "adopt" } else { command = "upgrade" }
-        report = UpgradeReport(command: command, store: storePath, catalog: catalog.sourcePath, dryRun: options.isDryRun)
+        report = UpgradeReport(
+            command: options.isAdoptOnly ? "adopt" : "upgrade", store: storePath, catalog: catalog.sourcePath, dryRun: options.isDryRun)
     }
 
-    var isAdoptOnly: Bool {
-        if case .adopt = options.mode { return true }
-        return false
-    }
+    var isAdoptOnly: Bool { options.isAdoptOnly }
 
     func execute() -> UpgradeReport {
         do {

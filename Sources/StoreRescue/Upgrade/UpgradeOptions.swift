@@ -22,6 +22,13 @@ public struct UpgradeOptions: Sendable {
     }
 
     public var mode: Mode
+
+    /// `adopt`: phase 1 alone.
+    public var isAdoptOnly: Bool {
+        if case .adopt = mode { return true }
+        return false
+    }
+
     /// The version to upgrade to; nil: the latest the plan reaches.
     public var targetVersion: String?
     /// The store's version, overriding what `match` finds (an ambiguous store).

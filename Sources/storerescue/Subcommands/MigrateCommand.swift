@@ -51,16 +51,10 @@ struct MigrateCommand: ParsableCommand {
     }
 
     func run() throws {
-        let loaded: Catalog
-        do {
-            loaded = try Catalog.load(path: catalog)
-        } catch {
-            throw CommandOutput.failure(error, json: json)
-        }
         let options = MigrationOptions(
             targetVersion: to, sourceVersion: from, isDryRun: dryRun, followsSymlinks: followSymlinks, fullIntegrityCheck: fullCheck)
         let report = CommandOutput.withMigrationProgress(json: json) { progress, cancellation in
-            StoreMigrator.migrate(store: store, catalog: loaded, to: output ?? "", options: options, progress: progress, cancellation: cancellation)
+            StoreMigrator.migrate(store: store, catalogAt: catalog, to: output ?? "", options: options, progress: progress, cancellation: cancellation)
         }
         try CommandOutput.finish(report, json: json)
     }

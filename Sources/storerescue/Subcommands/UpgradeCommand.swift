@@ -110,15 +110,11 @@ struct InPlaceOptions: ParsableArguments {
     }
 
     func execute(store: String, options: UpgradeOptions) throws {
-        let loaded: Catalog
-        do {
-            loaded = try Catalog.load(path: catalog)
-        } catch {
-            throw CommandOutput.failure(error, json: json)
-        }
+        // A catalog that cannot be loaded is a failed report too (`status` `failed`), as every
+        // other failure of the run: one shape for jobs.
         let report = try CommandOutput.withProgress(json: json) { (bar: ((UpgradeProgressLine) -> Void)?, cancellation) in
             StoreUpgrader.upgrade(
-                store: store, catalog: loaded, options: options, progress: bar.map { bar in { bar(UpgradeProgressLine($0)) } },
+                store: store, catalogAt: catalog, options: options, progress: bar.map { bar in { bar(UpgradeProgressLine($0)) } },
                 cancellation: cancellation)
         }
         try CommandOutput.finish(report, json: json)
