@@ -386,14 +386,24 @@ final class UpgradeRun {
         } else {
             result = PublishedResult(path: storePath, description: "the upgraded store (\(written.version))")
         }
-        let replaced = try publish(written.path, identity: writtenIdentity, snapshot: snapshot, as: result)
+        let replaced: StoreReplacement.Result
+        do {
+            replaced = try publish(written.path, identity: writtenIdentity, snapshot: snapshot, as: result)
+        } catch {
+            // The phase that failed is said, as every other phase's failure is (review rv8 #6:
+            // the phases stopped at `verify: done`, the replacement's failure only in `error`).
+            report.addPhase(.publish, "failed", since: publishStarted, StoreMigrator.operatorFacing(error, store: storePath).description)
+            throw error
+        }
         try faultInjection?(.published)
         let after = StoreMatcher.match(storePath: storePath, catalog: catalog)
         report.published = UpgradeReport.Published(
             path: storePath, version: written.version, matchOutcome: after.outcome.rawValue, rowsByEntity: written.rowsByEntity,
             settledSidecars: replaced.settledSidecars, removedSpentJournal: replaced.removedSpentJournal)
         guard MigrationVerifier.isAtTarget(after, target: written.version) else {
-            throw UpgradeError.resultNotAtTarget(path: storePath, detail: "published, but match now says \(after.outcome.rawValue) \(after.version ?? "")")
+            let error = UpgradeError.resultNotAtTarget(path: storePath, detail: "published, but match now says \(after.outcome.rawValue) \(after.version ?? "")")
+            report.addPhase(.publish, "failed", since: publishStarted, error.description)
+            throw error
         }
         report.addPhase(.publish, "done", since: publishStarted, "\(storePath) replaced atomically; match: \(matchSaid(after.outcome, written.version))")
         switch decision {

@@ -191,7 +191,14 @@ extension UpgradeRun {
             storeUUID: (try? reading.get().readout.metadata?.uuid) ?? nil,
             progress: progress, cancellation: cancellation, faultInjection: faultInjection, workspaceIdentity: workspaceIdentity,
             undone: { [unowned self] line in self.report.notes.append("the fallback failed; what it had begun was dealt with at once: " + line) })
-        let outcome = try fallback.run(backup: backup)
+        let outcome: CleanFallback.Outcome
+        do {
+            outcome = try fallback.run(backup: backup)
+        } catch {
+            // Said as a failed phase, as a failed publish is (the store is the original).
+            report.addPhase(.fallback, "failed", since: start, StoreMigrator.operatorFacing(error, store: storePath).description)
+            throw error
+        }
         if report.backup == nil { report.backup = outcome.backup }
         report.fallback = outcome.incident
         report.status = .fellBackToClean
