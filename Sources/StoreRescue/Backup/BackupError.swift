@@ -26,8 +26,9 @@ public enum BackupError: OperatorFacingError, Equatable {
     case tooManyOpenFiles(path: String, reason: String)
     /// The snapshot changed after it was compressed (a bug: nothing was published).
     case snapshotInconsistent(source: String)
-    /// The backup folder could not be created or is not a folder.
-    case destinationUnusable(path: String, reason: String)
+    /// A folder the command writes into (`folder` says which, and the option that chose it)
+    /// could not be created, is not a folder, or refused a file.
+    case destinationUnusable(path: String, reason: String, folder: FolderOption = .backupDestination)
     /// The backup's manifest is missing, unreadable or not a manifest.
     case manifestUnreadable(path: String, reason: String)
     /// The backup file named by a command does not exist.
@@ -85,8 +86,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "\(path): cannot be opened, no file descriptor left: \(reason); nothing was written"
         case .snapshotInconsistent(let source):
             return "the snapshot of \(source) changed while it was being compressed; nothing was written"
-        case .destinationUnusable(let path, let reason):
-            return "cannot use the backup folder \(path): \(reason)"
+        case .destinationUnusable(let path, let reason, let folder):
+            return "cannot use the \(folder.role) \(path): \(reason)"
         case .manifestUnreadable(let path, let reason):
             return "cannot read the backup manifest \(path): \(reason)"
         case .backupMissing(let path):
@@ -128,8 +129,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return StoreCreationError.openFilesHint
         case .snapshotInconsistent:
             return "run the backup again; if it happens again, report a bug"
-        case .destinationUnusable:
-            return "choose a folder you may write to with --to, or fix its permissions"
+        case .destinationUnusable(_, _, let folder):
+            return "choose a \(folder.role) you may write to with \(folder.option), or fix its permissions"
         case .manifestUnreadable:
             return "the backup cannot be checked without its manifest (BACKUP.manifest.json beside it); use another backup"
         case .backupMissing:

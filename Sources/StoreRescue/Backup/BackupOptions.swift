@@ -12,6 +12,9 @@ public struct BackupOptions: Sendable {
 
     /// Where the backup and its manifest go; created (mode 0700) when missing.
     public var destinationDirectory: String
+    /// The option that chose `destinationDirectory`, named by an error about that folder
+    /// (`backup --to`; `upgrade --backup-dir`, `restore --backups-dir` for the backups they take).
+    public var destinationOption: FolderOption = .backupDestination
     /// gzip level, 1–9. Default 6 (as `gzip`).
     public var compressionLevel: Int
     /// Keep only the newest N backups of this store (the newest `pre-upgrade` one is always kept).

@@ -152,16 +152,17 @@ public enum BackupRestorer {
         if targetExists {
             do {
                 var backupOptions = BackupOptions(destinationDirectory: folder, reason: "pre-restore", lockTimeout: options.lockTimeout)
+                backupOptions.destinationOption = .restoreBackupsDirectory
                 backupOptions.isFinalResult = false
                 replacedBackup = try BackupRunner.run(store: target, options: backupOptions, cancellation: cancellation)
             } catch let error where isUnreadableAsAStore(error) {
                 // Too damaged for SQLite (often why it is being restored): keep its raw bytes.
                 damage = (error as? any OperatorFacingError)?.description ?? String(describing: error)
-                rawCopy = try RawStoreCopy.makeFolder(for: target, in: folder, date: Date())
+                rawCopy = try RawStoreCopy.makeFolder(for: target, in: folder, chosenWith: .restoreBackupsDirectory, date: Date())
             }
         } else if !existing.isEmpty {
             // Sidecars with no main file (`force`): moved into a raw-copy folder, never deleted.
-            rawCopy = try RawStoreCopy.makeFolder(for: target, in: folder, date: Date())
+            rawCopy = try RawStoreCopy.makeFolder(for: target, in: folder, chosenWith: .restoreBackupsDirectory, date: Date())
         }
         var replacement = StoreReplacement(storePath: target, lockTimeout: options.lockTimeout, cancellation: cancellation)
         replacement.expectedNewFile = output.identity

@@ -94,7 +94,7 @@ public enum BackupRunner {
                                 startThread: @escaping JoinableThread.Start) throws -> BackupResult {
         let started = Date()
         let createdAt = options.clock()
-        let folder = try prepareDestination(options.destinationDirectory)
+        let folder = try prepareDestination(options.destinationDirectory, chosenWith: options.destinationOption)
         var names = try BackupNaming.freeName(storeFileName: source.fileName, date: createdAt, in: folder)
 
         let staging: PrivateTemporaryDirectory
@@ -105,7 +105,7 @@ public enum BackupRunner {
             let message = (error as? CocoaError)?.userInfo[NSLocalizedDescriptionKey] as? String ?? "\(error)"
             let reason = message.components(separatedBy: ": ").last ?? message
             throw BackupError.destinationUnusable(path: options.temporaryDirectory ?? folder,
-                                                  reason: "cannot create files there: \(reason)")
+                                                  reason: "cannot create files there: \(reason)", folder: options.destinationOption)
         }
         var retainsStaging = false
         defer { if !retainsStaging { staging.remove() } }
@@ -249,9 +249,9 @@ public enum BackupRunner {
         if let keep = options.keep {
             do {
                 pruned = try BackupRetention.prune(folder: folder, sourcePath: source.path, keep: keep, justWritten: output.destinationPath)
-            } catch BackupError.destinationUnusable(let path, let reason) {
+            } catch BackupError.destinationUnusable(let path, let reason, _) {
                 throw BackupError.destinationUnusable(
-                    path: path, reason: "the backup \(output.destinationPath) was written, but \(reason)")
+                    path: path, reason: "the backup \(output.destinationPath) was written, but \(reason)", folder: options.destinationOption)
             }
         }
         var snapshot: RetainedSnapshot?
@@ -281,18 +281,22 @@ public enum BackupRunner {
     }
 
     /// Creates the backup folder when missing; returns its absolute path.
-    static func prepareDestination(_ path: String) throws -> String {
+    ///
+    /// - Parameter option: the option that chose the folder, named by the error when it cannot be used.
+    static func prepareDestination(_ path: String, chosenWith option: FolderOption) throws -> String {
         let absolute = absolutePath(path)
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: absolute, isDirectory: &isFolder) {
-            guard isFolder.boolValue else { throw BackupError.destinationUnusable(path: absolute, reason: "it is not a folder") }
+            guard isFolder.boolValue else {
+                throw BackupError.destinationUnusable(path: absolute, reason: "it is not a folder", folder: option)
+            }
             return absolute
         }
         do {
             try FileManager.default.createDirectory(atPath: absolute, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
-            throw BackupError.destinationUnusable(path: absolute, reason: "it does not exist and cannot be created")
+            throw BackupError.destinationUnusable(path: absolute, reason: "it does not exist and cannot be created", folder: option)
         }
         return absolute
     }

@@ -38,8 +38,10 @@ public enum BackupVerifier {
 
         let staging: PrivateTemporaryDirectory
         do { staging = try PrivateTemporaryDirectory(parent: temporaryDirectory, prefix: "verify") } catch {
-            throw BackupError.destinationUnusable(path: temporaryDirectory ?? NSTemporaryDirectory(),
-                                                  reason: "cannot create a private temporary folder there")
+            // The temporary folder's own option (a review's hint sent `verify` to "--to").
+            throw BackupError.destinationUnusable(path: BackupRunner.absolutePath(temporaryDirectory ?? NSTemporaryDirectory()),
+                                                  reason: "cannot create a private temporary folder there",
+                                                  folder: .verifyTemporaryDirectory)
         }
         defer { staging.remove() }
         let output = try SafeFileOutput(destinationPath: staging.path("snapshot.sqlite"))

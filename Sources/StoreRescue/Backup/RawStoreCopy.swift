@@ -14,10 +14,11 @@ import Darwin
 enum RawStoreCopy {
     /// Creates a new, empty raw-copy folder for `store` in `folder` (created if missing).
     ///
+    /// - Parameter option: the option that chose `folder` (`restore --backups-dir`, `upgrade --backup-dir`).
     /// - Returns: the new folder.
-    /// - Throws: `BackupError.destinationUnusable`.
-    static func makeFolder(for store: String, in folder: String, date: Date) throws -> String {
-        let parent = try BackupRunner.prepareDestination(folder)
+    /// - Throws: `BackupError.destinationUnusable`, naming `option`.
+    static func makeFolder(for store: String, in folder: String, chosenWith option: FolderOption, date: Date) throws -> String {
+        let parent = try BackupRunner.prepareDestination(folder, chosenWith: option)
         let name = (store as NSString).lastPathComponent
         for suffix in 0..<1000 {
             let candidate = parent + "/" + name + "." + BackupNaming.timestamp(date) + (suffix == 0 ? "" : "-\(suffix)") + ".raw"
@@ -26,9 +27,9 @@ enum RawStoreCopy {
                 return candidate
             }
             guard errno == EEXIST else {
-                throw BackupError.destinationUnusable(path: parent, reason: SafeFileOutput.describe(errno))
+                throw BackupError.destinationUnusable(path: parent, reason: SafeFileOutput.describe(errno), folder: option)
             }
         }
-        throw BackupError.destinationUnusable(path: parent, reason: "no free name for a raw copy")
+        throw BackupError.destinationUnusable(path: parent, reason: "no free name for a raw copy", folder: option)
     }
 }

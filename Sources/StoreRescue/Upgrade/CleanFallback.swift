@@ -80,7 +80,7 @@ struct CleanFallback {
                 snapshotSize: backup.manifest.snapshotSize, verified: true, integrityCheck: nil, seconds: backup.seconds)
         } else {
             let started = Date()
-            let folder = try RawStoreCopy.makeFolder(for: storePath, in: backupFolder, date: now)
+            let folder = try RawStoreCopy.makeFolder(for: storePath, in: backupFolder, chosenWith: .upgradeBackupDirectory, date: now)
             let size = try Self.copyRaw(store: storePath, into: folder)
             backupPath = folder
             backupEntry = UpgradeReport.Backup(

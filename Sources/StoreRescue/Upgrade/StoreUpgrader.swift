@@ -243,6 +243,7 @@ final class UpgradeRun {
             var backupOptions = BackupOptions(
                 destinationDirectory: backupFolder, compressionLevel: options.compressionLevel, keep: options.keepBackups,
                 reason: "pre-upgrade", lockTimeout: options.lockTimeout)
+            backupOptions.destinationOption = .upgradeBackupDirectory
             backupOptions.retainsSnapshot = true
             backupOptions.isFinalResult = false
             backup = try BackupRunner.run(

@@ -62,7 +62,7 @@ import Testing
 
         let error = #expect(throws: BackupError.self) { try BackupRunner.run(store: store, options: .testing(folder)) }
         #expect(error?.description == "cannot use the backup folder \(folder): cannot create files there: \(lock.expectedReason)")
-        #expect(error?.recoverySuggestion == "choose a folder you may write to with --to, or fix its permissions")
+        #expect(error?.recoverySuggestion == "choose a backup folder you may write to with --to, or fix its permissions")
         #expect(error?.exitStatus == .cannotCreateOutput)
         lock.restore()
         #expect(BackupFixtures.fileNames(in: folder) == [])
