@@ -45,6 +45,10 @@ public enum BackupError: OperatorFacingError, Equatable {
     case restoreTargetIsSidecar(path: String, store: String)
     /// `restore` refused a target that is a symbolic link or not a regular file.
     case restoreTargetNotARegularFile(path: String, kind: String)
+    /// The restore's target name leaves no room for SQLite's `-journal` within the file
+    /// system's name limit (`bytes` + 8 past `limit`): the store restored there could be read
+    /// but never written, replaced or upgraded (SQLite cannot create its `-journal`).
+    case restoreTargetNameTooLong(path: String, bytes: Int, limit: Int)
     /// The backup failed verification during `restore`; nothing was replaced.
     case restoreVerificationFailed(backup: String, problems: [String])
     /// The operator interrupted the command; partial files were removed.
@@ -102,6 +106,10 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "a store appeared at \(path) while the backup was being restored; it was left as it is (nothing backed it up) and nothing was restored"
         case .restoreTargetNotARegularFile(let path, let kind):
             return "refusing to restore to \(path): it is \(kind)"
+        case .restoreTargetNameTooLong(let path, let bytes, let limit):
+            return "refusing to restore to \(path): its name is \(bytes) bytes, and with its -journal "
+                + "(\(bytes + StoreCreationError.longestSidecarSuffix)) it is longer than the \(limit) this file system allows: "
+                + "SQLite could not write the restored store"
         case .restoreVerificationFailed(let backup, let problems):
             return "the backup \(backup) failed verification, nothing was replaced: " + problems.joined(separator: "; ")
         case .interrupted:
@@ -145,6 +153,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "find out what created it (an app started, another restore); run the restore again, with --force to replace it after backing it up"
         case .restoreTargetNotARegularFile:
             return "restore to a plain file path; remove the link or folder first if it is not wanted"
+        case .restoreTargetNameTooLong(let path, let bytes, let limit):
+            return StoreCreationError.nameTooLong(path: path, bytes: bytes, limit: limit).recoverySuggestion
         case .restoreVerificationFailed(_, let problems) where problems.allSatisfy({ $0.hasPrefix("the restored snapshot fails PRAGMA") }):
             return "restore from another backup (`storerescue verify` finds a good one); or, to put back the store as it was when "
                 + "backed up (it was damaged then), add --as-backed-up"
@@ -164,7 +174,8 @@ public enum BackupError: OperatorFacingError, Equatable {
         case .storeLocked, .interrupted, .storeKeptChanging: return .temporaryFailure
         case .snapshotFailed, .copyFailed, .tooManyOpenFiles: return .ioError
         case .snapshotInconsistent: return .internalError
-        case .destinationUnusable, .restoreTargetExists, .restoreTargetAppeared, .restoreTargetIsSidecar, .restoreTargetNotARegularFile: return .cannotCreateOutput
+        case .destinationUnusable, .restoreTargetExists, .restoreTargetAppeared, .restoreTargetIsSidecar, .restoreTargetNotARegularFile,
+             .restoreTargetNameTooLong: return .cannotCreateOutput
         case .restoreVerificationFailed: return .checkFailed
         }
     }

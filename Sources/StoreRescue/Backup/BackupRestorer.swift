@@ -196,8 +196,14 @@ public enum BackupRestorer {
         return [.empty, .notSQLite, .truncated, .damaged].contains(kind)
     }
 
-    /// The store file and sidecars present at `target`; refuses a link or folder as the target.
+    /// The store file and sidecars present at `target`; refuses a link or folder as the target,
+    /// and a name too long for SQLite's `-journal`.
     static func existingFiles(of target: String) throws -> [String] {
+        // `create`'s check: a review restored to a 248-byte name, and `upgrade` of the result
+        // then failed as "damaged" (SQLite could not create its -journal).
+        if let tooLong = CreationTarget.nameLeavingNoRoomForSidecars(target) {
+            throw BackupError.restoreTargetNameTooLong(path: target, bytes: tooLong.bytes, limit: tooLong.limit)
+        }
         // `X-wal` beside a store X: SQLite would delete the restored file the first time X is
         // opened (a review's restore to it exited 0), with or without --force.
         if let store = CreationTarget.storeWhoseSidecar(target) {

@@ -27,12 +27,24 @@ struct CreationTarget {
             throw StoreCreationError.folderUnusable(path: path, folder: folder, reason: "is not a folder")
         }
         // The store needs room for its sidecars' names too.
-        let bytes = Self.lastComponent(of: path).utf8.count
-        let limit = pathconf(folder, Int32(_PC_NAME_MAX))
-        if limit > 0, bytes + StoreCreationError.longestSidecarSuffix > limit {
-            throw StoreCreationError.nameTooLong(path: path, bytes: bytes, limit: limit)
+        if let tooLong = Self.nameLeavingNoRoomForSidecars(path) {
+            throw StoreCreationError.nameTooLong(path: path, bytes: tooLong.bytes, limit: tooLong.limit)
         }
         try checkNothingInTheWay()
+    }
+
+    /// The file name's length and its folder's limit (`NAME_MAX`), when the name leaves no room
+    /// for SQLite's longest sidecar suffix (`-journal`): SQLite could not write a store there
+    /// (it cannot create the `-journal`), though it reads one. nil when it fits, or when the
+    /// folder's limit cannot be told (a missing folder: the caller's own checks say so).
+    ///
+    /// The one check of `create`, `migrate`, `salvage` (their new store), `restore` (its target)
+    /// and `upgrade`/`adopt` (the store they replace in place).
+    static func nameLeavingNoRoomForSidecars(_ path: String) -> (bytes: Int, limit: Int)? {
+        let bytes = lastComponent(of: path).utf8.count
+        let limit = pathconf(folder(of: path), Int32(_PC_NAME_MAX))
+        guard limit > 0, bytes + StoreCreationError.longestSidecarSuffix > limit else { return nil }
+        return (bytes, limit)
     }
 
     /// The folder `path` names its file in, as given: `.` for a bare name.

@@ -461,6 +461,11 @@ final class UpgradeRun {
         if lstat(storePath, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
             throw UpgradeError.storeIsSymbolicLink(path: storePath)
         }
+        // Read, SQLite takes such a name; written in place, it needs a -journal beside it,
+        // which does not fit: said so before anything, rather than "damaged" at the swap.
+        if lstat(storePath, &info) == 0, let tooLong = CreationTarget.nameLeavingNoRoomForSidecars(storePath) {
+            throw UpgradeError.storeNameTooLong(path: storePath, bytes: tooLong.bytes, limit: tooLong.limit)
+        }
         backupFolder = BackupRunner.absolutePath(options.backupDirectory)
         let storeFolder = URL(fileURLWithPath: SafeFileOutput.folder(of: storePath)).resolvingSymlinksInPath().path
         let backups = URL(fileURLWithPath: backupFolder).resolvingSymlinksInPath().path

@@ -21,6 +21,10 @@ public enum UpgradeError: OperatorFacingError, Equatable {
     case notThatVersion(path: String, requested: String, detail: String)
     /// The backup folder is the store's own folder (never beside the store).
     case backupFolderIsStoreFolder(path: String)
+    /// The store's file name leaves no room for SQLite's `-journal` within the file system's
+    /// name limit (`bytes` + 8 past `limit`): SQLite reads such a store but cannot write it in
+    /// place, so it cannot be settled and replaced (a review's upgrade read it as damaged).
+    case storeNameTooLong(path: String, bytes: Int, limit: Int)
     /// A quarantine or incident file could not be written.
     case quarantineFailed(path: String, reason: String)
     /// `--on-failure clean`: the clean store is in place and the original quarantined, but what
@@ -46,6 +50,10 @@ public enum UpgradeError: OperatorFacingError, Equatable {
         case .resultNotAtTarget(let path, let detail): return "the upgraded store \(path) is not what was planned: \(detail); nothing was replaced"
         case .notThatVersion(let path, let requested, let detail): return "\(path) is not \(requested): \(detail); nothing was changed"
         case .backupFolderIsStoreFolder(let path): return "the backup folder \(path) is the store's own folder"
+        case .storeNameTooLong(let path, let bytes, let limit):
+            return "the name of \(path) is \(bytes) bytes, and with SQLite's -journal (\(bytes + StoreCreationError.longestSidecarSuffix)) "
+                + "it is longer than the \(limit) this file system allows: SQLite cannot write the store where it is "
+                + "(the store is not damaged); nothing was changed"
         case .quarantineFailed(let path, let reason): return "cannot quarantine into \(path): \(reason); the store was not replaced"
         case .interruptedFallback(let path, let intent, let detail):
             return "an earlier fallback of \(path) was interrupted (\(intent)): \(detail)"
@@ -65,6 +73,9 @@ public enum UpgradeError: OperatorFacingError, Equatable {
         case .resultNotAtTarget: return "report a bug with the command line, the catalog and (if you can) the store"
         case .notThatVersion: return "adopt stamps only the version a store really is: run storerescue match STORE --catalog CATALOG"
         case .backupFolderIsStoreFolder: return "give a --backup-dir outside the store's folder (an app must not find new files beside its store)"
+        case .storeNameTooLong(_, _, let limit):
+            return "rename the store (with its -wal and -shm) to a name of at most \(limit - StoreCreationError.longestSidecarSuffix) bytes, "
+                + "and run the command on that name"
         case .quarantineFailed: return "check the backup folder's permissions and free space, then run the command again"
         case .interruptedFallback: return "run the same command again with the same --backup-dir; it finishes the fallback first"
         case .fallbackRecordsUnfinished(_, _, let quarantine, _, let state) where state == "complete":
@@ -89,6 +100,7 @@ public enum UpgradeError: OperatorFacingError, Equatable {
         case .resultNotAtTarget: return .internalError
         case .notThatVersion: return .refused
         case .backupFolderIsStoreFolder: return .usage
+        case .storeNameTooLong: return .cannotCreateOutput
         case .interruptedFallback: return .temporaryFailure
         // The store's state decides: the clean store is in place, as after a whole fallback.
         case .fallbackRecordsUnfinished: return .fellBackToClean
