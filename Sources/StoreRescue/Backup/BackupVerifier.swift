@@ -1,5 +1,10 @@
 import Crypto
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The outcome of checking one backup. A bad backup is a result, not an error: `problems` says
 /// what failed, one sentence each, naming the file and the expected and actual values.
@@ -257,7 +262,18 @@ struct BackupPaths {
     var manifest: String
 
     init(_ given: String) throws {
-        let absolute = BackupRunner.absolutePath(given)
+        var absolute = BackupRunner.absolutePath(given)
+        // A symbolic link at the path given (`latest.gz` → the newest backup) is resolved once,
+        // here: the backup is its target, and the manifest is the one beside the target (a
+        // review's good backup verified as bad, its manifest looked for beside the link).
+        // Everything after reads the resolved path; a refusal names the link, as given.
+        let named = absolute
+        var info = stat()
+        if lstat(absolute, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+            guard let resolved = realpath(absolute, nil) else { throw BackupError.backupMissing(path: named) }
+            absolute = String(cString: resolved)
+            free(resolved)
+        }
         if absolute.hasSuffix(".manifest.json") {
             manifest = absolute
             backup = String(absolute.dropLast(".manifest.json".count)) + ".gz"
@@ -265,13 +281,14 @@ struct BackupPaths {
             backup = absolute
             manifest = BackupManifest.manifestPath(forBackup: absolute)
         }
-        // A backup may be reached through a symbolic link, but must be a regular file: a FIFO
-        // would block the read and a device such as /dev/zero would never end.
+        // A backup must be a regular file: a FIFO would block the read and a device such as
+        // /dev/zero would never end. (Named by the link given for it, if one was.)
+        let refused = absolute == backup ? named : backup
         switch BoundedFile.kind(of: backup) {
         case .regularFile: break
-        case .missing: throw BackupError.backupMissing(path: backup)
-        case .directory: throw BackupError.backupNotARegularFile(path: backup, kind: "a folder")
-        case .other: throw BackupError.backupNotARegularFile(path: backup, kind: "a FIFO, socket or device")
+        case .missing: throw BackupError.backupMissing(path: refused)
+        case .directory: throw BackupError.backupNotARegularFile(path: refused, kind: "a folder")
+        case .other: throw BackupError.backupNotARegularFile(path: refused, kind: "a FIFO, socket or device")
         }
     }
 }
