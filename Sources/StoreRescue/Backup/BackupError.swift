@@ -29,6 +29,9 @@ public enum BackupError: OperatorFacingError, Equatable {
     /// A folder the command writes into (`folder` says which, and the option that chose it)
     /// could not be created, is not a folder, or refused a file.
     case destinationUnusable(path: String, reason: String, folder: FolderOption = .backupDestination)
+    /// The backup folder is the store's own folder (its links resolved): an app must not find
+    /// new files beside its store. `folder` names the option that chose it.
+    case destinationIsStoreFolder(path: String, folder: FolderOption = .backupDestination)
     /// The backup's manifest is missing, unreadable or not a manifest.
     case manifestUnreadable(path: String, reason: String)
     /// The backup file named by a command does not exist.
@@ -92,6 +95,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "the snapshot of \(source) changed while it was being compressed; nothing was written"
         case .destinationUnusable(let path, let reason, let folder):
             return "cannot use the \(folder.role) \(path): \(reason)"
+        case .destinationIsStoreFolder(let path, _):
+            return "the backup folder \(path) is the store's own folder"
         case .manifestUnreadable(let path, let reason):
             return "cannot read the backup manifest \(path): \(reason)"
         case .backupMissing(let path):
@@ -139,6 +144,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "run the backup again; if it happens again, report a bug"
         case .destinationUnusable(_, _, let folder):
             return "choose a \(folder.role) you may write to with \(folder.option), or fix its permissions"
+        case .destinationIsStoreFolder(_, let folder):
+            return "give a \(folder.option) outside the store's folder (an app must not find new files beside its store)"
         case .manifestUnreadable:
             return "the backup cannot be checked without its manifest (BACKUP.manifest.json beside it); use another backup"
         case .backupMissing:
@@ -177,6 +184,7 @@ public enum BackupError: OperatorFacingError, Equatable {
         case .destinationUnusable, .restoreTargetExists, .restoreTargetAppeared, .restoreTargetIsSidecar, .restoreTargetNotARegularFile,
              .restoreTargetNameTooLong: return .cannotCreateOutput
         case .restoreVerificationFailed: return .checkFailed
+        case .destinationIsStoreFolder: return .usage
         }
     }
 

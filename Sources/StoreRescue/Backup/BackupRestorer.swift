@@ -153,6 +153,7 @@ public enum BackupRestorer {
             do {
                 var backupOptions = BackupOptions(destinationDirectory: folder, reason: "pre-restore", lockTimeout: options.lockTimeout)
                 backupOptions.destinationOption = .restoreBackupsDirectory
+                backupOptions.allowsStoreFolder = true
                 backupOptions.isFinalResult = false
                 replacedBackup = try BackupRunner.run(store: target, options: backupOptions, cancellation: cancellation)
             } catch let error where isUnreadableAsAStore(error) {

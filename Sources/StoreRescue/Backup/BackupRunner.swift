@@ -46,6 +46,11 @@ public enum BackupRunner {
         precondition((1...9).contains(options.compressionLevel), "compression level must be 1...9")
         precondition(options.keep.map { $0 >= 1 } ?? true, "keep must be at least 1")
         SafeFileOutput.ignoreFileSizeLimitSignal()
+        // Never beside the store (README, BACKUP.md): `upgrade`'s check, made first as it is there.
+        if !options.allowsStoreFolder, isStoreFolder(options.destinationDirectory, of: absolutePath(store)) {
+            let named = URL(fileURLWithPath: absolutePath(options.destinationDirectory)).standardized.path  // `--to .`: no "/."
+            throw BackupError.destinationIsStoreFolder(path: named, folder: options.destinationOption)
+        }
         var source = try SourceFile(path: store)
         var isLive = try source.checkAtRest()
         if !isLive { try afterFindingAtRest?() }
@@ -299,6 +304,13 @@ public enum BackupRunner {
             throw BackupError.destinationUnusable(path: absolute, reason: "it does not exist and cannot be created", folder: option)
         }
         return absolute
+    }
+
+    /// True when `folder` is the folder `store` is in, once both have their symbolic links
+    /// resolved (`backup --to`, `upgrade --backup-dir`: never the store's own folder).
+    static func isStoreFolder(_ folder: String, of store: String) -> Bool {
+        let storeFolder = URL(fileURLWithPath: SafeFileOutput.folder(of: absolutePath(store))).resolvingSymlinksInPath().path
+        return storeFolder == URL(fileURLWithPath: absolutePath(folder)).resolvingSymlinksInPath().path
     }
 
     /// `path` made absolute against the current directory. Symbolic links are not resolved: the

@@ -467,9 +467,7 @@ final class UpgradeRun {
             throw UpgradeError.storeNameTooLong(path: storePath, bytes: tooLong.bytes, limit: tooLong.limit)
         }
         backupFolder = BackupRunner.absolutePath(options.backupDirectory)
-        let storeFolder = URL(fileURLWithPath: SafeFileOutput.folder(of: storePath)).resolvingSymlinksInPath().path
-        let backups = URL(fileURLWithPath: backupFolder).resolvingSymlinksInPath().path
-        if storeFolder == backups { throw UpgradeError.backupFolderIsStoreFolder(path: backupFolder) }
+        if BackupRunner.isStoreFolder(backupFolder, of: storePath) { throw UpgradeError.backupFolderIsStoreFolder(path: backupFolder) }
     }
 
     /// Waits (up to the timeout) until no other process has the store open.

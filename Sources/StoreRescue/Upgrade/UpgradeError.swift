@@ -49,7 +49,8 @@ public enum UpgradeError: OperatorFacingError, Equatable {
         case .metadataRowMissing(let path, let rows): return "\(path) has \(rows) Z_METADATA rows where Core Data writes one"
         case .resultNotAtTarget(let path, let detail): return "the upgraded store \(path) is not what was planned: \(detail); nothing was replaced"
         case .notThatVersion(let path, let requested, let detail): return "\(path) is not \(requested): \(detail); nothing was changed"
-        case .backupFolderIsStoreFolder(let path): return "the backup folder \(path) is the store's own folder"
+        case .backupFolderIsStoreFolder(let path):
+            return BackupError.destinationIsStoreFolder(path: path, folder: .upgradeBackupDirectory).description
         case .storeNameTooLong(let path, let bytes, let limit):
             return "the name of \(path) is \(bytes) bytes, and with SQLite's -journal (\(bytes + StoreCreationError.longestSidecarSuffix)) "
                 + "it is longer than the \(limit) this file system allows: SQLite cannot write the store where it is "
@@ -72,7 +73,8 @@ public enum UpgradeError: OperatorFacingError, Equatable {
         case .metadataRowMissing: return "inspect the store (storerescue inspect STORE); `storerescue upgrade STORE --catalog CATALOG --on-failure clean` saves its rows into a clean store"
         case .resultNotAtTarget: return "report a bug with the command line, the catalog and (if you can) the store"
         case .notThatVersion: return "adopt stamps only the version a store really is: run storerescue match STORE --catalog CATALOG"
-        case .backupFolderIsStoreFolder: return "give a --backup-dir outside the store's folder (an app must not find new files beside its store)"
+        case .backupFolderIsStoreFolder(let path):
+            return BackupError.destinationIsStoreFolder(path: path, folder: .upgradeBackupDirectory).recoverySuggestion
         case .storeNameTooLong(_, _, let limit):
             return "rename the store (with its -wal and -shm) to a name of at most \(limit - StoreCreationError.longestSidecarSuffix) bytes, "
                 + "and run the command on that name"

@@ -105,7 +105,9 @@ struct SymlinkedFolderTests {
         try FileManager.default.createDirectory(atPath: dir.path("real"), withIntermediateDirectories: false)
         try FileManager.default.createSymbolicLink(atPath: dir.path("link"), withDestinationPath: dir.path("real"))
         try BackupFixtures.makeStore(at: dir.path("link/s.sqlite"), rows: 20)
-        let backup = try CommandRunner.run(["backup", dir.path("link/s.sqlite"), "--to", dir.path("link"), "--json"])
+        // Never into the store's own folder (refused since review rv8 #11): a folder inside it,
+        // reached through the same link.
+        let backup = try CommandRunner.run(["backup", dir.path("link/s.sqlite"), "--to", dir.path("link/backups"), "--json"])
         #expect(backup.status == 0, "\(backup.stdout)")
         #expect(!backup.stdout.contains("free space"))
         let gz = try #require(try backup.json()["backup"] as? String)
