@@ -29,6 +29,11 @@ public struct MigrationAnalysis: Sendable, Equatable {
     /// hierarchy, or already missing); the run reports the same in `clearedLinks`.
     public var linksToClear: [String: Int64]
     public var refusals: [MigrationRefusal]
+    /// An app's own columns of entity tables (`OwnColumn`) the migration carries to the
+    /// target, and those it leaves out, with their values (the discarded ones are also in
+    /// their hop's `attributeValues`, as `own column ZENTRY.ZAPPNOTE`).
+    public var carriedColumns: [CarriedColumn] = []
+    public var leftOutColumns: [LeftOutColumn] = []
     /// True when a hop's steps (`willMigrate`, `didMigrate`) run between versions: counts after
     /// them are predicted from the data as it is before they run.
     public var countsPrecedeCustomSteps: Bool

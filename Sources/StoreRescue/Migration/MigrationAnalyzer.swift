@@ -35,6 +35,13 @@ struct MigrationAnalyzer {
         }
         for (index, state) in states.enumerated() {
             for source in state.rowSources { count(source, key: "rows|\(index)|\(source.entity)") }
+            if depth != .refusalsOnly {
+                for (number, left) in state.leftOutOwnColumns.enumerated() {
+                    requests.append(Request(
+                        from: left.from, expression: "count(*) FILTER (WHERE (\(left.condition)) AND (\(left.column.expression)) IS NOT NULL)",
+                        key: "own|\(index)|\(number)"))
+                }
+            }
         }
         for (index, mapping) in mappings.enumerated() {
             let before = states[index]
@@ -100,6 +107,21 @@ struct MigrationAnalyzer {
                     discarded.relationshipLinks[set.a.description] = try linkCount(set)
                 }
             }
+            if depth != .refusalsOnly {
+                // An app's own columns left out on the way to this hop's destination (and, at the
+                // first hop, the store's generated ones).
+                for stateIndex in (index == 0 ? [0, 1] : [index + 1]) where stateIndex < states.count {
+                    for (number, left) in states[stateIndex].leftOutOwnColumns.enumerated() {
+                        let values = answer("own|\(stateIndex)|\(number)")
+                        analysis.leftOutColumns.append(.init(
+                            column: left.column.qualifiedName, hop: hop, values: values, discardsData: left.reason.discardsData,
+                            reason: left.reason.summary))
+                        if left.reason.discardsData {
+                            discarded.attributeValues[MigrationAnalysis.discardedName(of: left.column.qualifiedName), default: 0] += values
+                        }
+                    }
+                }
+            }
             analysis.discarded.append(discarded)
             analysis.refusals += try storeVersionRefusals(ofHop: index)
             analysis.refusals += try refusals(for: mapping, index: index, answer: answer)
@@ -123,6 +145,10 @@ struct MigrationAnalyzer {
             }
         }
         if depth == .forecast, mappings.count > 0, let last = states.last { analysis.linksToClear = try linksToClear(in: last) }
+        if depth != .refusalsOnly, mappings.count > 0, let last = states.last {
+            analysis.carriedColumns = last.carriedOwnColumns()
+            analysis.leftOutColumns = analysis.leftOutColumns.merged()
+        }
         return analysis
     }
 

@@ -429,6 +429,8 @@ enum MigrationEngine {
         /// What the run checked that the analysis left to it (a uniqueness constraint checked
         /// after the steps before its hop's copy), for the report's notes.
         var notes: [String] = []
+        /// The app's own columns left out on the way (`OwnColumn`), with their values.
+        var leftOutColumns: [MigrationAnalysis.LeftOutColumn] = []
     }
 
     /// Writes the target version into a new file at `file` (which must not exist), composing hops
@@ -462,6 +464,8 @@ enum MigrationEngine {
             schema: "base", physical: physical, primaryKeys: readout.primaryKeys)
         var hopsSinceBase = 0
         var nextID = (state.rowSources.map(\.id).max() ?? 0) + 1
+        // An app's own columns left out on the way, counted on the base they were read from.
+        var leftOutColumns = try countLeftOutColumns(state, hop: context.mappings.first.map { "\($0.hop.from) → \($0.hop.to)" } ?? "", base: base)
         var stepRows: [String: [Int64]] = [:]
         var notes: [String] = []
         var intermediates = 0
@@ -512,6 +516,7 @@ enum MigrationEngine {
                 throw MigrationError.customStepFailed(path: file, stage: hop.stage ?? hop.summary, detail: "\(error.jsonPath): \(error.reason)")
             }
             hopsSinceBase += 1
+            leftOutColumns += try countLeftOutColumns(state, hop: "\(hop.from) → \(hop.to)", base: base)
             // Values that do not convert first: the uniqueness check counts them as NULL.
             notes += try checkDeferredConversion(
                 preparation.analysis?.deferredConversionChecks.filter { $0.hopIndex == index } ?? [], before: before, after: state,
@@ -581,7 +586,21 @@ enum MigrationEngine {
         report(.verifying)
         return Written(
             summary: summary, verification: verification, stepRows: stepRows, frameworkVersion: frameworkVersion,
-            modelCacheWritten: modelCache != nil, intermediateFiles: intermediates, notes: notes)
+            modelCacheWritten: modelCache != nil, intermediateFiles: intermediates, notes: notes, leftOutColumns: leftOutColumns.merged())
+    }
+
+    /// The app's own columns `state` left out, with their non-NULL values on `base` (none to
+    /// count: no connection opened).
+    private static func countLeftOutColumns(_ state: VirtualVersion, hop: String, base: Base) throws -> [MigrationAnalysis.LeftOutColumn] {
+        guard !state.leftOutOwnColumns.isEmpty else { return [] }
+        let connection = try SQLiteConnection(path: ":memory:", options: SQLiteOpenOptions(mode: .memory))
+        try connection.execute("ATTACH DATABASE \(SQLLiteral.string(SQLiteConnection.readOnlyURI(path: base.path, immutable: base.isImmutable))) AS base")
+        return try state.leftOutOwnColumns.map { left in
+            let values = try connection.scalar(
+                "SELECT count(*) FROM \(left.from) \(RowSource.alias) WHERE (\(left.condition)) AND (\(left.column.expression)) IS NOT NULL")?.int64 ?? 0
+            return MigrationAnalysis.LeftOutColumn(
+                column: left.column.qualifiedName, hop: hop, values: values, discardsData: left.reason.discardsData, reason: left.reason.summary)
+        }
     }
 
     /// The uniqueness checks the analysis left to the run (`deferredUniquenessChecks`), made

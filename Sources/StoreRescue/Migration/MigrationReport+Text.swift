@@ -19,6 +19,21 @@ extension MigrationReport {
         }
     }
 
+    /// Each own column carried (`carried ZENTRY.ZAPPNOTE → ZNOTE.ZAPPNOTE (TEXT)`) or left out.
+    static func ownColumnLines(carried: [MigrationAnalysis.CarriedColumn], leftOut: [MigrationAnalysis.LeftOutColumn]) -> [String] {
+        carried.map { column in
+            let type = column.declaredType.map { $0.isEmpty ? "no declared type" : $0 }
+                ?? "no declared type: the store's \(column.storeType) is not a plain type name; values kept as they are"
+            return "carried: \(column.column) → \(column.to) (\(type)), with its values"
+        } + leftOut.map { "left out: \(leftOutText($0))" }
+    }
+
+    /// `ZENTRY.ZX at V1 → V2: 5 values discarded (V2 lays out a column of that name in ZENTRY)`.
+    static func leftOutText(_ column: MigrationAnalysis.LeftOutColumn) -> String {
+        let values = column.discardsData ? "\(column.values) values discarded" : "\(column.values) computed values, not data"
+        return "\(column.column) at \(column.hop): \(values) (\(column.reason))"
+    }
+
     /// The report for people: what the store is, the plan hop by hop (only what changes), what
     /// is discarded, the refusals with what to do (the first 50), and the result.
     public func renderText() -> String {
@@ -75,6 +90,10 @@ extension MigrationReport {
                 + hop.discardedLinks.filter { $0.count > 0 }.map { "\($0.count) links of \($0.name)" }
             out.line("  discarded: " + (discarded.isEmpty ? "nothing" : discarded.joined(separator: "; ")))
         }
+        if !carriedColumns.isEmpty || !leftOutColumns.isEmpty {
+            out.section("The app's own columns (no version maps them)")
+            for line in Self.ownColumnLines(carried: carriedColumns, leftOut: leftOutColumns) { out.line("  " + line) }
+        }
         let clearing = linksToClear.filter { $0.count > 0 }
         if status == .wouldMigrate, !clearing.isEmpty {
             out.blank()
@@ -126,6 +145,8 @@ extension MigrationReport {
             if !cleared.isEmpty { out.line("  Cleared links (the object they named was discarded, moved out of the relationship's kind, or already missing): " + cleared.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
             if !result.carriedTables.isEmpty { out.line("  Carried over unchanged: \(result.carriedTables.joined(separator: ", "))") }
             if !result.leftOutTables.isEmpty { out.line("  Left out: \(result.leftOutTables.joined(separator: ", "))") }
+            if !result.carriedColumns.isEmpty { out.line("  Carried over with their values (the app's own columns): \(result.carriedColumns.joined(separator: ", "))") }
+            for column in result.leftOutColumns { out.line("  Left out: column \(Self.leftOutText(column))") }
             out.line("  Metadata stamped for \(target?.version ?? "") (framework \(result.frameworkVersion)); Z_MODELCACHE \(result.modelCacheWritten ? "holds the target model" : "left empty (Core Data fills it on the next save)")")
         }
         return out.text

@@ -101,6 +101,10 @@ public struct MigrationReport: Sendable, Encodable {
         public var droppedHistoryChanges: Int64
         public var carriedTables: [String]
         public var leftOutTables: [String]
+        /// An app's own columns of entity tables carried over with their values, named at the
+        /// target (`ZENTRY.ZAPPNOTE`), and those left out with their values.
+        public var carriedColumns: [String]
+        public var leftOutColumns: [MigrationAnalysis.LeftOutColumn]
         /// Rows each custom step changed, by stage.
         public var customStepRows: [String: [Int64]]
         public var frameworkVersion: Int
@@ -131,6 +135,12 @@ public struct MigrationReport: Sendable, Encodable {
     /// Dry run: required values the store already lacks, carried as they are by the migration
     /// (a real run reports them in `result.verification.preexistingMissingValues`); else empty.
     public var requiredValuesAlreadyMissing: [MissingValues]
+    /// An app's own columns of entity tables (not mapped by the store's version): those the
+    /// migration carries to the target with their values, and those it leaves out, with the
+    /// values that go with them — forecast from the store, in a dry run and a run alike (a
+    /// run's `result` says what it did).
+    public var carriedColumns: [MigrationAnalysis.CarriedColumn]
+    public var leftOutColumns: [MigrationAnalysis.LeftOutColumn]
     @NullEncoded public var result: Result?
     @NullEncoded public var error: ErrorSummary?
 
@@ -171,6 +181,8 @@ extension MigrationReport {
             Self.hop(mapping, rows: analysis?.rowsByVersion[safe: index], discarded: analysis?.discarded[safe: index])
         }
         linksToClear = Self.counts(analysis?.linksToClear)
+        carriedColumns = analysis?.carriedColumns ?? []
+        leftOutColumns = analysis?.leftOutColumns ?? []
         result = nil
         error = nil
     }
@@ -277,6 +289,8 @@ extension MigrationReport {
         refusals = []
         planIssues = []
         requiredValuesAlreadyMissing = []
+        carriedColumns = []
+        leftOutColumns = []
         self.error = ErrorSummary(error)
     }
 }
@@ -289,6 +303,7 @@ extension MigrationReport.Result {
             path: path, rowsByEntity: written.verification.rowsByEntity, joinRows: written.summary.joinRows,
             clearedLinks: written.summary.clearedLinks, droppedHistoryChanges: written.summary.droppedHistoryChanges,
             carriedTables: written.summary.carriedTables, leftOutTables: written.summary.leftOutTables,
+            carriedColumns: written.summary.carriedColumns, leftOutColumns: written.leftOutColumns,
             customStepRows: written.stepRows, frameworkVersion: written.frameworkVersion, modelCacheWritten: written.modelCacheWritten,
             intermediateVersions: written.intermediateFiles, verification: written.verification, seconds: seconds)
     }

@@ -32,6 +32,9 @@ struct VersionWriter {
         /// Tables Core Data does not write that were carried over, and those left out.
         var carriedTables: [String] = []
         var leftOutTables: [String] = []
+        /// An app's own columns of entity tables carried over (`ZENTRY.ZAPPNOTE`, named at the
+        /// target), with their values.
+        var carriedColumns: [String] = []
     }
 
     var alias: String { RowSource.alias }
@@ -41,11 +44,13 @@ struct VersionWriter {
     func write() throws -> Summary {
         var summary = Summary()
         try createTables()
+        let ownColumns = state.ownColumnsByTable()
+        try addOwnColumns(ownColumns, summary: &summary)
         let firstKeys = try state.firstFreeKeys(using: connection)
         var pending = PendingLinks()
         for table in layout.tables where table.rootEntity != nil {
             try checkCancellation()
-            try insertRows(of: table, firstKeys: firstKeys, pending: &pending, summary: &summary)
+            try insertRows(of: table, ownColumns: ownColumns[table.name] ?? [], firstKeys: firstKeys, pending: &pending, summary: &summary)
         }
         for table in layout.tables where table.rootEntity == nil {
             try checkCancellation()
@@ -73,6 +78,18 @@ struct VersionWriter {
         statements += layout.persistentHistory?.tables.map(\.createStatement) ?? []
         statements += StoreLayout.bookkeepingStatements
         for statement in statements { try connection.execute(statement) }
+    }
+
+    /// An app's own columns, added to the tables their rows go to as nullable columns of their
+    /// declared type (or none): the name quoted, nothing else of the store's definition taken.
+    private func addOwnColumns(_ columns: [String: [OwnColumn]], summary: inout Summary) throws {
+        for table in layout.tables {
+            for column in columns[table.name] ?? [] {
+                let type = column.type.map { $0.isEmpty ? "" : " " + $0 } ?? ""
+                try connection.execute("ALTER TABLE main.\(table.name.quotedSQLIdentifier) ADD COLUMN \(column.name.quotedSQLIdentifier)\(type)")
+                summary.carriedColumns.append(table.name + "." + column.name)
+            }
+        }
     }
 
     /// `sql` with every first-key token replaced by its value (see `VirtualVersion.resolve`).
@@ -103,7 +120,9 @@ struct VersionWriter {
         var columns: [Column] = []
     }
 
-    private func insertRows(of table: StoreLayout.Table, firstKeys: [Int: Int64], pending: inout PendingLinks, summary: inout Summary) throws {
+    private func insertRows(
+        of table: StoreLayout.Table, ownColumns: [OwnColumn], firstKeys: [Int: Int64], pending: inout PendingLinks, summary: inout Summary
+    ) throws {
         guard let root = table.rootEntity else { return }
         let members = Set(state.descendants(of: root))
         let sources = state.rowSources.filter { members.contains($0.entity) }
@@ -132,11 +151,17 @@ struct VersionWriter {
                 }
                 values.append(combine(expressions, group: group))
             }
+            for column in ownColumns {
+                let expressions = group.map { source in
+                    source.ownColumns.first { OwnColumn.isSameName($0.name, column.name) }?.expression ?? "NULL"
+                }
+                values.append(combine(expressions, group: group))
+            }
             let entityNumber = combine(group.map { String(layout.entityNumber(of: $0.entity) ?? 0) }, group: group)
             let condition = group.count == 1
                 ? group[0].condition
                 : "\(alias).Z_ENT IN (\(group.compactMap(\.baseEntityNumber).map(String.init).joined(separator: ", ")))"
-            let names = (["Z_PK", "Z_ENT", "Z_OPT"] + columns).map(\.quotedSQLIdentifier).joined(separator: ", ")
+            let names = (["Z_PK", "Z_ENT", "Z_OPT"] + columns + ownColumns.map(\.name)).map(\.quotedSQLIdentifier).joined(separator: ", ")
             let sql = """
                 INSERT INTO main.\(table.name.quotedSQLIdentifier) (\(names)) \
                 SELECT \(([group[0].pk, entityNumber, group[0].opt] + values).joined(separator: ", ")) \

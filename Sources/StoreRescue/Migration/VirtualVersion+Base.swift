@@ -21,6 +21,11 @@ extension VirtualVersion {
 
         var rowSources: [RowSource] = []
         var entityOfBaseNumber: [Int64: String] = [:]
+        var ownColumns: [String: (carried: [OwnColumn], generated: [OwnColumn])] = [:]
+        for table in layout.tables where table.rootEntity != nil {
+            ownColumns[table.name] = Self.ownColumns(of: table, physical: physical)
+        }
+        var leftOut: [LeftOutOwnColumn] = []
         for number in layout.entityNumbers {
             guard let entity = model.entity(named: number.name), let table = layout.table(ofEntity: entity.name, in: model),
                 columnsByTable[table.name.uppercased()] != nil
@@ -34,12 +39,17 @@ extension VirtualVersion {
             rowSources.append(RowSource(
                 id: rowSources.count + 1, entity: entity.name, baseTable: table.name, from: SQLLiteral.table(table.name, in: schema),
                 condition: "\(alias).Z_ENT = \(number.ent)", pk: "\(alias).Z_PK", opt: "\(alias).Z_OPT",
-                baseEntityNumber: Int64(number.ent), attributes: attributes, createdFrom: nil))
+                baseEntityNumber: Int64(number.ent), attributes: attributes, createdFrom: nil,
+                ownColumns: ownColumns[table.name]?.carried ?? []))
+            for column in ownColumns[table.name]?.generated ?? [] {
+                let source = rowSources[rowSources.count - 1]
+                leftOut.append(LeftOutOwnColumn(column: column, reason: .generated, from: source.from, condition: source.condition))
+            }
         }
 
         var version = VirtualVersion(
             version: version, layout: layout, baseSchema: schema, rowSources: rowSources, links: [],
-            entityOfBaseNumber: entityOfBaseNumber, carriedMaximumKeys: [:], nondeterministicAttributes: [])
+            entityOfBaseNumber: entityOfBaseNumber, carriedMaximumKeys: [:], nondeterministicAttributes: [], leftOutOwnColumns: leftOut)
         for entry in primaryKeys where entry.superEnt == 0 && !entry.isHistoryEntity {
             if let name = entityOfBaseNumber[entry.ent] { version.carriedMaximumKeys[name] = entry.max }
         }

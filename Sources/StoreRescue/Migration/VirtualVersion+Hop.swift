@@ -39,6 +39,7 @@ extension VirtualVersion {
             }
             next.rowSources.append(row)
         }
+        next.leaveOutOwnColumnsTakenByLayout()
 
         // Objects a custom stage creates: one per object of `forEach` (at the hop's source).
         var createdLinks: [(end: LinkSet.End, row: RowSource, target: RowSource)] = []

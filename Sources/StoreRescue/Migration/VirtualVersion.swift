@@ -27,6 +27,9 @@ struct VirtualVersion {
     /// relationship to another entity or destination: objects may then no longer be of a kind
     /// they were, and links they held may have no place left (`linksOnRowsThatLeft`).
     var objectsMayHaveLeftTheirKind = false
+    /// An app's own columns not carried into this version: generated ones (in the base), and
+    /// those whose name the layout the rows went to uses (at the hop that leads here).
+    var leftOutOwnColumns: [LeftOutOwnColumn] = []
 
     /// The row sources of `entity` (its own rows, not its subentities').
     func rowSources(of entity: String) -> [RowSource] { rowSources.filter { $0.entity == entity } }
@@ -79,6 +82,8 @@ struct RowSource {
     /// For a `create`: the `Z_PK` of the new objects is `<first free key> + row_number()`; the
     /// first free key is worked out when the rows are written.
     var createdFrom: String?
+    /// The app's own columns on these rows (`OwnColumn`), carried wherever the rows go.
+    var ownColumns: [OwnColumn] = []
 
     static let alias = "r"
 }

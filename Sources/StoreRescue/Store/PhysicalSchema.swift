@@ -53,10 +53,25 @@ public struct PhysicalSchema: Sendable, Equatable, Codable {
         @NullEncoded public var sql: String?
     }
 
+    /// A generated column (`AS (…)`, `VIRTUAL` or `STORED`), which `pragma_table_info` leaves
+    /// out of `Table.columns`: SQLite computes it; it holds no data of its own.
+    public struct GeneratedColumn: Sendable, Equatable, Codable {
+        public var table: String
+        public var name: String
+        public var type: String
+    }
+
     public var tables: [Table]
     public var indexes: [Index]
     public var triggers: [SchemaObject]
     public var views: [SchemaObject]
+    /// The generated columns of entity tables (Core Data writes none: an app's own, which the
+    /// migrator reports as left out). Not part of the encoded schema.
+    public var generatedColumns: [GeneratedColumn] = []
+
+    private enum CodingKeys: String, CodingKey {
+        case tables, indexes, triggers, views
+    }
 
     public func table(named name: String) -> Table? {
         tables.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
@@ -74,6 +89,7 @@ public struct PhysicalSchema: Sendable, Equatable, Codable {
         let columnStatement = try connection.prepare("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?)")
         let indexListStatement = try connection.prepare("SELECT name, \"unique\", origin FROM pragma_index_list(?)")
         let indexInfoStatement = try connection.prepare("SELECT name FROM pragma_index_info(?) ORDER BY seqno")
+        let generatedStatement = try connection.prepare("SELECT name, type FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3)")
         for object in objects {
             guard case .text(let type) = object[0], case .text(let name) = object[1] else { continue }
             let tableName = object[2].string ?? ""
@@ -90,7 +106,16 @@ public struct PhysicalSchema: Sendable, Equatable, Codable {
                         isNotNull: columnStatement.column(2).int64 == 1,
                         isPrimaryKey: (columnStatement.column(3).int64 ?? 0) > 0))
                 }
-                schema.tables.append(Table(name: name, category: category(ofTable: name), columns: columns, sql: sql))
+                let category = category(ofTable: name)
+                schema.tables.append(Table(name: name, category: category, columns: columns, sql: sql))
+                if category == .entity {
+                    generatedStatement.reset()
+                    try generatedStatement.bind([.text(name)])
+                    while try generatedStatement.step() {
+                        schema.generatedColumns.append(GeneratedColumn(
+                            table: name, name: generatedStatement.column(0).string ?? "", type: generatedStatement.column(1).string ?? ""))
+                    }
+                }
             case "trigger": schema.triggers.append(SchemaObject(name: name, table: tableName, sql: sql))
             case "view": schema.views.append(SchemaObject(name: name, table: tableName, sql: sql))
             default: break

@@ -42,6 +42,15 @@ extension UpgradeReport {
                     + hop.discardedLinks.filter { $0.count > 0 }.map { "\($0.count) links of \($0.name)" }
                 out.line("  \(hop.from) → \(hop.to) (\(hop.kind)): discards \(discarded.isEmpty ? "nothing" : discarded.joined(separator: "; "))")
             }
+            // What the run did when it ran, else the forecast.
+            if let result = migration.result {
+                if !result.carriedColumns.isEmpty { out.line("  carried with their values (the app's own columns): \(result.carriedColumns.joined(separator: ", "))") }
+                for column in result.leftOutColumns { out.line("  left out: column \(MigrationReport.leftOutText(column))") }
+            } else {
+                for line in MigrationReport.ownColumnLines(carried: migration.carriedColumns, leftOut: migration.leftOutColumns) {
+                    out.line("  the app's own column, \(line)")
+                }
+            }
         }
         // Faults of the catalog (and a store newer than it) are not the store's: the clean
         // fallback never applies to them (a review found its advice printed anyway). One is
