@@ -58,6 +58,11 @@ final class CoreDataSalvageOutput: SalvageOutput {
     /// older row reads as a shorter record, NULL in the columns after its last. `finish` counts
     /// every required attribute of theirs (`requiredValuesMissing`).
     private(set) var tablesReadAsTheVersions: Set<String> = []
+    /// An app's own columns of entity tables (table → the damaged schema's column names that
+    /// the version's table lacks): Core Data mode writes the version's columns only, so their
+    /// values are not in the new store. `finish` says so in a note (they used to go without a
+    /// word); plain mode keeps them.
+    private(set) var ownColumnsLeftOut: [String: [String]] = [:]
 
     private static let bookkeeping: [String: BookkeepingRows.Table] = [
         "Z_PRIMARYKEY": .primaryKey, "Z_METADATA": .metadata, "Z_MODELCACHE": .modelCache,
@@ -134,6 +139,12 @@ final class CoreDataSalvageOutput: SalvageOutput {
             } else {
                 sources.append(.constant(.null))
                 absentColumns[target.name, default: []].insert(column.name)
+            }
+        }
+        if target.rootEntity != nil, !source.isDefinedByLayout {
+            let own = source.columns.map(\.name).filter { name in !target.columns.contains { OwnColumn.isSameName($0.name, name) } }
+            for name in own where !(ownColumnsLeftOut[target.name] ?? []).contains(where: { $0.hasSameBytes(as: name) }) {
+                ownColumnsLeftOut[target.name, default: []].append(name)
             }
         }
         let entities = entityNumbers(of: target) ?? []
