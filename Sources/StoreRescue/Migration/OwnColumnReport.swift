@@ -52,7 +52,7 @@ extension [MigrationAnalysis.LeftOutColumn] {
     func merged() -> [MigrationAnalysis.LeftOutColumn] {
         var result: [MigrationAnalysis.LeftOutColumn] = []
         for entry in self {
-            if let index = result.firstIndex(where: { $0.column == entry.column && $0.hop == entry.hop && $0.reason == entry.reason }) {
+            if let index = result.firstIndex(where: { $0.column.hasSameBytes(as: entry.column) && $0.hop == entry.hop && $0.reason == entry.reason }) {
                 result[index].values += entry.values
             } else {
                 result.append(entry)

@@ -73,8 +73,12 @@ public struct PhysicalSchema: Sendable, Equatable, Codable {
         case tables, indexes, triggers, views
     }
 
+    /// The table SQLite would take for `name`: bytes compared, ASCII letters without case
+    /// (`caseInsensitiveCompare` also folds `ſ` to `s`: a review's app table `ZPOſT` was read
+    /// as Core Data's `ZPOST`).
     public func table(named name: String) -> Table? {
-        tables.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        let key = name.sqliteNameKey
+        return tables.first { $0.name.sqliteNameKey == key }
     }
 
     /// The most schema objects read: a hostile file cannot make the reader allocate without bound.

@@ -40,4 +40,20 @@ import Testing
         #expect(PhysicalSchema.category(ofTable: "sqlite_\u{301}x") == .sqliteInternal)
     }
 
+    /// A table is found by name as SQLite finds it: ASCII letters without case, every other
+    /// byte as it is (review rv9: `caseInsensitiveCompare` took an app's `ZPOſT`, made first,
+    /// for Core Data's `ZPOST`), and a name that only Swift's `uppercased()` folds to a
+    /// bookkeeping table's is another table.
+    @Test func aTableIsFoundByNameAsSQLiteFindsIt() throws {
+        let temp = try TemporaryDirectory()
+        let connection = try SQLiteConnection(path: temp.path("s.sqlite"), options: SQLiteOpenOptions(mode: .create))
+        try connection.execute("CREATE TABLE \"ZPO\u{17F}T\" (app); CREATE TABLE ZPOST (Z_PK INTEGER PRIMARY KEY, ZTITLE)")
+        let schema = try PhysicalSchema.read(from: connection)
+        #expect(schema.table(named: "ZPOST")?.columns.map(\.name) == ["Z_PK", "ZTITLE"])
+        #expect(schema.table(named: "zpost")?.name == "ZPOST")
+        #expect(schema.table(named: "ZPO\u{17F}T")?.columns.map(\.name) == ["app"])
+        #expect(PhysicalSchema.category(ofTable: "Z_PR\u{131}MARYKEY") == .other)
+        #expect(PhysicalSchema.category(ofTable: "z_primarykey") == .bookkeeping)
+    }
+
 }
