@@ -309,8 +309,16 @@ public enum BackupRunner {
     /// True when `folder` is the folder `store` is in, once both have their symbolic links
     /// resolved (`backup --to`, `upgrade --backup-dir`: never the store's own folder).
     static func isStoreFolder(_ folder: String, of store: String) -> Bool {
-        let storeFolder = URL(fileURLWithPath: SafeFileOutput.folder(of: absolutePath(store))).resolvingSymlinksInPath().path
-        return storeFolder == URL(fileURLWithPath: absolutePath(folder)).resolvingSymlinksInPath().path
+        let storeFolder = SafeFileOutput.folder(of: absolutePath(store))
+        // When both exist, the file system says whether they are one folder (device and inode):
+        // a bind mount or another link to it is the store's folder too, and two folders whose
+        // names are canonically equivalent but spelled with other bytes are two (review rv9).
+        var ofStore = stat(), ofFolder = stat()
+        if stat(storeFolder, &ofStore) == 0, stat(absolutePath(folder), &ofFolder) == 0 {
+            return ofStore.st_dev == ofFolder.st_dev && ofStore.st_ino == ofFolder.st_ino
+        }
+        let resolvedStoreFolder = URL(fileURLWithPath: storeFolder).resolvingSymlinksInPath().path
+        return resolvedStoreFolder.hasSameBytes(as: URL(fileURLWithPath: absolutePath(folder)).resolvingSymlinksInPath().path)
     }
 
     /// `path` made absolute against the current directory. Symbolic links are not resolved: the

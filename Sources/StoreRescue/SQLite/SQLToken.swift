@@ -32,7 +32,8 @@ struct SQLToken: Equatable {
     var text: String { String(decoding: bytes, as: UTF8.self) }
 
     /// The tokens of `sql`, or nil when SQLite would stop at an illegal token: an unterminated
-    /// quote or bracket, a NUL (a C string ends there), a control byte that is not white space.
+    /// quote or bracket, a NUL or a control byte that is not white space outside quotes (inside
+    /// quotes they are the name's or literal's bytes; SQLite refuses a schema holding a NUL anyway).
     ///
     /// Stricter than SQLite in one place: a vertical tab (0x0B) is refused wherever it is, where
     /// SQLite takes one that follows other white space as white space.

@@ -115,7 +115,7 @@ extension CoreDataSalvageOutput {
         _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
         for (table, columns) in ownColumnsLeftOut.sorted(by: { $0.key < $1.key }) {
             notes.append(
-                "\(table) has columns no model version lays out (the app's own): \(columns.joined(separator: ", ")); Core Data mode writes "
+                "\(table) has columns the \(version.name) layout does not have (the app's own, or a later version's): \(columns.joined(separator: ", ")); Core Data mode writes "
                     + "the version's columns only, so their values are not in the new store — salvage without --catalog keeps every column")
         }
         if !metadataRecovered { notes.append("no readable Z_METADATA row: the store was stamped fresh for \"\(version.name)\" with a new UUID") }

@@ -47,4 +47,20 @@ struct BackupIntoTheStoreFolderTests {
         let inside = try CommandRunner.run(program: "/bin/sh", ["-c", "cd \"$1\" && exec \"$0\" backup s.sqlite", CommandRunner.executable.path, app])
         #expect(inside.status == 0, "\(inside.stdout) \(inside.stderr)")
     }
+
+    /// Two folders whose names are canonically equivalent but spelled with other bytes are two
+    /// folders: a backup into the other one is not refused (review rv9: the paths were compared
+    /// with Swift's `==`). The folders are compared by device and inode when both exist.
+    @Test func aFolderNamedAsTheStoresFolderWithOtherBytesIsAnotherFolder() throws {
+        let temp = try TemporaryDirectory()
+        let composed = temp.path("Caf\u{E9}")
+        let decomposed = temp.path("Cafe\u{301}")
+        for folder in [composed, decomposed] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false) }
+        let store = composed + "/s.sqlite"
+        try BackupFixtures.makeStore(at: store, rows: 20)
+        let result = try CommandRunner.run(["backup", store, "--to", decomposed, "--json"])
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        #expect(BackupFixtures.fileNames(in: decomposed).contains { $0.hasSuffix(".gz") }, "\(BackupFixtures.fileNames(in: decomposed))")
+        #expect(BackupFixtures.fileNames(in: composed) == ["s.sqlite"], "nothing beside the store: \(BackupFixtures.fileNames(in: composed))")
+    }
 }
