@@ -447,9 +447,7 @@ struct StoreUpgraderTests {
         let catalog = try fixture.catsCatalog(map: true)
         let store = try fixture.catsStore(cats: 500, owners: 3, catalog: catalog)
         // No SQLite header any more: nothing opens it.
-        let handle = try #require(FileHandle(forUpdatingAtPath: store))
-        handle.write(Data(count: 100))
-        try handle.close()
+        try UpgradeFixture.zeroHeader(of: store)
         let damaged = try FileDigest.of(path: store)
 
         let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
@@ -496,9 +494,7 @@ struct StoreUpgraderTests {
         let fixture = try UpgradeFixture()
         let catalog = try fixture.catsCatalog(map: true)
         let store = try fixture.catsStore(cats: 50, owners: 2, catalog: catalog)
-        let handle = try #require(FileHandle(forUpdatingAtPath: store))
-        handle.write(Data(count: 100))
-        try handle.close()
+        try UpgradeFixture.zeroHeader(of: store)
         let originalWAL = Data("the original's own -wal".utf8)
         try originalWAL.write(to: URL(fileURLWithPath: store + "-wal"))
         let damaged = try FileDigest.of(path: store)
@@ -540,9 +536,7 @@ struct StoreUpgraderTests {
         let name = "C\n touch PWNED #'$(touch PWNED2); x\n--y.sqlite"
         let store = (created as NSString).deletingLastPathComponent + "/" + name
         #expect(rename(created, store) == 0)
-        let handle = try #require(FileHandle(forUpdatingAtPath: store))
-        handle.write(Data(count: 100))
-        try handle.close()
+        try UpgradeFixture.zeroHeader(of: store)
         let damaged = try FileDigest.of(path: store)
         let report = StoreUpgrader.upgrade(store: store, catalog: catalog, options: fixture.options(.clean))
         #expect(report.status == .fellBackToClean, "\(report.status) \(report.error?.message ?? "")")
@@ -618,6 +612,11 @@ struct StoreUpgraderTests {
         #expect(report.status == .failed)
         #expect(report.exitStatus.rawValue == 75, "\(report.error?.message ?? "")")
         #expect(report.error?.message.contains("changed") == true)
+        // Where the run stopped is in `phases[]` too (review rv8 #6): a failed publish phase
+        // whose detail says what failed, as the error does.
+        let publish = try #require(report.phases.last)
+        #expect(publish.name == "publish" && publish.status == "failed", "\(report.phases.map { "\($0.name): \($0.status)" })")
+        #expect(publish.detail == report.error?.message, "the detail says what failed, as the error does")
         #expect(try UpgradeFixture.count("ZTAG", in: store) == 4, "the late write is still there")
         let match = StoreMatcher.match(storePath: store, catalog: try fixture.journalCatalog)
         #expect(match.version == "V1" || match.diagnosis.adoptAs == "V1")

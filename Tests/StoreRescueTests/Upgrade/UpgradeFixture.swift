@@ -74,6 +74,14 @@ final class UpgradeFixture {
     /// A cats store at `version` (V1 unless said) with `cats` cats and `owners` owners
     /// (framework 1523, versioned); each cat's `age` is `catAge` when given (a version that
     /// has it).
+    /// Zeroes the first 100 bytes of `store` (its SQLite header): nothing opens it any more,
+    /// and its pages are still there for a salvage.
+    static func zeroHeader(of store: String) throws {
+        let handle = try #require(FileHandle(forUpdatingAtPath: store))
+        handle.write(Data(count: 100))
+        try handle.close()
+    }
+
     func catsStore(cats: Int, owners: Int, catalog: Catalog, at versionName: String = "V1", catAge: Int? = nil) throws -> String {
         let store = appFolder + "/Cats.sqlite"
         let version = try #require(catalog.version(named: versionName))

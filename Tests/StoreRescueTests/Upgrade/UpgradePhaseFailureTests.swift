@@ -23,20 +23,4 @@ import Testing
         #expect(publish.detail.contains("the rename was refused"), "\(publish.detail)")
         #expect(report.published == nil)
     }
-
-    @Test func aStoreWrittenAfterItsBackupFailsThePublishPhase() throws {
-        let fixture = try UpgradeFixture()
-        let store = try fixture.journalStore()
-        let report = StoreUpgrader.upgrade(
-            store: store, catalog: try fixture.journalCatalog, options: fixture.options(), progress: nil, cancellation: nil,
-            faultInjection: { stage in
-                guard stage == .backedUp else { return }
-                let connection = try SQLiteConnection(path: store, options: SQLiteOpenOptions(mode: .readWrite))
-                try connection.execute("INSERT INTO ZTAG (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (4, 2, 1, 'late')")
-            })
-        #expect(report.exitStatus.rawValue == 75, "\(report.error?.message ?? "")")
-        let publish = try #require(report.phases.last)
-        #expect(publish.name == "publish" && publish.status == "failed", "\(report.phases.map { "\($0.name): \($0.status)" })")
-        #expect(publish.detail == report.error?.message, "the detail says what failed, as the error does")
-    }
 }
