@@ -13,7 +13,7 @@ struct CatalogLoadFailureReportTests {
     ]
     static let migrateKeys: Set<String> = [
         "store", "output", "catalog", "dryRun", "status", "source", "target", "notes", "hops", "linksToClear", "refusals",
-        "planIssues", "requiredValuesAlreadyMissing", "result", "error", "staleTemporariesRemoved",
+        "planIssues", "requiredValuesAlreadyMissing", "result", "error", "staleTemporariesRemoved", "carriedColumns", "leftOutColumns",
     ]
 
     /// A missing catalog (66) and one that is not a catalog (65).
@@ -61,6 +61,7 @@ struct CatalogLoadFailureReportTests {
                 #expect(json["catalog"] as? String == catalog && json["store"] as? String == store)
                 #expect(dryRun ? json["output"] is NSNull : json["output"] as? String == output)
                 #expect((json["hops"] as? [Any])?.isEmpty == true && json["result"] is NSNull && json["source"] is NSNull)
+                #expect((json["carriedColumns"] as? [Any])?.isEmpty == true && (json["leftOutColumns"] as? [Any])?.isEmpty == true)
                 let error = try #require(json["error"] as? [String: Any])
                 #expect(error["exitStatus"] as? Int == status)
                 #expect(!FileManager.default.fileExists(atPath: output))

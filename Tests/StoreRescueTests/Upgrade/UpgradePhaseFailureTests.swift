@@ -22,5 +22,12 @@ import Testing
         #expect(publish.name == "publish" && publish.status == "failed", "\(publish)")
         #expect(publish.detail.contains("the rename was refused"), "\(publish.detail)")
         #expect(report.published == nil)
+        // As a job reads it: the last of `phases`, failed, its detail the error's message.
+        let json = try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(report)) as? [String: Any])
+        let phases = try #require(json["phases"] as? [[String: Any]])
+        #expect(phases.compactMap { $0["name"] as? String } == ["read", "backup", "adopt", "migrate", "verify", "publish"])
+        let last = try #require(phases.last)
+        let error = try #require(json["error"] as? [String: Any])
+        #expect(last["status"] as? String == "failed" && last["detail"] as? String == error["message"] as? String, "\(last) \(error)")
     }
 }
