@@ -179,7 +179,16 @@ public enum BackupRunner {
         do {
             writer.supplyLeadingBytes(try readPrefix(of: snapshotPath, count: pageSize))
             digestTask = BackgroundTask(startThread: startThread) { try FileDigest.of(path: snapshotPath) }
-            let snapshot = try SQLiteConnection(path: snapshotPath, options: SQLiteOpenOptions(mode: .immutable))
+            // The digest's thread opens the snapshot at the same moment: with one descriptor
+            // left, either open may be the one that finds none, and this one is the limit's too
+            // (it reached the top as "internal error: SQLite error 14", now and then, under
+            // `ulimit -n`).
+            let snapshot: SQLiteConnection
+            do {
+                snapshot = try SQLiteConnection(path: snapshotPath, options: SQLiteOpenOptions(mode: .immutable))
+            } catch let error as SQLiteError where error.fileSystemFailure == .tooManyOpenFiles {
+                throw BackupError.tooManyOpenFiles(path: snapshotPath, reason: error.systemReason ?? error.message)
+            }
             description = storeDescription(snapshot)
             while try !streamer.wait(timeout: 0.2) {
                 if cancellation?.isCancelled == true { throw BackupError.interrupted }
