@@ -23,9 +23,9 @@ struct OwnColumn: Equatable {
     var qualifiedName: String { baseTable + "." + name }
 
     /// Whether two column names are one column to SQLite: the same bytes, ASCII letters
-    /// compared without case.
+    /// compared without case (`String.sqliteNameKey`, as for table names).
     static func isSameName(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && a.hasASCIICaseInsensitiveBytePrefix(b)
+        a.sqliteNameKey == b.sqliteNameKey
     }
 
     /// The longest declared type carried.
