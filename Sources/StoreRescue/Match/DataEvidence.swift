@@ -43,10 +43,10 @@ enum DataEvidence {
             guard let table = table(of: entity, in: model, layout: layout, readout: readout) else { continue }
             let numbers = entityNumbers(of: entity.name, in: model, readout: readout)
             guard !numbers.isEmpty else { continue }
-            let storeColumns = Set(table.columns.map { $0.name.uppercased() })
+            let storeColumns = Set(table.columns.map(\.name.sqliteNameKey))
             let columns = layout.propertyColumns[entity.name] ?? [:]
             for attribute in entity.attributes where !attribute.isOptional && !attribute.isTransient {
-                guard let column = columns[attribute.name], storeColumns.contains(column.uppercased()) else { continue }
+                guard let column = columns[attribute.name], storeColumns.contains(column.sqliteNameKey) else { continue }
                 let count = (try? connection.scalar(
                     "SELECT count(*) FROM \(table.name.quotedSQLIdentifier) WHERE Z_ENT IN (\(placeholders(numbers.count))) AND \(column.quotedSQLIdentifier) IS NULL",
                     numbers.map(SQLiteValue.integer)))??.int64 ?? 0

@@ -1,7 +1,8 @@
 import Foundation
 /// Compares a store's physical schema with the layout Core Data gives a version: tables,
 /// columns (name and declared type) and explicit indexes, names compared as SQLite does
-/// (case-insensitively). Works on domain values (`PhysicalSchema`, `StoreLayout`), so `match`
+/// (`String.sqliteNameKey`: bytes, ASCII letters without case; Swift's case folding took a
+/// store's `Z_1TAG\u{17F}` for the layout's `Z_1TAGS`). Works on domain values (`PhysicalSchema`, `StoreLayout`), so `match`
 /// and the migration planner see the same differences.
 enum SchemaComparison {
     /// Tables that belong to the model's layout (entity and join tables); history, CloudKit and
@@ -13,38 +14,38 @@ enum SchemaComparison {
     static func differences(store schema: PhysicalSchema, layout: StoreLayout) -> [Difference] {
         var result: [Difference] = []
         let storeTables = Dictionary(
-            comparableTables(schema).map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
-        let layoutTables = Dictionary(layout.tables.map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
+            comparableTables(schema).map { ($0.name.sqliteNameKey, $0) }, uniquingKeysWith: { first, _ in first })
+        let layoutTables = Dictionary(layout.tables.map { ($0.name.sqliteNameKey, $0) }, uniquingKeysWith: { first, _ in first })
 
-        for (key, table) in layoutTables.sorted(by: { $0.key < $1.key }) {
+        for (key, table) in layoutTables.sorted(by: { SQLiteNameKey.precedes($0.key, $1.key) }) {
             guard let stored = storeTables[key] else {
                 result.append(Difference(
                     kind: .tableMissing, impact: .blocking, entity: table.rootEntity, table: table.name, column: nil,
                     detail: "table \(table.name) is missing"))
                 continue
             }
-            let storedColumns = Dictionary(stored.columns.map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
-            let layoutColumns = Dictionary(table.columns.map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
-            for (columnKey, column) in layoutColumns.sorted(by: { $0.key < $1.key }) {
+            let storedColumns = Dictionary(stored.columns.map { ($0.name.sqliteNameKey, $0) }, uniquingKeysWith: { first, _ in first })
+            let layoutColumns = Dictionary(table.columns.map { ($0.name.sqliteNameKey, $0) }, uniquingKeysWith: { first, _ in first })
+            for (columnKey, column) in layoutColumns.sorted(by: { SQLiteNameKey.precedes($0.key, $1.key) }) {
                 guard let storedColumn = storedColumns[columnKey] else {
                     result.append(Difference(
                         kind: .columnMissing, impact: .blocking, entity: table.rootEntity, table: table.name, column: column.name,
                         detail: "column \(table.name).\(column.name) (\(column.type)) is missing: fetches that read it fail"))
                     continue
                 }
-                if storedColumn.type.uppercased() != column.type.uppercased() {
+                if !storedColumn.type.isSameSQLiteName(as: column.type) {
                     result.append(Difference(
                         kind: .columnTypeDiffers, impact: .blocking, entity: table.rootEntity, table: table.name, column: column.name,
                         detail: "column \(table.name).\(column.name) is \(storedColumn.type), the version declares \(column.type)"))
                 }
             }
-            for (columnKey, column) in storedColumns.sorted(by: { $0.key < $1.key }) where layoutColumns[columnKey] == nil {
+            for (columnKey, column) in storedColumns.sorted(by: { SQLiteNameKey.precedes($0.key, $1.key) }) where layoutColumns[columnKey] == nil {
                 result.append(Difference(
                     kind: .columnExtra, impact: .benign, entity: table.rootEntity, table: table.name, column: column.name,
                     detail: "column \(table.name).\(column.name) (\(column.type)) is not in this version: Core Data ignores it"))
             }
         }
-        for (key, table) in storeTables.sorted(by: { $0.key < $1.key }) where layoutTables[key] == nil {
+        for (key, table) in storeTables.sorted(by: { SQLiteNameKey.precedes($0.key, $1.key) }) where layoutTables[key] == nil {
             result.append(Difference(
                 kind: .tableExtra, impact: .benign, entity: nil, table: table.name, column: nil,
                 detail: "table \(table.name) is not in this version"))
@@ -69,29 +70,29 @@ enum SchemaComparison {
             }
             guard let collate = try? NSRegularExpression(pattern: #"\bCOLLATE\s+["'`\[]?(\w+)"#, options: options) else { return false }
             return collate.matches(in: sql, range: whole).allSatisfy { match in
-                Range(match.range(at: 1), in: sql).map { sql[$0].uppercased() == "BINARY" } ?? false
+                Range(match.range(at: 1), in: sql).map { String(sql[$0]).isSameSQLiteName(as: "BINARY") } ?? false
             }
         }
         if index.isExplicit { return plain(index.sql) }
         return plain(schema.table(named: index.table)?.sql)
     }
 
-    private static func indexDifferences(store schema: PhysicalSchema, layout: StoreLayout, tables: Set<String>) -> [Difference] {
+    private static func indexDifferences(store schema: PhysicalSchema, layout: StoreLayout, tables: Set<[UInt8]>) -> [Difference] {
         var result: [Difference] = []
         let stored = Dictionary(
-            schema.indexes.filter { $0.isExplicit && tables.contains($0.table.uppercased()) }.map { ($0.name.uppercased(), $0) },
+            schema.indexes.filter { $0.isExplicit && tables.contains($0.table.sqliteNameKey) }.map { ($0.name.sqliteNameKey, $0) },
             uniquingKeysWith: { first, _ in first })
-        let expected = Dictionary(layout.indexes.map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
-        for (key, index) in expected.sorted(by: { $0.key < $1.key }) {
+        let expected = Dictionary(layout.indexes.map { ($0.name.sqliteNameKey, $0) }, uniquingKeysWith: { first, _ in first })
+        for (key, index) in expected.sorted(by: { SQLiteNameKey.precedes($0.key, $1.key) }) {
             let impact: Difference.Impact = index.isUnique ? .blocking : .benign
             guard let found = stored[key] else {
                 // Uniqueness may be enforced another way: a UNIQUE column constraint's automatic
                 // index (how framework 851 wrote a single-property constraint: knowledgeC 10.13,
                 // LAYOUT.md), or a unique index of another name on the same columns. Then only the
                 // form differs; a review saw Apple's own store get a blocking difference.
-                let columns = index.columns.map { $0.uppercased() }
+                let columns = index.columns.map(\.sqliteNameKey)
                 if index.isUnique, let enforcing = schema.indexes.first(where: { other in
-                    other.isUnique && other.table.uppercased() == index.table.uppercased() && other.columns.map { $0.uppercased() } == columns
+                    other.isUnique && other.table.isSameSQLiteName(as: index.table) && other.columns.map(\.sqliteNameKey) == columns
                         && Self.enforcesPlainUniqueness(other, in: schema)
                 }) {
                     result.append(Difference(
@@ -105,13 +106,13 @@ enum SchemaComparison {
                     detail: "index \(index.name) on \(index.table)(\(index.columns.joined(separator: ", "))) is missing: \(effect)"))
                 continue
             }
-            if found.columns.map({ $0.uppercased() }) != index.columns.map({ $0.uppercased() }) || found.isUnique != index.isUnique {
+            if found.columns.map(\.sqliteNameKey) != index.columns.map(\.sqliteNameKey) || found.isUnique != index.isUnique {
                 result.append(Difference(
                     kind: .indexDiffers, impact: impact, entity: nil, table: index.table, column: nil,
                     detail: "index \(index.name) is \(found.isUnique ? "UNIQUE " : "")(\(found.columns.joined(separator: ", "))), the version declares \(index.isUnique ? "UNIQUE " : "")(\(index.columns.joined(separator: ", ")))"))
             }
         }
-        for (key, index) in stored.sorted(by: { $0.key < $1.key }) where expected[key] == nil {
+        for (key, index) in stored.sorted(by: { SQLiteNameKey.precedes($0.key, $1.key) }) where expected[key] == nil {
             result.append(Difference(
                 kind: .indexExtra, impact: .benign, entity: nil, table: index.table, column: nil,
                 detail: "index \(index.name) on \(index.table)(\(index.columns.joined(separator: ", "))) is not in this version"))

@@ -245,20 +245,20 @@ struct MatchWork {
     /// Entities and columns the store has that no known version has.
     func unknownEvidence() -> [String] {
         var knownEntities = Set<String>()
-        var knownColumns: [String: Set<String>] = [:]
+        var knownColumns: [[UInt8]: Set<[UInt8]>] = [:]
         for version in catalog.versions {
             knownEntities.formUnion(version.model.entities.map(\.name))
             if let layout = layouts[version.name] {
                 for table in layout.tables {
-                    knownColumns[table.name.uppercased(), default: []].formUnion(table.columns.map { $0.name.uppercased() })
+                    knownColumns[table.name.sqliteNameKey, default: []].formUnion(table.columns.map(\.name.sqliteNameKey))
                 }
             }
         }
         var notes = storeEntityNames.subtracting(knownEntities).sorted().map { "entity \($0) is in no known version" }
         if !knownColumns.isEmpty {
             for table in SchemaComparison.comparableTables(schema) {
-                guard let known = knownColumns[table.name.uppercased()] else { continue }
-                for column in table.columns where !known.contains(column.name.uppercased()) {
+                guard let known = knownColumns[table.name.sqliteNameKey] else { continue }
+                for column in table.columns where !known.contains(column.name.sqliteNameKey) {
                     notes.append("column \(table.name).\(column.name) is in no known version")
                 }
             }

@@ -27,9 +27,16 @@ extension String {
 
     /// The name as SQLite tells names apart: its UTF-8 bytes with ASCII letters folded (SQLite
     /// folds ASCII only; `uppercased()` also folds `ı` to `I` and `ſ` to `S`, and `==` compares
-    /// canonically, so `Z_PR\u{131}MARYKEY` was Core Data's `Z_PRIMARYKEY` to it).
+    /// canonically, so `Z_PR\u{131}MARYKEY` was Core Data's `Z_PRIMARYKEY` to it). ASCII letters
+    /// are folded to upper case, so keys of ASCII names sort as `uppercased()` sorted them
+    /// (`SQLiteNameKey.precedes`): `match` lists its differences in that order.
     var sqliteNameKey: [UInt8] {
-        utf8.map { (65...90).contains($0) ? $0 + 32 : $0 }
+        utf8.map { (97...122).contains($0) ? $0 - 32 : $0 }
+    }
+
+    /// Whether `self` and `other` name the same table, column or index to SQLite.
+    func isSameSQLiteName(as other: String) -> Bool {
+        sqliteNameKey == other.sqliteNameKey
     }
 
     /// Whether the UTF-8 bytes hold `part`'s, ASCII letters compared without case.
@@ -98,5 +105,12 @@ extension String {
             output.append(contentsOf: text[copied..<count])
             return String(decoding: output, as: UTF8.self)
         }
+    }
+}
+
+/// Orders `String.sqliteNameKey`s: bytes compared in turn, a shorter key first.
+enum SQLiteNameKey {
+    static func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.lexicographicallyPrecedes(b)
     }
 }
