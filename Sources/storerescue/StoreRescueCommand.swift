@@ -28,6 +28,9 @@ struct StoreRescueCommand: ParsableCommand {
         limitMallocArenas()
         InterruptHandling.install(json: json)
         do {
+            if let word = OperandWords.shortOptionGroup(in: arguments) {
+                throw CommandOutput.failure(StrayOptionWord(word: word), json: json)
+            }
             var command = try parseAsRoot(arguments)
             try command.run()
             // Every command has printed its outcome by now; this only decides for one that did
@@ -56,7 +59,9 @@ struct StoreRescueCommand: ParsableCommand {
     /// `--help` (a clean exit, printed by argument-parser) and for the `ExitCode` of an error a
     /// command has printed itself.
     private static func unprintedFailure(_ error: any Error, exitStatus: Int32) -> ErrorSummary? {
-        if error is ExitCode || error is CleanExit { return nil }
+        // `--help` after an operand (`backup x --help`) reaches here as argument-parser's own
+        // error type, not `CleanExit`, with status 0: it printed an "error" then (review rv10 #1).
+        if error is ExitCode || error is CleanExit || exitStatus == 0 { return nil }
         // One line, as every error's message is.
         let what = Self.message(for: error).components(separatedBy: "\n")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " ")
