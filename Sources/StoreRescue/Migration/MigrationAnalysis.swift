@@ -34,6 +34,10 @@ public struct MigrationAnalysis: Sendable, Equatable {
     /// their hop's `attributeValues`, as `own column ZENTRY.ZAPPNOTE`).
     public var carriedColumns: [CarriedColumn] = []
     public var leftOutColumns: [LeftOutColumn] = []
+    /// The store's indexes that the target does not lay out (`OwnIndex`; an app's own table's
+    /// too): those the migration carries, and those it leaves out, with why.
+    public var carriedIndexes: [CarriedIndex] = []
+    public var leftOutIndexes: [LeftOutIndex] = []
     /// True when a hop's steps (`willMigrate`, `didMigrate`) run between versions: counts after
     /// them are predicted from the data as it is before they run.
     public var countsPrecedeCustomSteps: Bool

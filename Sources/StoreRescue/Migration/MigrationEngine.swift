@@ -393,8 +393,15 @@ enum MigrationEngine {
                    remedy: "correct the step: SQLite's expression syntax, names of the entity at the step's version")
             return assessment
         }
-        let analysis = try MigrationAnalyzer(connection: store.connection, states: states, mappings: context.mappings, handlers: handlers)
+        var analysis = try MigrationAnalyzer(connection: store.connection, states: states, mappings: context.mappings, handlers: handlers)
             .analyse(depth: depth)
+        // The indexes of the store the target neither lays out nor carries: what the writer
+        // decides, from the same schema.
+        if depth != .refusalsOnly, states.count > 1, let last = states.last, let physical = readout.schema {
+            let carriage = last.indexCarriage(physical: physical)
+            analysis.carriedIndexes = carriage.carried.map(\.report)
+            analysis.leftOutIndexes = carriage.leftOut
+        }
         assessment.analysis = analysis
         assessment.refusals += analysis.refusals
         return assessment
@@ -431,6 +438,8 @@ enum MigrationEngine {
         var notes: [String] = []
         /// The app's own columns left out on the way (`OwnColumn`), with their values.
         var leftOutColumns: [MigrationAnalysis.LeftOutColumn] = []
+        /// Indexes of the store left out by the versions written on the way and the target.
+        var leftOutIndexes: [MigrationAnalysis.LeftOutIndex] = []
     }
 
     /// Writes the target version into a new file at `file` (which must not exist), composing hops
@@ -465,6 +474,7 @@ enum MigrationEngine {
         var hopsSinceBase = 0
         var nextID = (state.rowSources.map(\.id).max() ?? 0) + 1
         // An app's own columns left out on the way, counted on the base they were read from.
+        var leftOutIndexes: [MigrationAnalysis.LeftOutIndex] = []
         var leftOutColumns = try countLeftOutColumns(state, hop: context.mappings.first.map { "\($0.hop.from) → \($0.hop.to)" } ?? "", base: base)
         var stepRows: [String: [Int64]] = [:]
         var notes: [String] = []
@@ -483,8 +493,9 @@ enum MigrationEngine {
             let metadata = StoreMetadata(
                 uuid: uuid, rowVersion: 1,
                 plist: StoreMetadataWriter.plist(versionHashes: state.version.versionHashes, versionIdentifiers: state.version.versionIdentifiers))
-            _ = try writeVersion(
+            let written = try writeVersion(
                 state, base: base, into: file, metadata: metadata, modelCache: nil, isFinal: false, valueLimit: valueLimit, cancellation: cancellation)
+            leftOutIndexes += written.leftOutIndexes
             let connection = try SQLiteConnection(path: file, options: SQLiteOpenOptions(mode: .immutable))
             base = Base(
                 path: file, isImmutable: false, physical: try PhysicalSchema.read(from: connection),
@@ -586,7 +597,8 @@ enum MigrationEngine {
         report(.verifying)
         return Written(
             summary: summary, verification: verification, stepRows: stepRows, frameworkVersion: frameworkVersion,
-            modelCacheWritten: modelCache != nil, intermediateFiles: intermediates, notes: notes, leftOutColumns: leftOutColumns.merged())
+            modelCacheWritten: modelCache != nil, intermediateFiles: intermediates, notes: notes, leftOutColumns: leftOutColumns.merged(),
+            leftOutIndexes: leftOutIndexes + summary.leftOutIndexes)
     }
 
     /// The app's own columns `state` left out, with their non-NULL values on `base` (none to

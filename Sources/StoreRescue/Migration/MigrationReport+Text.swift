@@ -28,6 +28,17 @@ extension MigrationReport {
         } + leftOut.map { "left out: \(leftOutText($0))" }
     }
 
+    /// Each index of the store the target does not lay out: carried (`index carried:
+    /// ZAPPNOTE_IDX on ZENTRY → ZNOTE`) or left out, with why.
+    static func indexLines(carried: [MigrationAnalysis.CarriedIndex], leftOut: [MigrationAnalysis.LeftOutIndex]) -> [String] {
+        carried.map { "index carried: \($0.index) on \($0.table) → \($0.to)" } + leftOut.map { "index left out: \(leftOutText($0))" }
+    }
+
+    /// `MYTITLE_IDX on ZENTRY (it indexes ZTITLE, a column of the model: …)`.
+    static func leftOutText(_ index: MigrationAnalysis.LeftOutIndex) -> String {
+        "\(index.index) on \(index.table) (\(index.reason))"
+    }
+
     /// `ZENTRY.ZX at V1 → V2: 5 values discarded (V2 lays out a column of that name in ZENTRY)`.
     static func leftOutText(_ column: MigrationAnalysis.LeftOutColumn) -> String {
         let values = column.discardsData ? "\(column.values) values discarded" : "\(column.values) computed values, not data"
@@ -94,6 +105,10 @@ extension MigrationReport {
             out.section("The app's own columns (no version maps them)")
             for line in Self.ownColumnLines(carried: carriedColumns, leftOut: leftOutColumns) { out.line("  " + line) }
         }
+        if !carriedIndexes.isEmpty || !leftOutIndexes.isEmpty {
+            out.section("Indexes of the store the target does not lay out")
+            for line in Self.indexLines(carried: carriedIndexes, leftOut: leftOutIndexes) { out.line("  " + line) }
+        }
         let clearing = linksToClear.filter { $0.count > 0 }
         if status == .wouldMigrate, !clearing.isEmpty {
             out.blank()
@@ -147,6 +162,10 @@ extension MigrationReport {
             if !result.leftOutTables.isEmpty { out.line("  Left out: \(result.leftOutTables.joined(separator: ", "))") }
             if !result.carriedColumns.isEmpty { out.line("  Carried over with their values (the app's own columns): \(result.carriedColumns.joined(separator: ", "))") }
             for column in result.leftOutColumns { out.line("  Left out: column \(Self.leftOutText(column))") }
+            if !result.carriedIndexes.isEmpty {
+                out.line("  Carried over (the app's own indexes): \(result.carriedIndexes.map { "\($0.index) on \($0.to)" }.joined(separator: ", "))")
+            }
+            for index in result.leftOutIndexes { out.line("  Left out: index \(Self.leftOutText(index))") }
             out.line("  Metadata stamped for \(target?.version ?? "") (framework \(result.frameworkVersion)); Z_MODELCACHE \(result.modelCacheWritten ? "holds the target model" : "left empty (Core Data fills it on the next save)")")
         }
         return out.text

@@ -105,6 +105,9 @@ public struct MigrationReport: Sendable, Encodable {
         /// target (`ZENTRY.ZAPPNOTE`), and those left out with their values.
         public var carriedColumns: [String]
         public var leftOutColumns: [MigrationAnalysis.LeftOutColumn]
+        /// Indexes of the store the target does not lay out: carried, and left out with why.
+        public var carriedIndexes: [MigrationAnalysis.CarriedIndex]
+        public var leftOutIndexes: [MigrationAnalysis.LeftOutIndex]
         /// Rows each custom step changed, by stage.
         public var customStepRows: [String: [Int64]]
         public var frameworkVersion: Int
@@ -141,6 +144,11 @@ public struct MigrationReport: Sendable, Encodable {
     /// run's `result` says what it did).
     public var carriedColumns: [MigrationAnalysis.CarriedColumn]
     public var leftOutColumns: [MigrationAnalysis.LeftOutColumn]
+    /// The store's indexes the target does not lay out (an app's own, on its own columns or its
+    /// own tables): those carried and those left out, forecast from the store in a dry run and
+    /// a run alike.
+    public var carriedIndexes: [MigrationAnalysis.CarriedIndex]
+    public var leftOutIndexes: [MigrationAnalysis.LeftOutIndex]
     @NullEncoded public var result: Result?
     @NullEncoded public var error: ErrorSummary?
 
@@ -183,6 +191,8 @@ extension MigrationReport {
         linksToClear = Self.counts(analysis?.linksToClear)
         carriedColumns = analysis?.carriedColumns ?? []
         leftOutColumns = analysis?.leftOutColumns ?? []
+        carriedIndexes = analysis?.carriedIndexes ?? []
+        leftOutIndexes = analysis?.leftOutIndexes ?? []
         result = nil
         error = nil
     }
@@ -291,6 +301,8 @@ extension MigrationReport {
         requiredValuesAlreadyMissing = []
         carriedColumns = []
         leftOutColumns = []
+        carriedIndexes = []
+        leftOutIndexes = []
         self.error = ErrorSummary(error)
     }
 }
@@ -304,6 +316,7 @@ extension MigrationReport.Result {
             clearedLinks: written.summary.clearedLinks, droppedHistoryChanges: written.summary.droppedHistoryChanges,
             carriedTables: written.summary.carriedTables, leftOutTables: written.summary.leftOutTables,
             carriedColumns: written.summary.carriedColumns, leftOutColumns: written.leftOutColumns,
+            carriedIndexes: written.summary.carriedIndexes, leftOutIndexes: written.leftOutIndexes,
             customStepRows: written.stepRows, frameworkVersion: written.frameworkVersion, modelCacheWritten: written.modelCacheWritten,
             intermediateVersions: written.intermediateFiles, verification: written.verification, seconds: seconds)
     }

@@ -35,6 +35,10 @@ struct VersionWriter {
         /// An app's own columns of entity tables carried over (`ZENTRY.ZAPPNOTE`, named at the
         /// target), with their values.
         var carriedColumns: [String] = []
+        /// Indexes of the base this version does not lay out: carried (`OwnIndex`, an app's
+        /// own table's), and left out with why.
+        var carriedIndexes: [MigrationAnalysis.CarriedIndex] = []
+        var leftOutIndexes: [MigrationAnalysis.LeftOutIndex] = []
     }
 
     var alias: String { RowSource.alias }
@@ -65,6 +69,13 @@ struct VersionWriter {
         for statement in layout.indexes.map(\.createStatement) + (layout.persistentHistory?.indexes.map(\.createStatement) ?? []) {
             try connection.execute(statement)
         }
+        // The app's own indexes of its own columns, once the rows are in (as the layout's).
+        let carriage = state.indexCarriage(physical: basePhysical)
+        for (report, statement) in carriage.carried {
+            try connection.execute(statement)
+            summary.carriedIndexes.append(report)
+        }
+        summary.leftOutIndexes += carriage.leftOut
         try writeBookkeepingRows()
         return summary
     }

@@ -49,7 +49,8 @@ extension VirtualVersion {
 
         var version = VirtualVersion(
             version: version, layout: layout, baseSchema: schema, rowSources: rowSources, links: [],
-            entityOfBaseNumber: entityOfBaseNumber, carriedMaximumKeys: [:], nondeterministicAttributes: [], leftOutOwnColumns: leftOut)
+            entityOfBaseNumber: entityOfBaseNumber, carriedMaximumKeys: [:], nondeterministicAttributes: [], leftOutOwnColumns: leftOut,
+            ownIndexes: ownIndexes(layout: layout, physical: physical))
         for entry in primaryKeys where entry.superEnt == 0 && !entry.isHistoryEntity {
             if let name = entityOfBaseNumber[entry.ent] { version.carriedMaximumKeys[name] = entry.max }
         }

@@ -19,7 +19,7 @@ extension VirtualVersion {
         var next = VirtualVersion(
             version: destination, layout: destinationLayout, baseSchema: baseSchema, rowSources: [], links: [],
             entityOfBaseNumber: entityOfBaseNumber.compactMapValues { bySource[$0]?.name },
-            carriedMaximumKeys: [:], nondeterministicAttributes: [])
+            carriedMaximumKeys: [:], nondeterministicAttributes: [], ownIndexes: ownIndexes)
         for (name, maximum) in carriedMaximumKeys {
             if let destinationName = bySource[name]?.name { next.carriedMaximumKeys[destinationName] = maximum }
         }

@@ -30,6 +30,9 @@ struct VirtualVersion {
     /// An app's own columns not carried into this version: generated ones (in the base), and
     /// those whose name the layout the rows went to uses (at the hop that leads here).
     var leftOutOwnColumns: [LeftOutOwnColumn] = []
+    /// The base's indexes its version's layout does not make (`OwnIndex`): carried through the
+    /// hops, decided at the version written (`indexCarriage`).
+    var ownIndexes: [OwnIndex] = []
 
     /// The row sources of `entity` (its own rows, not its subentities').
     func rowSources(of entity: String) -> [RowSource] { rowSources.filter { $0.entity == entity } }

@@ -46,10 +46,15 @@ extension UpgradeReport {
             if let result = migration.result {
                 if !result.carriedColumns.isEmpty { out.line("  carried with their values (the app's own columns): \(result.carriedColumns.joined(separator: ", "))") }
                 for column in result.leftOutColumns { out.line("  left out: column \(MigrationReport.leftOutText(column))") }
+                if !result.carriedIndexes.isEmpty {
+                    out.line("  carried (the app's own indexes): \(result.carriedIndexes.map { "\($0.index) on \($0.to)" }.joined(separator: ", "))")
+                }
+                for index in result.leftOutIndexes { out.line("  left out: index \(MigrationReport.leftOutText(index))") }
             } else {
                 for line in MigrationReport.ownColumnLines(carried: migration.carriedColumns, leftOut: migration.leftOutColumns) {
                     out.line("  the app's own column, \(line)")
                 }
+                for line in MigrationReport.indexLines(carried: migration.carriedIndexes, leftOut: migration.leftOutIndexes) { out.line("  " + line) }
             }
         }
         // Faults of the catalog (and a store newer than it) are not the store's: the clean

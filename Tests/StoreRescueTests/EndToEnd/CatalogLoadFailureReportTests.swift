@@ -14,6 +14,7 @@ struct CatalogLoadFailureReportTests {
     static let migrateKeys: Set<String> = [
         "store", "output", "catalog", "dryRun", "status", "source", "target", "notes", "hops", "linksToClear", "refusals",
         "planIssues", "requiredValuesAlreadyMissing", "result", "error", "staleTemporariesRemoved", "carriedColumns", "leftOutColumns",
+        "carriedIndexes", "leftOutIndexes",
     ]
 
     /// A missing catalog (66) and one that is not a catalog (65).
@@ -62,6 +63,7 @@ struct CatalogLoadFailureReportTests {
                 #expect(dryRun ? json["output"] is NSNull : json["output"] as? String == output)
                 #expect((json["hops"] as? [Any])?.isEmpty == true && json["result"] is NSNull && json["source"] is NSNull)
                 #expect((json["carriedColumns"] as? [Any])?.isEmpty == true && (json["leftOutColumns"] as? [Any])?.isEmpty == true)
+                #expect((json["carriedIndexes"] as? [Any])?.isEmpty == true && (json["leftOutIndexes"] as? [Any])?.isEmpty == true)
                 let error = try #require(json["error"] as? [String: Any])
                 #expect(error["exitStatus"] as? Int == status)
                 #expect(!FileManager.default.fileExists(atPath: output))
