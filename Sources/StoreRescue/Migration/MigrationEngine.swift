@@ -398,7 +398,7 @@ enum MigrationEngine {
         // The indexes of the store the target neither lays out nor carries: what the writer
         // decides, from the same schema.
         if depth != .refusalsOnly, states.count > 1, let last = states.last, let physical = readout.schema {
-            let carriage = last.indexCarriage(physical: physical)
+            let carriage = try last.indexCarriage(physical: physical)
             analysis.carriedIndexes = carriage.carried.map(\.report)
             analysis.leftOutIndexes = carriage.leftOut
         }

@@ -173,8 +173,7 @@ extension VirtualVersion {
     func namesTaken(physical: PhysicalSchema) -> Set<[UInt8]> {
         var names = layout.tables.map(\.name) + layout.indexes.map(\.name) + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
         names += (layout.persistentHistory?.tables.map(\.name) ?? []) + (layout.persistentHistory?.indexes.map(\.name) ?? [])
-        let laidOut = Set(names.map(\.sqliteNameKey))
-        for table in physical.tables where (table.category == .other || table.category == .cloudKit) && !laidOut.contains(table.name.sqliteNameKey) {
+        for table in appTables(physical: physical) {
             guard let sql = table.sql, VersionWriter.isPlainCreateTable(sql) else { continue }
             names.append(table.name)
             names += physical.indexes.filter { $0.table.hasSameBytes(as: table.name) && $0.isExplicit }.map(\.name)
@@ -182,12 +181,35 @@ extension VirtualVersion {
         return Set(names.map(\.sqliteNameKey))
     }
 
+    /// The tables of `physical` this version does not lay out that `VersionWriter.copyOtherTables`
+    /// carries when their definition is plain: CloudKit's and the app's own.
+    func appTables(physical: PhysicalSchema) -> [PhysicalSchema.Table] {
+        let laidOut = Set(((layout.tables + (layout.persistentHistory?.tables ?? [])).map(\.name)
+            + ["Z_METADATA", "Z_PRIMARYKEY", "Z_MODELCACHE"]).map(\.sqliteNameKey))
+        return physical.tables.filter { ($0.category == .other || $0.category == .cloudKit) && !laidOut.contains($0.name.sqliteNameKey) }
+    }
+
     /// What becomes of the base's own indexes (`ownIndexes`, carried through the hops) at this
     /// version: a plain index whose columns are all the app's own, carried to the one table
     /// their rows go to, is made there after the rows are in; any other is left out, with why.
     /// The dry run and the writer ask the same question of the same store.
-    func indexCarriage(physical: PhysicalSchema) -> IndexCarriage {
+    func indexCarriage(physical: PhysicalSchema) throws -> IndexCarriage {
         var carriage = IndexCarriage()
+        // The app's own tables (`VersionWriter.copyOtherTables`): an index SQLite cannot make
+        // there, or not plain, is left out; one of a table left out goes with it.
+        for table in appTables(physical: physical) {
+            guard let sql = table.sql, VersionWriter.isPlainCreateTable(sql) else {
+                for index in physical.indexes where index.table.hasSameBytes(as: table.name) && index.isExplicit {
+                    carriage.leftOut.append(.init(index: index.name, table: table.name, reason: "its table is left out (not one plain CREATE TABLE)"))
+                }
+                continue
+            }
+            for (index, decision) in try VersionWriter.appTableIndexes(of: table, physical: physical) {
+                if case .failure(let notPlain) = decision {
+                    carriage.leftOut.append(.init(index: index.name, table: table.name, reason: notPlain.reason))
+                }
+            }
+        }
         var taken = namesTaken(physical: physical)
         let ownColumnsByTable = ownColumnsByTable()
         for index in ownIndexes {

@@ -101,8 +101,8 @@ extension VersionWriter {
                 INSERT INTO main.\(table.name.quotedSQLIdentifier) (\(columns.map(\.quotedSQLIdentifier).joined(separator: ", "))) \
                 SELECT \(values.joined(separator: ", ")) FROM \(SQLLiteral.table(table.name, in: state.baseSchema)) o
                 """)
-            for index in basePhysical.indexes where index.table.hasSameBytes(as: table.name) && index.isExplicit {
-                if let indexSQL = index.sql, Self.isPlainCreateIndex(indexSQL) { try runOneStatement(indexSQL) }
+            for (_, decision) in try Self.appTableIndexes(of: table, physical: basePhysical) {
+                if case .success(let indexSQL) = decision { try runOneStatement(indexSQL) }
             }
             summary.carriedTables.append(table.name)
         }
@@ -111,6 +111,41 @@ extension VersionWriter {
         // without a word).
         for view in basePhysical.views { summary.leftOutTables.append("view \(view.name)") }
         for trigger in basePhysical.triggers { summary.leftOutTables.append("trigger \(trigger.name)") }
+    }
+
+    /// The explicit indexes of an app's table that `copyOtherTables` carries, each with the
+    /// statement that makes it, or why it is left out: its definition is not one plain `CREATE
+    /// INDEX`, or SQLite cannot make it in the migrated store (a collation or function the app
+    /// registers itself: tried on the table's definition in an empty database). A partial,
+    /// expression, `COLLATE` or `UNIQUE` index SQLite makes is carried as the store has it: its
+    /// rows are copied as they are. The dry run asks the same (`indexCarriage`); such an index
+    /// used to stop the whole migration ("no such collation sequence"), or — not plain — be
+    /// dropped without a word.
+    static func appTableIndexes(
+        of table: PhysicalSchema.Table, physical: PhysicalSchema
+    ) throws -> [(index: PhysicalSchema.Index, decision: Result<String, OwnIndex.NotPlain>)] {
+        let indexes = physical.indexes.filter { $0.table.hasSameBytes(as: table.name) && $0.isExplicit }
+        guard !indexes.isEmpty, let tableSQL = table.sql else { return [] }
+        let scratch = try SQLiteConnection(path: ":memory:", options: SQLiteOpenOptions(mode: .memory))
+        do {
+            _ = try scratch.prepare(tableSQL).step()
+        } catch let error as SQLiteError {
+            // The run stops on the table itself; the dry run says why its indexes cannot follow.
+            return indexes.map { ($0, .failure(OwnIndex.NotPlain(reason: "SQLite cannot make its table in the migrated store: \(error.message)"))) }
+        }
+        return indexes.map { index in
+            guard let sql = index.sql, isPlainCreateIndex(sql) else {
+                return (index, .failure(OwnIndex.NotPlain(reason: "its definition is not one plain CREATE INDEX statement")))
+            }
+            do {
+                _ = try scratch.prepare(sql).step()
+                return (index, .success(sql))
+            } catch let error as SQLiteError {
+                return (index, .failure(OwnIndex.NotPlain(reason: "SQLite cannot make it in the migrated store: \(error.message)")))
+            } catch {
+                return (index, .failure(OwnIndex.NotPlain(reason: "SQLite cannot make it in the migrated store: \(error)")))
+            }
+        }
     }
 
     /// Runs the first statement of `sql` and nothing after it (a prepared statement is one

@@ -70,7 +70,7 @@ struct VersionWriter {
             try connection.execute(statement)
         }
         // The app's own indexes of its own columns, once the rows are in (as the layout's).
-        let carriage = state.indexCarriage(physical: basePhysical)
+        let carriage = try state.indexCarriage(physical: basePhysical)
         for (report, statement) in carriage.carried {
             try connection.execute(statement)
             summary.carriedIndexes.append(report)
