@@ -59,11 +59,16 @@ struct LeftOutOwnColumn: Equatable {
         case nameTaken(table: String, version: String)
         /// A generated (computed) column: SQLite computes it, it holds no data.
         case generated
+        /// A column of a many-to-many join table: the migration writes the relationship's links
+        /// as pairs of keys (and orders), with no place for it.
+        case joinTable(table: String)
 
         var summary: String {
             switch self {
             case .nameTaken(let table, let version): return "\(version) lays out a column of that name in \(table)"
             case .generated: return "a generated column: SQLite computes it from the row, it holds no data of its own"
+            case .joinTable(let table):
+                return "a column of the join table \(table): the migration writes a many-to-many relationship's links as pairs of keys, with no place for it"
             }
         }
 

@@ -47,6 +47,17 @@ extension VirtualVersion {
             }
         }
 
+        // A join table's own columns: the links are written again as pairs of keys (and
+        // orders), with no place for them; left out and counted at the first hop (they were
+        // dropped without a word).
+        for table in layout.tables where table.rootEntity == nil {
+            guard let stored = physical.table(named: table.name) else { continue }
+            for column in Self.ownColumns(of: table, physical: physical).carried {
+                leftOut.append(LeftOutOwnColumn(
+                    column: column, reason: .joinTable(table: stored.name), from: SQLLiteral.table(stored.name, in: schema), condition: "1"))
+            }
+        }
+
         var version = VirtualVersion(
             version: version, layout: layout, baseSchema: schema, rowSources: rowSources, links: [],
             entityOfBaseNumber: entityOfBaseNumber, carriedMaximumKeys: [:], nondeterministicAttributes: [], leftOutOwnColumns: leftOut,
