@@ -231,7 +231,8 @@ extension VirtualVersion {
                 definition = parsed
             }
             guard index.modelColumns.isEmpty else {
-                leave("it indexes \(index.modelColumns.joined(separator: ", ")), a column of the model: \(version.name)'s layout makes the indexes of those")
+                // Said without a version: a version written on the way says what the target would.
+                leave("it indexes \(index.modelColumns.joined(separator: ", ")), a column of the model: the version's layout makes the indexes of those")
                 continue
             }
             let names = definition.elements.map(\.column)

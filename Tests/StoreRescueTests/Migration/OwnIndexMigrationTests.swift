@@ -127,6 +127,33 @@ import Testing
         #expect(try SQLiteConnection(path: output, options: SQLiteOpenOptions(mode: .immutable)).scalar("SELECT count(*) FROM ZENTRY")?.int64 == 5)
     }
 
+    /// A version written on the way (a custom stage's `didMigrate` runs on V3) carries the index
+    /// and leaves the other out; the run says what the dry run said (it used to name V3 there).
+    @Test func aVersionWrittenOnTheWaySaysWhatTheDryRunSaid() throws {
+        let directory = try TemporaryDirectory()
+        let folder = directory.path("Journal")
+        try FileManager.default.copyItem(atPath: CatalogTestSupport.projectSample("Journal"), toPath: folder)
+        let catalogPath = folder + "/catalog.json"
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: catalogPath))) as? [String: Any])
+        var stages = try #require(object["stages"] as? [Any])
+        stages[1] = ["from": "V2", "to": "V3", "kind": "custom", "didMigrate": [["update": "Entry", "set": ["title": "title"], "where": "1"]]]
+        object["stages"] = stages
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: catalogPath))
+        let catalog = try Catalog.load(path: catalogPath)
+        let store = try journal(in: directory, "CREATE INDEX ZAPPNOTE_IDX ON ZENTRY (ZAPPNOTE); CREATE INDEX MYTITLE_IDX ON ZENTRY (ZTITLE);")
+
+        let plan = StoreMigrator.migrate(store: store, catalog: catalog, to: directory.path("plan.sqlite"), options: MigrationOptions(isDryRun: true))
+        #expect(plan.status == .wouldMigrate, "\(plan.error?.message ?? "") \(plan.refusals.map(\.message))")
+        let output = directory.path("o.sqlite")
+        let report = StoreMigrator.migrate(store: store, catalog: catalog, to: output)
+        let result = try #require(report.result, "\(report.error?.message ?? "") \(report.refusals.map(\.message))")
+        #expect(result.intermediateVersions == 1)
+        #expect(plan.carriedIndexes.map(\.index) == ["ZAPPNOTE_IDX"] && result.carriedIndexes == plan.carriedIndexes, "\(result.carriedIndexes)")
+        #expect(plan.leftOutIndexes.map(\.index) == ["MYTITLE_IDX"] && result.leftOutIndexes == plan.leftOutIndexes, "\(result.leftOutIndexes)")
+        #expect(try indexes(in: output)["ZAPPNOTE_IDX"]?.columns == ["ZAPPNOTE"])
+        #expect(result.verification.matchOutcome == "exact")
+    }
+
     @Test func upgradeCarriesTheIndexOfTheAppsOwnColumn() throws {
         let fixture = try UpgradeFixture()
         let store = try fixture.journalStore()
