@@ -107,6 +107,11 @@ public enum BackupRestorer {
         }
         var targetStatus = stat()
         let targetExists = lstat(target, &targetStatus) == 0
+        // A store this user may not write cannot be replaced in place: refused before its
+        // backup is taken or anything decompressed (StoreReplacement would refuse it anyway).
+        if targetExists, let problem = StoreReplacement.permissionProblem(storePath: target) {
+            throw StoreReplacementError.notWritable(path: target, reason: problem)
+        }
         let permissions: mode_t = targetExists ? targetStatus.st_mode & 0o777 : 0o600
 
         // 1. Decompress and verify beside the target; nothing existing is touched yet.

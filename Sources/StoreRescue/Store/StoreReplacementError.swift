@@ -29,6 +29,10 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
     /// read under the lock, with `code`. Exit 74. `EMFILE`/`ENFILE` is no file descriptor left
     /// (`OpenFileLimit`): said so, with the open-files hint, never "check the permissions".
     case cannotRead(path: String, code: Int32)
+    /// This process may not write the store, a sidecar of it or its folder (`reason` says which:
+    /// `permissionProblem`), checked by `upgrade`, `adopt` and `restore --force` before anything
+    /// is written. Not damage: never "saved with --on-failure clean". Exit 73.
+    case notWritable(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -48,6 +52,8 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
             return "cannot open \(path): \(OpenFileLimit.describe(code)); the store was not replaced"
         case .cannotRead(let path, let code):
             return "cannot read \(path) while it is locked: \(String(cString: strerror(code))); it was not replaced"
+        case .notWritable(let path, let reason):
+            return "\(path) cannot be replaced in place: \(reason); nothing was changed"
         }
     }
 
@@ -65,6 +71,8 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
         case .renameFailed: return "check the folder's permissions and free space, then run the command again"
         case .cannotRead(_, let code) where OpenFileLimit.isReached(code): return StoreCreationError.openFilesHint
         case .cannotRead: return "check the store's permissions (it must be readable and writable by you) and the disk"
+        case .notWritable:
+            return "run the command as a user who may write the store, its -wal and -shm and its folder (the store's owner: sudo -u OWNER …), or give yourself that permission (chmod u+w STORE; the folder needs write and search permission); the store is not damaged"
         }
     }
 
@@ -73,7 +81,7 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
         case .inUse, .interrupted: return .temporaryFailure
         case .cannotSettle: return .notAStore
         case .noRoomToSettle: return .ioError
-        case .sidecarsRemain, .notARegularFile, .renameFailed: return .cannotCreateOutput
+        case .sidecarsRemain, .notARegularFile, .renameFailed, .notWritable: return .cannotCreateOutput
         case .cannotRead: return .ioError
         case .newFileUnusable: return .internalError
         }

@@ -468,6 +468,16 @@ final class UpgradeRun {
         }
         backupFolder = BackupRunner.absolutePath(options.backupDirectory)
         if BackupRunner.isStoreFolder(backupFolder, of: storePath) { throw UpgradeError.backupFolderIsStoreFolder(path: backupFolder) }
+        // A store this user may not write (a 0444 file, another user's, a read-only folder) is
+        // refused before anything is written, the backup included: it is not damaged, and the
+        // clean fallback is no answer to it. A review's run backed it up, migrated it, then
+        // failed to settle it: -wal and -shm left beside it, exit 65, "try --on-failure clean".
+        // A dry run writes nothing: it says what the run would meet.
+        if let problem = StoreReplacement.permissionProblem(storePath: storePath) {
+            let error = StoreReplacementError.notWritable(path: storePath, reason: problem)
+            guard options.isDryRun else { throw error }
+            report.notes.append("the run itself would be refused (exit 73): \(error.description)")
+        }
     }
 
     /// Waits (up to the timeout) until no other process has the store open.

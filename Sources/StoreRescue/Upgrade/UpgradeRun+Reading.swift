@@ -231,7 +231,9 @@ extension UpgradeRun {
         report.source = migration.source
         report.target = migration.target
         report.migration = isAdoptOnly ? nil : migration
-        report.notes = reading.preparation.notes + reading.preparation.requiredValuesAlreadyMissing.map { $0.summary + "; carried as they are" }
+        // Added to what the run noted before the read (a dry run's permission problem, a wait
+        // for another process), which `=` dropped.
+        report.notes += reading.preparation.notes + reading.preparation.requiredValuesAlreadyMissing.map { $0.summary + "; carried as they are" }
         if case .alreadyCurrent(let stamp) = decision, stamp.isNeeded, let catalogVersion = catalog.version(named: stamp.version),
            let stamped = tiedVersionStamped(reading, target: catalogVersion) {
             report.notes.append("the store's metadata names \(stamped) exactly, which has the same hashes as \(stamp.version): Core Data opens it as \(stamp.version) as it is, so it is not restamped")
