@@ -4,12 +4,26 @@
 //
 //   storerescue-backup-probe backup STORE DIR
 //   storerescue-backup-probe restore BACKUP TARGET
+//   storerescue-backup-probe upgrade STORE CATALOG DIR KEEP
+//
+// `upgrade` runs `StoreUpgrader` with `keepBackups` (which the CLI does not offer): the report's
+// JSON on stdout, its text on stderr, its exit status. Run as another user (setpriv) by tests
+// whose condition root does not meet (a backup folder it may write but not list).
 import Foundation
 import StoreRescue
 
 let arguments = CommandLine.arguments
+if arguments.count == 6, arguments[1] == "upgrade", let keep = Int(arguments[5]) {
+    let report = StoreUpgrader.upgrade(
+        store: arguments[2], catalogAt: arguments[3], options: UpgradeOptions(backupDirectory: arguments[4], keepBackups: keep))
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    FileHandle.standardOutput.write((try? encoder.encode(report)) ?? Data())
+    FileHandle.standardError.write(Data(report.renderText().utf8))
+    exit(report.exitStatus.rawValue)
+}
 guard arguments.count == 4 else {
-    FileHandle.standardError.write(Data("usage: storerescue-backup-probe backup STORE DIR | restore BACKUP TARGET\n".utf8))
+    FileHandle.standardError.write(Data("usage: storerescue-backup-probe backup STORE DIR | restore BACKUP TARGET | upgrade STORE CATALOG DIR KEEP\n".utf8))
     exit(ExitStatus.usage.rawValue)
 }
 do {

@@ -272,6 +272,10 @@ final class UpgradeRun {
             snapshotSHA256: backup.manifest.snapshotSHA256, size: backup.manifest.backupSize, snapshotSize: backup.manifest.snapshotSize,
             verified: false, integrityCheck: nil, seconds: backup.seconds)
         report.addPhase(.backup, "done", since: backupStarted, "\(backup.backupPath) (\(backup.manifest.backupSize) bytes, snapshot \(backup.manifest.snapshotSize) bytes); verifying while the new store is written")
+        // `keepBackups`: what the pruning removed, and what it could not weigh (`backup --keep`
+        // reports both; an upgrade dropped them, a review).
+        for removed in backup.prunedBackups { report.notes.append("removed an older backup of the store (keep \(options.keepBackups ?? 0)): \(removed)") }
+        report.notes += backup.retentionNotes
         let full = options.fullIntegrityCheck
         let cancel = cancellation
         let verification = BackgroundTask { try BackupVerifier.verify(backup: backup, snapshot: snapshot, fullIntegrityCheck: full, cancellation: cancel) }
