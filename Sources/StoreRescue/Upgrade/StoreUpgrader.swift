@@ -400,21 +400,39 @@ final class UpgradeRun {
             report.addPhase(.publish, "failed", since: publishStarted, StoreMigrator.operatorFacing(error, store: storePath).description)
             throw error
         }
-        try faultInjection?(.published)
-        let after = StoreMatcher.match(storePath: storePath, catalog: catalog)
-        report.published = UpgradeReport.Published(
-            path: storePath, version: written.version, matchOutcome: after.outcome.rawValue, rowsByEntity: written.rowsByEntity,
-            settledSidecars: replaced.settledSidecars, removedSpentJournal: replaced.removedSpentJournal)
-        guard MigrationVerifier.isAtTarget(after, target: written.version) else {
-            let error = UpgradeError.resultNotAtTarget(path: storePath, detail: "published, but match now says \(after.outcome.rawValue) \(after.version ?? "")")
-            report.addPhase(.publish, "failed", since: publishStarted, error.description)
-            throw error
-        }
-        report.addPhase(.publish, "done", since: publishStarted, "\(storePath) replaced atomically; match: \(matchSaid(after.outcome, written.version))")
+        // From here the store is the new one: the status says so whatever follows (`failed`
+        // says the store is the original; a review's run said it of a store it had replaced).
         switch decision {
         case .adopt: report.status = .adoptedOnly
         default: report.status = .upgraded
         }
+        report.published = UpgradeReport.Published(
+            path: storePath, version: written.version, matchOutcome: "", rowsByEntity: written.rowsByEntity,
+            settledSidecars: replaced.settledSidecars, removedSpentJournal: replaced.removedSpentJournal)
+        let after: MatchResult
+        do {
+            try faultInjection?(.published)
+            after = StoreMatcher.match(storePath: storePath, catalog: catalog)
+        } catch {
+            checkAfterPublishFailed(StoreMigrator.operatorFacing(error, store: storePath).description, version: written.version, since: publishStarted)
+            return
+        }
+        report.published?.matchOutcome = after.outcome.rawValue
+        guard MigrationVerifier.isAtTarget(after, target: written.version) else {
+            checkAfterPublishFailed("match now says \(after.outcome.rawValue) \(after.version ?? "")".trimmingCharacters(in: .whitespaces)
+                + ", not \(written.version)", version: written.version, since: publishStarted)
+            return
+        }
+        report.addPhase(.publish, "done", since: publishStarted, "\(storePath) replaced atomically; match: \(matchSaid(after.outcome, written.version))")
+    }
+
+    /// The store was replaced, then the check of what is at its path failed: the status stays
+    /// the one of what was published (the store is the new one), the publish phase is done, and
+    /// the error (exit 70) says what is in place, where the original is, and what to do.
+    private func checkAfterPublishFailed(_ detail: String, version: String, since start: Date) {
+        let error = UpgradeError.publishedNotAtTarget(path: storePath, version: version, backup: report.backup?.path ?? backupFolder, detail: detail)
+        report.addPhase(.publish, "done", since: start, "\(storePath) replaced atomically; then the check of the result failed: \(detail)")
+        report.error = ErrorSummary(error)
     }
 
     /// No verified backup, no write: before the clean fallback moves anything, the backup's

@@ -17,6 +17,10 @@ public enum UpgradeError: OperatorFacingError, Equatable {
     case metadataRowMissing(path: String, rows: Int)
     /// The result did not come out as the target version (a bug: nothing was replaced).
     case resultNotAtTarget(path: String, detail: String)
+    /// The upgraded (or adopted) store was put in place, then the check of the store at the
+    /// path failed (`match` does not find it at `version`). The store is the new one: the run
+    /// ends with its status (`upgraded`, `adoptedOnly`) and this as its error. Exit 70.
+    case publishedNotAtTarget(path: String, version: String, backup: String, detail: String)
     /// `adopt --as` names a version the store is not.
     case notThatVersion(path: String, requested: String, detail: String)
     /// The backup folder is the store's own folder (never beside the store).
@@ -48,6 +52,8 @@ public enum UpgradeError: OperatorFacingError, Equatable {
         case .snapshotUnreadable(let path, let reason): return "cannot read \(path): \(reason)"
         case .metadataRowMissing(let path, let rows): return "\(path) has \(rows) Z_METADATA rows where Core Data writes one"
         case .resultNotAtTarget(let path, let detail): return "the upgraded store \(path) is not what was planned: \(detail); nothing was replaced"
+        case .publishedNotAtTarget(let path, let version, let backup, let detail):
+            return "\(path) was replaced by the store written as \(version), but the check of it in place failed: \(detail); the original is in the backup \(backup)"
         case .notThatVersion(let path, let requested, let detail): return "\(path) is not \(requested): \(detail); nothing was changed"
         case .backupFolderIsStoreFolder(let path):
             return BackupError.destinationIsStoreFolder(path: path, folder: .upgradeBackupDirectory).description
@@ -72,6 +78,9 @@ public enum UpgradeError: OperatorFacingError, Equatable {
         case .snapshotUnreadable: return "check the backup folder's disk and run the command again"
         case .metadataRowMissing: return "inspect the store (storerescue inspect STORE); `storerescue upgrade STORE --catalog CATALOG --on-failure clean` saves its rows into a clean store"
         case .resultNotAtTarget: return "report a bug with the command line, the catalog and (if you can) the store"
+        case .publishedNotAtTarget(let path, _, let backup, _):
+            return "see what the store is now with storerescue match \(ShellQuote.quote(path)) --catalog CATALOG; to put the original back (the app closed): "
+                + "storerescue restore \(ShellQuote.quote(backup)) --to \(ShellQuote.quote(path)) --force; please report a bug with the command line, the catalog and (if you can) the backup"
         case .notThatVersion: return "adopt stamps only the version a store really is: run storerescue match STORE --catalog CATALOG"
         case .backupFolderIsStoreFolder(let path):
             return BackupError.destinationIsStoreFolder(path: path, folder: .upgradeBackupDirectory).recoverySuggestion
@@ -99,7 +108,7 @@ public enum UpgradeError: OperatorFacingError, Equatable {
         case .storeIsSymbolicLink: return .noInput
         case .backupNotVerified, .snapshotUnreadable, .quarantineFailed: return .ioError
         case .metadataRowMissing: return .notAStore
-        case .resultNotAtTarget: return .internalError
+        case .resultNotAtTarget, .publishedNotAtTarget: return .internalError
         case .notThatVersion: return .refused
         case .backupFolderIsStoreFolder: return .usage
         case .storeNameTooLong: return .cannotCreateOutput

@@ -580,7 +580,10 @@ struct StoreUpgraderTests {
         let report = StoreUpgrader.upgrade(
             store: store, catalog: catalog, options: fixture.options(), progress: nil, cancellation: nil,
             faultInjection: { if $0 == stage { throw InjectedFailure() } })
-        #expect(report.status == .failed && report.error != nil)
+        // After the publish the store is the upgrade, and the status says so (`failed` says the
+        // store is the original); the error says what failed.
+        #expect(report.status == (stage == .published ? .upgraded : .failed) && report.error != nil, "\(report.status)")
+        #expect(report.exitStatus == .internalError)
         let match = StoreMatcher.match(storePath: store, catalog: catalog)
         if stage == .published {
             #expect(match.outcome == .exact && match.version == "V4")
