@@ -32,6 +32,10 @@ public enum BackupError: OperatorFacingError, Equatable {
     /// The backup folder is the store's own folder (its links resolved): an app must not find
     /// new files beside its store. `folder` names the option that chose it.
     case destinationIsStoreFolder(path: String, folder: FolderOption = .backupDestination)
+    /// `restore --force`: the folder the replaced store would be backed up into is the store's
+    /// own folder — `--backups-dir`, or (`isDefault`) the folder of the backup restored. Refused
+    /// before anything is written, as `backup --to` and `upgrade --backup-dir` are. Exit 64.
+    case replacedStoreBackupFolderIsStoreFolder(store: String, folder: String, isDefault: Bool)
     /// The backup's manifest is missing, unreadable or not a manifest.
     case manifestUnreadable(path: String, reason: String)
     /// The backup file named by a command does not exist.
@@ -97,6 +101,10 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "cannot use the \(folder.role) \(path): \(reason)"
         case .destinationIsStoreFolder(let path, _):
             return "the backup folder \(path) is the store's own folder"
+        case .replacedStoreBackupFolderIsStoreFolder(let store, let folder, let isDefault):
+            return "\(store) would be backed up, before it is replaced, into \(folder)"
+                + (isDefault ? " (the folder of the backup restored: the default without --backups-dir)" : " (--backups-dir)")
+                + ", which is the store's own folder; nothing was changed"
         case .manifestUnreadable(let path, let reason):
             return "cannot read the backup manifest \(path): \(reason)"
         case .backupMissing(let path):
@@ -146,6 +154,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "choose a \(folder.role) you may write to with \(folder.option), or fix its permissions"
         case .destinationIsStoreFolder(_, let folder):
             return "give a \(folder.option) outside the store's folder (an app must not find new files beside its store)"
+        case .replacedStoreBackupFolderIsStoreFolder:
+            return "give a --backups-dir outside the store's folder (an app must not find new files beside its store)"
         case .manifestUnreadable:
             return "the backup cannot be checked without its manifest (BACKUP.manifest.json beside it); use another backup"
         case .backupMissing:
@@ -184,7 +194,7 @@ public enum BackupError: OperatorFacingError, Equatable {
         case .destinationUnusable, .restoreTargetExists, .restoreTargetAppeared, .restoreTargetIsSidecar, .restoreTargetNotARegularFile,
              .restoreTargetNameTooLong: return .cannotCreateOutput
         case .restoreVerificationFailed: return .checkFailed
-        case .destinationIsStoreFolder: return .usage
+        case .destinationIsStoreFolder, .replacedStoreBackupFolderIsStoreFolder: return .usage
         }
     }
 

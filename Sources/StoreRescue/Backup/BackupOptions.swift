@@ -43,10 +43,6 @@ public struct BackupOptions: Sendable {
     /// (`PublishedResult`), unless it is taken on the way to another (`upgrade`'s, the one
     /// `restore --force` takes of the store it replaces): then false.
     var isFinalResult = true
-    /// `destinationDirectory` may be the store's own folder. False (refused, exit 64) unless the
-    /// caller chose the folder for a reason of its own: `restore --force` backs the store it
-    /// replaces up beside the backup being restored (the operator's folder), wherever it is.
-    var allowsStoreFolder = false
 
     public init(destinationDirectory: String = BackupOptions.defaultDestinationDirectory,
                 compressionLevel: Int = 6,

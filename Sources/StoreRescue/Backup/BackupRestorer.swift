@@ -13,6 +13,7 @@ public struct RestoreOptions: Sendable {
     /// up first (reason `pre-restore`).
     public var force: Bool
     /// Where that backup of the replaced store goes. nil: the folder of the backup being restored.
+    /// Never the store's own folder (`BackupError.replacedStoreBackupFolderIsStoreFolder`).
     public var replacedStoreBackupDirectory: String?
     /// How long the backup of the replaced store waits for a writer's lock, in seconds.
     public var lockTimeout: TimeInterval
@@ -112,6 +113,16 @@ public enum BackupRestorer {
         if targetExists, let problem = StoreReplacement.permissionProblem(storePath: target) {
             throw StoreReplacementError.notWritable(path: target, reason: problem)
         }
+        // What `force` replaces is backed up first, never beside the store (README, BACKUP.md):
+        // refused before anything is written, as `backup --to` and `upgrade --backup-dir` are.
+        // It went there (a review) when the backup restored lay in the store's folder, or when
+        // --backups-dir named it.
+        let folder = options.replacedStoreBackupDirectory ?? SafeFileOutput.folder(of: paths.backup)
+        if !existing.isEmpty, BackupRunner.isStoreFolder(folder, of: target) {
+            throw BackupError.replacedStoreBackupFolderIsStoreFolder(
+                store: target, folder: URL(fileURLWithPath: BackupRunner.absolutePath(folder)).standardized.path,
+                isDefault: options.replacedStoreBackupDirectory == nil)
+        }
         let permissions: mode_t = targetExists ? targetStatus.st_mode & 0o777 : 0o600
 
         // 1. Decompress and verify beside the target; nothing existing is touched yet.
@@ -153,12 +164,10 @@ public enum BackupRestorer {
         var replacedBackup: BackupResult?
         var rawCopy: String?
         var damage: String?
-        let folder = options.replacedStoreBackupDirectory ?? SafeFileOutput.folder(of: paths.backup)
         if targetExists {
             do {
                 var backupOptions = BackupOptions(destinationDirectory: folder, reason: "pre-restore", lockTimeout: options.lockTimeout)
                 backupOptions.destinationOption = .restoreBackupsDirectory
-                backupOptions.allowsStoreFolder = true
                 backupOptions.isFinalResult = false
                 replacedBackup = try BackupRunner.run(store: target, options: backupOptions, cancellation: cancellation)
             } catch let error where isUnreadableAsAStore(error) {

@@ -47,7 +47,7 @@ public enum BackupRunner {
         precondition(options.keep.map { $0 >= 1 } ?? true, "keep must be at least 1")
         SafeFileOutput.ignoreFileSizeLimitSignal()
         // Never beside the store (README, BACKUP.md): `upgrade`'s check, made first as it is there.
-        if !options.allowsStoreFolder, isStoreFolder(options.destinationDirectory, of: absolutePath(store)) {
+        if isStoreFolder(options.destinationDirectory, of: absolutePath(store)) {
             let named = URL(fileURLWithPath: absolutePath(options.destinationDirectory)).standardized.path  // `--to .`: no "/."
             throw BackupError.destinationIsStoreFolder(path: named, folder: options.destinationOption)
         }

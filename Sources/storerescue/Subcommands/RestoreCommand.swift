@@ -36,7 +36,7 @@ struct RestoreCommand: ParsableCommand {
     @Flag(name: .customLong("as-backed-up"), help: "Restore the snapshot even if SQLite finds it damaged, when its bytes are exactly the backup's (a store damaged when it was backed up).")
     var asBackedUp = false
 
-    @Option(name: .customLong("backups-dir"), help: ArgumentHelp("Where the backup of a replaced store goes (default: the folder of BACKUP).", valueName: "dir"))
+    @Option(name: .customLong("backups-dir"), help: ArgumentHelp("Where the backup of a replaced store goes (default: the folder of BACKUP); never the store's own folder.", valueName: "dir"))
     var replacedStoreBackupDirectory: String?
 
     @Option(help: ArgumentHelp("Seconds to wait for other processes to close the replaced store (then exit 75).", valueName: "seconds"))
