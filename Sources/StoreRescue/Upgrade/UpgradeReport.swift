@@ -5,9 +5,11 @@ import Foundation
 public struct UpgradeReport: Sendable, Encodable {
     /// The outcome. A dry run reports the outcome the run would have.
     public enum Status: String, Sendable, Encodable {
-        /// Adopted when needed, migrated, verified and published.
+        /// Adopted when needed, migrated, verified and published. With `error` set (exit 70): put
+        /// in place, then the check of the store at its path failed; the store is the new one.
         case upgraded
-        /// Only phase 1 was needed: the store was stamped as the version it is (the target).
+        /// Only phase 1 was needed: the store was stamped as the version it is (the target). With
+        /// `error` set, as `upgraded`.
         case adoptedOnly
         /// Already exactly at the target, metadata included: nothing written.
         case alreadyCurrent
