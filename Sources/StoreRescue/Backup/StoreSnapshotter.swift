@@ -86,6 +86,11 @@ final class StoreSnapshotter {
                     reason: "has no pages: its main file is empty and SQLite finds no committed transaction in its -wal")
             }
             pageSize = Int(size)
+        } catch let error as SQLitePathTooLongError {
+            // A live store past SQLite's limit (one at rest is refused as it is opened): the
+            // operator's own path, unreadable as `inspect` says.
+            throw StoreAccessError.rejected(
+                path: sourcePath, kind: .unreadable, reason: "SQLite cannot open it: its full path is \(error.path.utf8.count) bytes")
         } catch let error as SQLiteError {
             // SQLITE_READONLY_ROLLBACK: a hot -journal (an app died part way through a
             // transaction) that a read-only connection cannot roll back; read at rest instead.

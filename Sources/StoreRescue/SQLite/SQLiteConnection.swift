@@ -76,7 +76,8 @@ public final class SQLiteConnection {
 
     /// Opens the database at `path` as `options` say.
     ///
-    /// - Throws: `SQLiteError` when SQLite cannot open or configure the file.
+    /// - Throws: `SQLiteError` when SQLite cannot open or configure the file;
+    ///   `SQLitePathTooLongError` when its full path is longer than SQLite opens.
     public init(path: String, options: SQLiteOpenOptions = SQLiteOpenOptions()) throws {
         var flags: Int32 = SQLITE_OPEN_URI | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOMUTEX
         switch options.mode {
@@ -90,6 +91,11 @@ public final class SQLiteConnection {
         // not be one. Its folder may be reached through links (a symlinked backup folder,
         // /tmp on macOS), so the folder part is resolved first.
         let opened = options.followsSymlinks || options.mode == .memory ? path : Self.resolvingFolder(of: path)
+        // SQLite's own refusal is "unable to open database file" (code 14), which reads as a file
+        // that cannot be read or created (review rv10 #2).
+        if options.mode != .memory, SQLitePathTooLongError.isPastLimit(opened) {
+            throw SQLitePathTooLongError(path: SQLitePathTooLongError.fullPath(of: opened))
+        }
         let uri = options.mode == .memory ? ":memory:" : Self.fileURI(path: opened, immutable: options.mode == .immutable)
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(uri, &db, flags, nil)

@@ -142,6 +142,12 @@ public final class OpenedStore {
         } catch let error as SQLiteError {
             throw StoreAccessError.sqliteCannotOpen(
                 path: reportedPath, error: error, reason: "SQLite cannot read it: \(error.message) (code \(error.resultCode))")
+        } catch let error as SQLitePathTooLongError where mode == .immutable {
+            // The operator's own store (a private copy is checked before it is made, and its
+            // folder is the one to name): unreadable, 66, as SQLite's refusal was reported.
+            throw StoreAccessError.rejected(
+                path: reportedPath, kind: .unreadable,
+                reason: "SQLite cannot open it: its full path is \(error.path.utf8.count) bytes")
         }
     }
 }

@@ -55,7 +55,7 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
             case .missing: return "check the path; a store is the main file (e.g. default.store, Model.sqlite), not its -wal or -shm"
             case .directory: return "name the store file inside the directory (e.g. DIR/default.store)"
             case .unreadable where Self.isPastSQLitesPathLimit(path):
-                return "its full path is longer than the 512 bytes SQLite opens: move or copy the store (with its -wal) to a shorter path"
+                return "its full path is longer than the 512 bytes SQLite opens (with the -journal it adds: at most 504): move or copy the store (with its -wal) to a shorter path"
             case .unreadable: return "run as a user that can read the file, or copy it somewhere readable"
             case .symlink: return "pass the real path, or add --follow-symlinks if the link is trusted"
             case .notRegularFile: return "copy the store into a regular file first"
@@ -75,12 +75,12 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
         }
     }
 
-    /// Whether SQLite's Unix file layer would refuse `path` for its length (`SQLITE_MAX_PATHNAME`,
-    /// 512 bytes, the full path): such a store was called unreadable with "run as a user that
-    /// can read the file" (a review).
+    /// Whether SQLite's Unix file layer would refuse `path` for its length (the full path, with
+    /// room for its `-journal` in `SQLITE_MAX_PATHNAME`'s 512 bytes): such a store was called
+    /// unreadable with "run as a user that can read the file" (a review). Until review rv10 the
+    /// limit was taken as 512 bytes of the path alone; SQLite refuses from 505.
     static func isPastSQLitesPathLimit(_ path: String) -> Bool {
-        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        return absolute.utf8.count >= 512
+        SQLitePathTooLongError.isPastLimit(path)
     }
 
     public var exitStatus: ExitStatus {
