@@ -114,6 +114,15 @@ public enum BackupRunner {
         }
         var retainsStaging = false
         defer { if !retainsStaging { staging.remove() } }
+        // The paths SQLite opens in the staging folder: refused before anything is read or
+        // written, naming the folder's option. Past SQLite's limit the snapshot's open failed as "unable to open
+        // database file": a WAL store read as unreadable (66), any other as "check free space"
+        // (74) (review rv10 #2).
+        // The longest is a private copy's, in a folder of its own (a store at rest whose -wal holds
+        // frames); checked for every store, so a folder that takes one backup takes the next.
+        let snapshotPath = staging.path("snapshot.sqlite")
+        let longestPath = staging.path(TemporaryItems.name(label: ".read", random: "XXXXXX")) + "/" + PrivateCopier.storeName
+        try SQLitePathTooLongError.check(longestPath, folder: options.temporaryDirectory ?? folder, chosenWith: options.destinationOption)
         let access: StoreSnapshotter.Access
         if isLive {
             access = .live
@@ -128,6 +137,8 @@ public enum BackupRunner {
                 // A writer came back while the store at rest was copied (its -journal went away
                 // mid-copy): take it as a live store, through SQLite's locks.
                 throw BackupAttemptError.storeChangedWhileReadInPlace
+            } catch let error as SQLitePathTooLongError {
+                throw error.chosen(in: options.temporaryDirectory ?? folder, by: options.destinationOption)
             } catch StoreAccessError.privateCopyFailed(_, let reason, _) {
                 // The copy is made in the backup folder: its failure (the folder full, the
                 // file-size limit) is the backup's, named so — not "a private copy to read",
@@ -137,7 +148,6 @@ public enum BackupRunner {
         }
         let snapshotter = try StoreSnapshotter(sourcePath: source.path, access: access, lockTimeout: options.lockTimeout, cancellation: cancellation)
         let pageSize = snapshotter.pageSize
-        let snapshotPath = staging.path("snapshot.sqlite")
         let output = try SafeFileOutput(destinationPath: folder + "/" + names.backup)
         let writer = try ParallelGzipWriter(output: output, options: .init(
             level: Int32(options.compressionLevel), blockSize: options.blockSize,

@@ -59,6 +59,60 @@ struct SQLitePathLimitTests {
         return try #require(try made.json()["backup"] as? String)
     }
 
+    /// (a), (b): a store at rest without a `-wal` was 74 "check free space"; one with a `-wal`
+    /// (read through a copy in the backup folder) 66 "SQLite cannot read it".
+    @Test(.enabled(if: Samples.available, "needs the shared samples"),
+          arguments: ["Journal", "stores/swiftdata_ResourcesManager_wal/default.store"])
+    func backupIntoALongFolderIsRefusedNamingTo(store sample: String) throws {
+        let temp = try TemporaryDirectory()
+        let store: String
+        if sample == "Journal" {
+            store = temp.path("Journal.sqlite")
+            try FileManager.default.copyItem(atPath: Self.journal, toPath: store)
+        } else {
+            store = try temp.copySample(sample)
+        }
+        let folder = try Self.longFolder(in: temp)
+        let refused = try Self.refusal(CommandRunner.run(["backup", store, "--to", folder, "--json"]))
+        // (The file's path is longer than an echoed value may be: its middle is left out.)
+        #expect(refused.message.hasPrefix("cannot use the backup folder \(folder) (chosen by --to): the file SQLite must open there, "), "\(refused.message)")
+        #expect(refused.message.contains("/.snapshot.storerescue-tmp-"))
+        #expect(refused.message.contains("longer than the 512 bytes SQLite opens"))
+        #expect(refused.hint == "choose a backup folder whose path is shorter with --to \(Self.limitHint)")
+        #expect(try Self.contents(folder).isEmpty)
+        // A shorter folder works.
+        let made = try CommandRunner.run(["backup", store, "--to", temp.path("short"), "--json"])
+        #expect(made.status == 0, "\(made.stdout) \(made.stderr)")
+    }
+
+    /// A relative `--to` counts from the current folder: its full path decides.
+    @Test func aRelativeFolderUnderALongCurrentFolderIsRefused() throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("j.sqlite")
+        try FileManager.default.copyItem(atPath: Self.journal, toPath: store)
+        let folder = try Self.longFolder(in: temp)
+        let result = try CommandRunner.run(
+            program: "/bin/sh", ["-c", "cd \"$1\" && exec \"$0\" backup \"$2\" --to sub --json", CommandRunner.executable.path, folder, store])
+        let refused = try Self.refusal(result)
+        #expect(refused.message.hasPrefix("cannot use the backup folder \(folder)/sub (chosen by --to)"), "\(refused.message)")
+        #expect(try Self.contents(folder + "/sub").isEmpty)
+    }
+
+    /// (d): `adopt`/`upgrade --backup-dir` on a long folder was 74 "check free space".
+    @Test(arguments: ["adopt", "upgrade"])
+    func adoptAndUpgradeRefuseALongBackupDirectory(command: String) throws {
+        let temp = try TemporaryDirectory()
+        let store = temp.path("j.sqlite")
+        try FileManager.default.copyItem(atPath: Self.journal, toPath: store)
+        let before = try FileDigest.of(path: store)
+        let folder = try Self.longFolder(in: temp)
+        let refused = try Self.refusal(CommandRunner.run([command, store, "--catalog", Self.catalog, "--backup-dir", folder, "--json"]))
+        #expect(refused.message.contains("cannot use the backup folder \(folder) (chosen by --backup-dir)"), "\(refused.message)")
+        #expect(refused.hint == "choose a backup folder whose path is shorter with --backup-dir \(Self.limitHint)")
+        #expect(try Self.contents(folder).isEmpty)
+        #expect(try FileDigest.of(path: store) == before)
+    }
+
     /// An input store of 505 to 511 bytes: SQLite refuses it too (its `-journal`'s name must fit
     /// in 512), but the hint said "run as a user that can read the file".
     @Test func anInputJustUnder512BytesIsExplained() throws {
