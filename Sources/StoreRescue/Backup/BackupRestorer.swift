@@ -129,6 +129,9 @@ public enum BackupRestorer {
         let output = try SafeFileOutput(destinationPath: target, permissions: permissions)
         // Whatever stops the restore (a thread may still hold `output`): no temporary is left.
         defer { output.discard() }
+        // A file SQLite cannot open for its path's length was "failed verification" with advice
+        // to add --as-backed-up, which then restored it unchecked (review rv10 #2).
+        try SQLitePathTooLongError.check(output.temporaryPath, folder: SafeFileOutput.folder(of: target), chosenWith: .restoreTarget)
         var problems = BackupVerifier.consistencyProblems(manifest, paths: paths)
         let outcome = try BackupVerifier.decompress(paths: paths, manifest: manifest, into: output,
                                                     progress: progress, cancellation: cancellation)

@@ -50,6 +50,16 @@ public enum BackupVerifier {
         }
         defer { staging.remove() }
         let output = try SafeFileOutput(destinationPath: staging.path("snapshot.sqlite"))
+        // A snapshot SQLite could not open for its path's length failed its integrity_check
+        // ("unable to open database file"): a good backup reported FAILED, exit 1 (review rv10 #2).
+        do {
+            try SQLitePathTooLongError.check(
+                output.temporaryPath, folder: temporaryDirectory ?? SafeFileOutput.folder(of: staging.path),
+                chosenWith: temporaryDirectory == nil ? .temporaryDirectoryVariable : .verifyTemporaryDirectory)
+        } catch {
+            output.discard()
+            throw error
+        }
         let outcome = try decompress(paths: paths, manifest: manifest, into: output, progress: progress, cancellation: cancellation)
         problems += outcome.problems
         var integrity: String?
@@ -222,8 +232,9 @@ public enum BackupVerifier {
     /// snapshot `verify` ran on for a second past a SIGTERM, until the forced end), so a watcher
     /// interrupts it (`SQLiteConnection.interruptible`, as `salvage`'s and `migrate`'s checks).
     ///
-    /// - Throws: `BackupError.interrupted` when the check was interrupted; any other failure is
-    ///   the finding returned.
+    /// - Throws: `BackupError.interrupted` when the check was interrupted;
+    ///   `SQLitePathTooLongError` when SQLite cannot open `path` for its length; any other
+    ///   failure is the finding returned.
     static func integrityCheck(path: String, isQuick: Bool = false, cancellation: CancellationFlag? = nil) throws -> String {
         do {
             let connection = try SQLiteConnection(path: path, options: SQLiteOpenOptions(mode: .immutable))
@@ -236,6 +247,9 @@ public enum BackupVerifier {
             return lines.isEmpty ? "no result" : lines.joined(separator: "; ")
         } catch let error as SQLiteError where error.isInterrupt && cancellation?.isCancelled == true {
             throw BackupError.interrupted
+        } catch let error as SQLitePathTooLongError {
+            // Not a finding: the check never ran (callers check the path first).
+            throw error
         } catch {
             return "\(error)"
         }

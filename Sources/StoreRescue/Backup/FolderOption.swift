@@ -29,4 +29,9 @@ public struct FolderOption: Sendable, Equatable {
     public static let restoreBackupsDirectory = FolderOption(role: "backup folder", option: "--backups-dir")
     /// `verify --temp-dir DIR`: where the snapshot is decompressed to be checked.
     public static let verifyTemporaryDirectory = FolderOption(role: "temporary folder", option: "--temp-dir")
+    /// `$TMPDIR`: where a command makes its private copies and scratch files when no option
+    /// names a folder (`inspect`'s copy of a store with a `-wal`, `verify` without `--temp-dir`).
+    public static let temporaryDirectoryVariable = FolderOption(role: "temporary folder", option: "TMPDIR")
+    /// `restore --to PATH`: the restored file is decompressed and checked beside it.
+    public static let restoreTarget = FolderOption(role: "target folder", option: "--to")
 }

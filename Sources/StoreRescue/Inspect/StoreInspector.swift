@@ -31,6 +31,10 @@ public enum StoreInspector {
             return try OpenedStore.readingConsistently(path: path, options: options.open) { inspect(store: $0, options: options) }
         } catch let error as StoreAccessError {
             return .rejected(path: path, error: error, kind: error.kind ?? .unreadable, sidecars: sidecars)
+        } catch let error as SQLitePathTooLongError {
+            // The private copy's folder ($TMPDIR) is past SQLite's path limit: not read (kind),
+            // but the error, and the exit status (73), are the folder's, not the store's.
+            return .rejected(path: path, error: error, kind: .unreadable, sidecars: sidecars)
         } catch {
             let wrapped = StoreAccessError.rejected(path: path, kind: .unreadable, reason: "\(error)")
             return .rejected(path: path, error: wrapped, kind: .unreadable, sidecars: sidecars)

@@ -174,6 +174,11 @@ enum PrivateCopier {
         } catch {
             throw StoreAccessError.privateCopyFailed(path: probe.path, reason: "\(error.localizedDescription)", folder: folder)
         }
+        // A copy SQLite could not open is not made (the folder is removed with `directory`):
+        // in $TMPDIR, named so; in a caller's folder, the caller names its option.
+        try SQLitePathTooLongError.check(
+            directory.path(storeName), folder: parent == nil ? SafeFileOutput.folder(of: directory.path) : nil,
+            chosenWith: parent == nil ? .temporaryDirectoryVariable : nil)
         // The -shm is a cache SQLite rebuilds from the WAL; an untrusted one is not copied. Every
         // other sidecar SQLite may make is looked for, not only those the probe saw: a -journal
         // that appears mid-copy means a transaction began writing the main file.

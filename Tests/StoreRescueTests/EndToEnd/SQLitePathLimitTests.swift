@@ -98,6 +98,44 @@ struct SQLitePathLimitTests {
         #expect(try Self.contents(folder + "/sub").isEmpty)
     }
 
+    /// (c): a good backup was FAILED, exit 1, "fails PRAGMA integrity_check: SQLite error 14".
+    @Test func verifyWithALongTemporaryFolderIsRefusedNotFailed() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try Self.goodBackup(in: temp)
+        let folder = try Self.longFolder(in: temp)
+        let result = try CommandRunner.run(["verify", backup, "--json"], environment: Self.environment(tmpdir: folder))
+        let refused = try Self.refusal(result)
+        #expect(refused.message.hasPrefix("cannot use the temporary folder \(folder) (chosen by TMPDIR)"), "\(refused.message)")
+        #expect(refused.hint == "set TMPDIR to a folder whose path is shorter \(Self.limitHint)")
+        #expect(try Self.contents(folder).isEmpty)
+        let text = try CommandRunner.run(["verify", backup], environment: Self.environment(tmpdir: folder))
+        #expect(text.status == 73)
+        #expect(!text.stdout.contains("FAILED") && !text.stderr.contains("FAILED"), "\(text.stdout) \(text.stderr)")
+
+        let given = try Self.refusal(CommandRunner.run(["verify", backup, "--temp-dir", folder, "--json"]))
+        #expect(given.message.hasPrefix("cannot use the temporary folder \(folder) (chosen by --temp-dir)"), "\(given.message)")
+        #expect(given.hint == "choose a temporary folder whose path is shorter with --temp-dir \(Self.limitHint)")
+        #expect(try Self.contents(folder).isEmpty)
+        // The same backup verifies from a shorter folder.
+        try FileManager.default.createDirectory(atPath: temp.path("short-tmp"), withIntermediateDirectories: false)
+        #expect(try CommandRunner.run(["verify", backup, "--temp-dir", temp.path("short-tmp")]).status == 0)
+    }
+
+    /// (c): "failed verification, nothing was replaced", advising `--as-backed-up`, which then
+    /// restored the file with its check never run (exit 0).
+    @Test(arguments: [false, true])
+    func restoreBesideALongTargetIsRefusedNotFailedVerification(asBackedUp: Bool) throws {
+        let temp = try TemporaryDirectory()
+        let backup = try Self.goodBackup(in: temp)
+        let folder = try Self.longFolder(in: temp)
+        let target = folder + "/s.sqlite"
+        let refused = try Self.refusal(CommandRunner.run(["restore", backup, "--to", target, "--json"] + (asBackedUp ? ["--as-backed-up"] : [])))
+        #expect(refused.message.hasPrefix("cannot use the target folder \(folder) (chosen by --to)"), "\(refused.message)")
+        #expect(!refused.message.contains("verification"))
+        #expect(refused.hint == "choose a target folder whose path is shorter with --to \(Self.limitHint)")
+        #expect(try Self.contents(folder).isEmpty)
+    }
+
     /// (d): `adopt`/`upgrade --backup-dir` on a long folder was 74 "check free space".
     @Test(arguments: ["adopt", "upgrade"])
     func adoptAndUpgradeRefuseALongBackupDirectory(command: String) throws {
@@ -111,6 +149,20 @@ struct SQLitePathLimitTests {
         #expect(refused.hint == "choose a backup folder whose path is shorter with --backup-dir \(Self.limitHint)")
         #expect(try Self.contents(folder).isEmpty)
         #expect(try FileDigest.of(path: store) == before)
+    }
+
+    /// (e): a store with a `-wal`, read through a copy in `$TMPDIR`, was "unreadable", exit 66,
+    /// "run as a user that can read the file" (`match` reads it the same way).
+    @Test(.enabled(if: Samples.available, "needs the shared samples"), arguments: ["inspect", "match"])
+    func readingWithALongTemporaryFolderNamesTMPDIR(command: String) throws {
+        let temp = try TemporaryDirectory()
+        let store = try temp.copySample("stores/swiftdata_ResourcesManager_wal/default.store")
+        let folder = try Self.longFolder(in: temp)
+        let arguments = [command, store, "--json"] + (command == "match" ? ["--catalog", Self.catalog] : [])
+        let refused = try Self.refusal(CommandRunner.run(arguments, environment: Self.environment(tmpdir: folder)))
+        #expect(refused.message.hasPrefix("cannot use the temporary folder \(folder) (chosen by TMPDIR)"), "\(refused.message)")
+        #expect(refused.hint == "set TMPDIR to a folder whose path is shorter \(Self.limitHint)")
+        #expect(try Self.contents(folder).isEmpty)
     }
 
     /// An input store of 505 to 511 bytes: SQLite refuses it too (its `-journal`'s name must fit
