@@ -103,10 +103,14 @@ extension InspectionReport {
 }
 
 /// Accumulates aligned text: labelled fields, section headings and column-aligned tables.
+///
+/// Every line, field, heading and cell is one line of the report whatever it holds: a line feed,
+/// carriage return or tab in it (a file, table or entity name) is written as `\u{…}`
+/// (`TerminalText.oneLine`), so a value cannot start a line, or a forged section, of its own.
 struct TextTableWriter {
     private(set) var text = ""
 
-    mutating func line(_ s: String) { text += s + "\n" }
+    mutating func line(_ s: String) { text += TerminalText.oneLine(s) + "\n" }
 
     /// `Error: <message>` and `Try: <hint>`: how every report shows the error that stopped it.
     mutating func error(_ summary: ErrorSummary) {
@@ -116,18 +120,18 @@ struct TextTableWriter {
     mutating func blank() { text += "\n" }
 
     mutating func section(_ title: String) {
-        text += "\n" + title + "\n"
+        text += "\n" + TerminalText.oneLine(title) + "\n"
     }
 
     mutating func field(_ label: String, _ value: String) {
         line("  " + label.padding(toLength: max(16, label.count + 1), withPad: " ", startingAt: 0) + value)
     }
 
-    /// Pads every column but the last to its widest cell. Cells are capped first
+    /// Pads every column but the last to its widest cell. Cells are made one line and capped first
     /// (`TerminalText.capped`): one hostile name a million characters long must not pad every
     /// row of the table to its width.
     mutating func table(_ rows: [[String]]) {
-        let rows = rows.map { $0.map(TerminalText.capped) }
+        let rows = rows.map { $0.map { TerminalText.capped(TerminalText.oneLine($0)) } }
         guard let columns = rows.map(\.count).max() else { return }
         var widths = [Int](repeating: 0, count: columns)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }

@@ -7,6 +7,11 @@
 /// message and hint (text and `--json`) through `capped(_:)` in `ErrorSummary`. JSON output escapes
 /// control characters itself.
 ///
+/// A report's own line breaks are kept by that last pass, so it cannot tell them from a line feed
+/// inside a value (a file or table named `x\n\nFindings\n…` would print a forged section). Each
+/// value is therefore made one line where it is put into a report (`oneLine(_:)`,
+/// `"\(oneLine: value)"`; `TextTableWriter` does it for every line, field and cell it writes).
+///
 /// ```swift
 /// TerminalText.sanitized("\u{1B}[2J.sqlite: is empty", keepingLineBreaks: false)  // "\u{1B}[2J.sqlite: is empty", escaped
 /// TerminalText.capped(String(repeating: "9", count: 1_000_000)).count                // 545: start, "…[999488 characters left out]…", end
@@ -30,12 +35,13 @@ public enum TerminalText {
     }
 
     /// `text` with control characters (C0, DEL, C1, line and paragraph separators, bidirectional
-    /// overrides) written as `\u{…}`, and long values cut as `capped` cuts them. Tabs are kept;
-    /// line breaks too when `keepingLineBreaks` (a report), never in a one-line error.
+    /// overrides) written as `\u{…}`, and long values cut as `capped` cuts them. Line breaks are
+    /// kept when `keepingLineBreaks` (a report), never in a one-line error; tabs never (the tool
+    /// writes none itself: one in a value would misalign a table).
     public static func sanitized(_ text: String, keepingLineBreaks: Bool) -> String {
         let capped = cappingValues(text)
         func isKept(_ scalar: Unicode.Scalar) -> Bool {
-            scalar == "\t" || (keepingLineBreaks && scalar == "\n") || !isControl(scalar)
+            (keepingLineBreaks && scalar == "\n") || !isControl(scalar)
         }
         guard !capped.unicodeScalars.allSatisfy(isKept) else { return capped }  // the usual case
         var result = String.UnicodeScalarView()
@@ -44,6 +50,22 @@ public enum TerminalText {
                 result.append(scalar)
             } else {
                 result.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
+            }
+        }
+        return String(result)
+    }
+
+    /// `value` as one line of text: every control character, line feed, carriage return and tab
+    /// included, written as `\u{…}` (nothing cut: the output path caps). For a value put into a
+    /// report whose own line breaks are kept.
+    public static func oneLine(_ value: some StringProtocol) -> String {
+        guard value.unicodeScalars.contains(where: isControl) else { return String(value) }  // the usual case
+        var result = String.UnicodeScalarView()
+        for scalar in value.unicodeScalars {
+            if isControl(scalar) {
+                result.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
+            } else {
+                result.append(scalar)
             }
         }
         return String(result)
@@ -88,5 +110,13 @@ public enum TerminalText {
         var view = String.UnicodeScalarView()
         view.append(contentsOf: result)
         return String(view)
+    }
+}
+
+extension DefaultStringInterpolation {
+    /// `"Backed up \(oneLine: path)"`: the value made one line (`TerminalText.oneLine(_:)`), so
+    /// a line feed in a file or entity name cannot start a line of its own in a report.
+    public mutating func appendInterpolation(oneLine value: some StringProtocol) {
+        appendLiteral(TerminalText.oneLine(value))
     }
 }

@@ -111,6 +111,7 @@ public struct IncidentReport: Sendable, Encodable, Equatable {
         lines.append("  \(restoreCommand)")
         lines.append("or by hand, with the app closed:")
         for command in restoreByHand { lines.append("  \(command)") }
-        return lines.joined(separator: "\n") + "\n"
+        // One line each: a line feed in a path or a name is written as \u{A}, not a line of its own.
+        return lines.map(TerminalText.oneLine).joined(separator: "\n") + "\n"
     }
 }

@@ -75,20 +75,20 @@ struct BackupCommand: ParsableCommand {
             return
         }
         var text = """
-            Backed up \(manifest.sourcePath) (\(CommandOutput.size(manifest.snapshotSize)) snapshot) \
+            Backed up \(oneLine: manifest.sourcePath) (\(CommandOutput.size(manifest.snapshotSize)) snapshot) \
             in \(String(format: "%.1f", result.seconds)) s
-              backup:   \(result.backupPath) (\(CommandOutput.size(manifest.backupSize)), \
+              backup:   \(oneLine: result.backupPath) (\(CommandOutput.size(manifest.backupSize)), \
             \(String(format: "%.2f", result.compressionRatio))× smaller)
-              manifest: \(result.manifestPath)
+              manifest: \(oneLine: result.manifestPath)
               sha256:   \(manifest.snapshotSHA256) (snapshot)
 
             """
-        for pruned in result.prunedBackups { text += "  pruned:   \(pruned)\n" }
+        for pruned in result.prunedBackups { text += "  pruned:   \(oneLine: pruned)\n" }
         CommandOutput.write(text)
         // The backup is written (exit 0); what --keep could not do goes to stderr, where a
         // cron job's mail or a journal shows it.
         if !result.retentionNotes.isEmpty {
-            CommandOutput.writeProblem(result.retentionNotes.map { "Warning: \($0)\n" }.joined())
+            CommandOutput.writeProblem(result.retentionNotes.map { "Warning: \(oneLine: $0)\n" }.joined())
         }
     }
 }

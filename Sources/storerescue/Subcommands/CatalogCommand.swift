@@ -134,10 +134,10 @@ struct LearnOutcome: CommandReport {
     var renderedText: String {
         guard let version else { return "" }
         let action = written ? (createdCatalog ? "created" : "updated") : "dry run, not written; would have \(createdCatalog ? "created" : "updated")"
-        var text = "\(catalog): \(action)\n"
-        text += "Added version \"\(version.name)\" (\(version.entityCount) entities, identifiers \(version.versionIdentifiers.map { "\"\($0)\"" }.joined(separator: ", ")))\n"
+        var text = "\(oneLine: catalog): \(action)\n"
+        text += "Added version \"\(oneLine: version.name)\" (\(version.entityCount) entities, identifiers \(oneLine: version.versionIdentifiers.map { "\"\($0)\"" }.joined(separator: ", ")))\n"
         text += "  Checksum  \(version.versionChecksum)\n"
-        for warning in warnings { text += "warning: \(warning)\n" }
+        for warning in warnings { text += "warning: \(oneLine: warning)\n" }
         return text
     }
 }

@@ -94,14 +94,14 @@ struct CreateCommand: ParsableCommand {
     }
 
     static func renderText(_ result: StoreCreationResult, source: CreateReport.Source) -> String {
-        let from = source.version.map { "catalog \(source.path), version \"\($0)\"" } ?? "model \(source.path)"
+        let from = source.version.map { "catalog \(oneLine: source.path), version \"\(oneLine: $0)\"" } ?? "model \(oneLine: source.path)"
         let userTables = result.tables.count - 3 - (result.includesPersistentHistory ? 3 : 0)
         return """
-            Created \(result.path)
+            Created \(oneLine: result.path)
               from:        \(from)
               entities:    \(result.entityCount) in \(userTables) table\(userTables == 1 ? "" : "s"), \(result.indexCount) index\(result.indexCount == 1 ? "" : "es")
               history:     \(result.includesPersistentHistory ? "ACHANGE, ATRANSACTION, ATRANSACTIONSTRING" : "none")
-              identifiers: \(result.versionIdentifiers.map { "\"\($0)\"" }.joined(separator: ", "))
+              identifiers: \(oneLine: result.versionIdentifiers.map { "\"\($0)\"" }.joined(separator: ", "))
               framework:   \(result.frameworkVersion)
               checksum:    \(result.versionChecksum)\(result.frameworkVersion < 1333 ? " (not stamped: framework \(result.frameworkVersion) predates NSStoreModelVersionChecksumKey)" : "")
               store UUID:  \(result.uuid)

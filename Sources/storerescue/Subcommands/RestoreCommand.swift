@@ -80,19 +80,19 @@ struct RestoreCommand: ParsableCommand {
                 damagedSnapshotCheck: result.damagedSnapshotCheck, seconds: result.seconds))
             return
         }
-        var text = "Restored \(result.backupPath)\n  to:       \(result.restoredPath) (\(CommandOutput.size(result.manifest.snapshotSize)), "
+        var text = "Restored \(oneLine: result.backupPath)\n  to:       \(oneLine: result.restoredPath) (\(CommandOutput.size(result.manifest.snapshotSize)), "
             + "taken \(result.manifest.createdAt))\n"
         if let replaced = result.replacedStoreBackup {
-            text += "  replaced store backed up to: \(replaced.backupPath)\n"
+            text += "  replaced store backed up to: \(oneLine: replaced.backupPath)\n"
         }
         if let raw = result.replacedStoreRawCopy {
-            text += "  replaced store was unreadable by SQLite; its files were kept as they were in: \(raw)\n"
+            text += "  replaced store was unreadable by SQLite; its files were kept as they were in: \(oneLine: raw)\n"
         }
-        for sidecar in result.removedSidecars { text += "  folded into the replaced store by SQLite: \(sidecar)\n" }
-        if let journal = result.removedSpentJournal { text += "  removed a spent -journal (empty or zeroed: it held nothing): \(journal)\n" }
-        for sidecar in result.movedSidecars { text += "  moved aside: \(sidecar)\n" }
+        for sidecar in result.removedSidecars { text += "  folded into the replaced store by SQLite: \(oneLine: sidecar)\n" }
+        if let journal = result.removedSpentJournal { text += "  removed a spent -journal (empty or zeroed: it held nothing): \(oneLine: journal)\n" }
+        for sidecar in result.movedSidecars { text += "  moved aside: \(oneLine: sidecar)\n" }
         if let check = result.damagedSnapshotCheck {
-            text += "  restored as it was backed up, damaged: \(check)\n"
+            text += "  restored as it was backed up, damaged: \(oneLine: check)\n"
         }
         CommandOutput.write(text)
     }

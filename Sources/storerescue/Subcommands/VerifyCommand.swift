@@ -45,9 +45,9 @@ struct VerifyCommand: ParsableCommand {
                 problems: verification.problems, integrityCheck: verification.integrityCheck,
                 seconds: Date().timeIntervalSince(started)), exitStatus: status)
         } else if verification.isGood {
-            CommandOutput.write("OK: \(verification.backupPath): gzip stream, SHA-256 sums and PRAGMA integrity_check all pass\n")
+            CommandOutput.write("OK: \(oneLine: verification.backupPath): gzip stream, SHA-256 sums and PRAGMA integrity_check all pass\n")
         } else {
-            var text = "FAILED: \(verification.backupPath)\n"
+            var text = "FAILED: \(oneLine: verification.backupPath)\n"
             for problem in verification.problems { text += "  - \(TerminalText.sanitized(problem, keepingLineBreaks: false))\n" }
             text += "Try: restore from another backup; run `storerescue verify` on each to find a good one\n"
             CommandOutput.claimOutcome(exitStatus: status.rawValue)

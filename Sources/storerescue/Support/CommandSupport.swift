@@ -146,7 +146,7 @@ enum CommandOutput {
         let removed = TemporaryItems.removedStaleItems
         guard !removed.isEmpty else { return }
         FileHandle.standardOutput.write(Data(TerminalText.sanitized(
-            removed.map { "Removed a stale temporary left by an interrupted run: \($0)\n" }.joined(), keepingLineBreaks: true).utf8))
+            removed.map { "Removed a stale temporary left by an interrupted run: \(oneLine: $0)\n" }.joined(), keepingLineBreaks: true).utf8))
     }
 
     /// `1.5 MB`, `217.2 MB`: decimal units, as `ls -h --si` and disk vendors count.
