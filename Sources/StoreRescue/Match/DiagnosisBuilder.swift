@@ -11,7 +11,13 @@ struct DiagnosisBuilder {
     var catalog: Catalog { work.catalog }
     var metadata: StoreMetadata? { work.readout.metadata }
 
-    func build() -> Diagnosis {
+    /// Reading the store for the plan met pages SQLite cannot read: the store is damaged, and
+    /// `StoreMatcher` says so (`damaged(_:)`) rather than "cannot be planned" under exit 0.
+    struct DamageMet: Error {
+        let error: SQLiteError
+    }
+
+    func build() throws(DamageMet) -> Diagnosis {
         if outcome != .notCoreData, outcome != .unknown {
             if let diagnosis = unusableMetadata() ?? compatibleWithTheLatest() { return diagnosis }
         }
@@ -32,16 +38,16 @@ struct DiagnosisBuilder {
             {
                 let why = StagePlanner.whyTiedSource(source, to: target, in: catalog)
                 let note = "\(tied.joined(separator: ", ")) have the same hashes; the app's migration starts from \(source): \(why)"
-                return DiagnosisBuilder(work: work, outcome: .exact, version: source, candidates: candidates, notes: notes + [note]).exact()
+                return try DiagnosisBuilder(work: work, outcome: .exact, version: source, candidates: candidates, notes: notes + [note]).exact()
             }
             return diagnosis(.ambiguousVersion, nil,
                              "Versions \(tied.joined(separator: ", ")) have the same version hashes: a staged migration cannot tell them apart (duplicate version checksums).",
                              reasons: ["the store fits each of them equally", "give the versions distinct hashes (a versionHashModifier) before shipping a staged migration"],
                              adoptAs: nil)
         case .drifted:
-            return drifted()
+            return try drifted()
         case .exact:
-            return exact()
+            return try exact()
         }
     }
 
@@ -81,17 +87,36 @@ struct DiagnosisBuilder {
         return diagnosis(.opensAsIs, nil, "The latest version (\(latest.name)) opens it as is: its hashes are \(latest.name)'s.", reasons: reasons)
     }
 
-    /// The plan from `version` and everything that stops it (nil when it cannot be worked out).
-    private func assessment(from version: String) -> (MigrationEngine.Assessment?, String?) {
+    /// The plan from `version` and everything that stops it (nil when it cannot be worked out;
+    /// thrown when the store's pages cannot be read).
+    private func assessment(from version: String) throws(DamageMet) -> (MigrationEngine.Assessment?, String?) {
         do {
             return (try MigrationEngine.assess(
                 store: work.store, readout: work.readout, catalog: catalog, from: version, to: nil, handlers: [], depth: .refusalsOnly, memo: work.memo), nil)
+        } catch let error as SQLiteError where error.isCorruption {
+            throw DamageMet(error: error)
         } catch {
             return (nil, "the plan could not be worked out: \(error)")
         }
     }
 
-    private func drifted() -> Diagnosis {
+    /// The diagnosis of a store found damaged while it was read for the plan: what `inspect`
+    /// says of it (`access`: its error, with salvage's and the clean fallback's commands), after
+    /// the version its hashes matched.
+    static func damaged(_ access: StoreAccessError, outcome: MatchResult.Outcome, version: String?, notes: [String]) -> Diagnosis {
+        var reasons = notes
+        if let version {
+            reasons.append(outcome == .exact ? "its hashes are \(version)'s (match: exact), but its pages cannot all be read" : "nearest version: \(version) (match: \(outcome.rawValue)), but its pages cannot all be read")
+        }
+        reasons.append(access.description)
+        if let hint = access.recoverySuggestion { reasons.append(hint) }
+        return Diagnosis(
+            prediction: .storeDamaged, errorCode: nil,
+            summary: "The store is damaged: SQLite cannot read all of its pages, so the app cannot open or migrate it as it is.",
+            reasons: reasons, adoptAs: nil, stages: [], mandatoryAttributes: [])
+    }
+
+    private func drifted() throws(DamageMet) -> Diagnosis {
         guard let version, let candidate = candidates.first(where: { $0.version == version }) else {
             return diagnosis(.cannotPredict, nil, "No version to compare with.", reasons: notes)
         }
@@ -107,7 +132,7 @@ struct DiagnosisBuilder {
                                reasons: reasons, adoptAs: adopt)
         if blocking.isEmpty {
             result.reasons.append("every physical difference is benign: the store can be adopted as \(version) (stamped with its hashes and checksum), then migrated")
-            let (assessment, _) = assessment(from: version)
+            let (assessment, _) = try assessment(from: version)
             if let assessment { add(assessment, to: &result, prefix: "after adoption: ") }
         } else {
             result.reasons.append("\(blocking.count) blocking physical differences: correct the catalog's \(version) (or repair the store) before adopting it")
@@ -115,12 +140,12 @@ struct DiagnosisBuilder {
         return result
     }
 
-    private func exact() -> Diagnosis {
+    private func exact() throws(DamageMet) -> Diagnosis {
         guard let version else { return diagnosis(.cannotPredict, nil, "No version to compare with.", reasons: notes) }
         var reasons = notes
         let blockingDrift = candidates.first { $0.version == version }?.differences.filter { $0.impact == .blocking } ?? []
         reasons += blockingDrift.map { "physical drift: \($0.detail)" }
-        let (assessment, failure) = assessment(from: version)
+        let (assessment, failure) = try assessment(from: version)
         guard let assessment else {
             return diagnosis(.cannotPredict, nil, "The migration from \(version) cannot be planned.", reasons: reasons + [failure ?? ""])
         }

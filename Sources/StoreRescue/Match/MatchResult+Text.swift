@@ -1,17 +1,20 @@
 import Foundation
 
 extension MatchResult {
-    /// The match for people: the verdict, the diagnosis, then the evidence per version.
+    /// The match for people: the verdict, the diagnosis, then the evidence per version. A store
+    /// that could not be read is its error; one found damaged once matched (`isDamagedOnceMatched`)
+    /// is the whole report, its error printed apart (the CLI: on stderr).
     public func renderText(maximumDifferences: Int = 12) -> String {
         var out = TextTableWriter()
         out.line(path)
         out.field("Catalog", catalog)
-        if let error {
+        if let error, !isDamagedOnceMatched {
             out.blank()
             out.error(error)
             return out.text
         }
         out.field("Outcome", outcome.rawValue + (version.map { outcome == .exact ? ": \($0)" : " (nearest: \($0))" } ?? ""))
+        if isDamagedOnceMatched { out.field("Store", "damaged: SQLite cannot read all of its pages") }
 
         out.section("Diagnosis")
         out.line("  " + diagnosis.summary)
@@ -40,4 +43,10 @@ extension MatchResult {
         }
         return out.text
     }
+}
+
+extension MatchResult {
+    /// Found damaged while it was read for the diagnosis, after it was matched: the report has
+    /// an error (exit 65) and the versions weighed.
+    public var isDamagedOnceMatched: Bool { error != nil && diagnosis.prediction == .storeDamaged }
 }

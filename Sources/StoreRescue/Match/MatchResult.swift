@@ -29,9 +29,11 @@ public struct MatchResult: Sendable, Encodable {
     /// version after the catalog's current one), several for `ambiguous`, none otherwise.
     public var versionsWithItsHashes: [String] { candidates.filter(\.hashesMatch).map(\.version) }
     public var diagnosis: Diagnosis
-    /// The store's kind as `inspect` classified it.
+    /// The store's kind as `inspect` classified it; `damaged` too when reading it for the
+    /// diagnosis met pages SQLite cannot read (the prediction is then `storeDamaged`).
     public var storeKind: StoreKind
-    /// Set when the store could not be read.
+    /// Set when the store could not be read, or was read only in part: found damaged, when the
+    /// match made before the damage was met is kept.
     @NullEncoded public var error: InspectionReport.ErrorSummary?
 }
 
@@ -102,6 +104,10 @@ public struct Diagnosis: Sendable, Encodable {
         case stagePlanFails
         /// Not a Core Data store, or nothing known is close: no prediction.
         case cannotPredict
+        /// Reading the store met pages SQLite cannot read (`SQLITE_CORRUPT`, `SQLITE_NOTADB`):
+        /// the app fails on it whatever its version; salvage it, or `upgrade --on-failure clean`.
+        /// The version matched before the damage was met is kept (`outcome`, `version`).
+        case storeDamaged
     }
 
     public var prediction: Prediction
@@ -135,7 +141,8 @@ public struct MandatoryAttributeProblem: Sendable, Encodable, Equatable {
 
 extension MatchResult {
     /// The exit status `match` ends with: 0 whenever the store was read and weighed (whatever the
-    /// outcome), otherwise the status `inspect` gives the input.
+    /// outcome), otherwise the status `inspect` gives the input (65 for a store found damaged,
+    /// even once identified).
     public var exitStatus: ExitStatus {
         if let error { return ExitStatus(rawValue: error.exitStatus) ?? .internalError }
         return .success

@@ -129,10 +129,22 @@ struct MatchWork {
             notes.append("\(chosen) comes after the current version \(catalog.versions[latestIndex].name): the app would have to go backwards")
         }
         candidates.sort { ($0.hashesMatch ? 1 : 0, $0.score) > ($1.hashesMatch ? 1 : 0, $1.score) }
-        let diagnosis = DiagnosisBuilder(work: self, outcome: outcome, version: chosen, candidates: candidates, notes: notes).build()
-        return MatchResult(
-            path: report.path, catalog: catalog.name, outcome: outcome, version: chosen, candidates: candidates,
-            diagnosis: diagnosis, storeKind: report.kind, error: nil)
+        do throws(DiagnosisBuilder.DamageMet) {
+            let diagnosis = try DiagnosisBuilder(work: self, outcome: outcome, version: chosen, candidates: candidates, notes: notes).build()
+            return MatchResult(
+                path: report.path, catalog: catalog.name, outcome: outcome, version: chosen, candidates: candidates,
+                diagnosis: diagnosis, storeKind: report.kind, error: nil)
+        } catch {
+            // Damaged pages met while reading the data for the plan (the schema and metadata
+            // read): the store is `damaged`, as `inspect --counts` says, with its error and exit
+            // 65; the version its hashes matched is kept. A review's match said exact, exit 0,
+            // "cannot be planned", with only SQLite's message to tell.
+            let access = StoreAccessError.rejected(path: report.path, kind: .damaged, reason: "SQLite failed while reading it: \(error.error)")
+            return MatchResult(
+                path: report.path, catalog: catalog.name, outcome: outcome, version: chosen, candidates: candidates,
+                diagnosis: DiagnosisBuilder.damaged(access, outcome: outcome, version: chosen, notes: notes),
+                storeKind: .damaged, error: ErrorSummary(access))
+        }
     }
 
     // MARK: - Evidence per version

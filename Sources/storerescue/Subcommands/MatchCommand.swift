@@ -37,6 +37,12 @@ struct MatchCommand: ParsableCommand {
             throw CommandOutput.failure(error, json: json)
         }
         let result = StoreMatcher.match(storePath: store, catalog: loaded, options: StoreOpenOptions(followsSymlinks: followSymlinks))
+        if !json, result.isDamagedOnceMatched, let error = result.error {
+            // What it was matched as on stdout, that it is damaged (exit 65) as every error is.
+            CommandOutput.write(result.renderText(), exitStatus: result.exitStatus)
+            CommandOutput.writeError(message: error.message, hint: error.hint, exitStatus: result.exitStatus.rawValue)
+            throw ExitCode(result.exitStatus.rawValue)
+        }
         try CommandOutput.finish(result, json: json)
     }
 }

@@ -23,6 +23,34 @@ struct MatchCommandTests {
         #expect(try StoreFixtureBuilder.snapshot(of: dir.url.path) == before, "match never writes next to the store")
     }
 
+    /// Review rv10: `match` of a damaged store was exit 0, exact, "cannot be planned". Now exit
+    /// 65 as documented, with the version it matched and the damage, in JSON and in text.
+    @Test func aDamagedStoreExits65AndStillSaysItsVersion() throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("Notes.sqlite")
+        try FileManager.default.copyItem(atPath: CatalogTestSupport.projectSample("Damaged/Notes.sqlite"), toPath: store)
+        let catalog = CatalogTestSupport.projectSample("Damaged/catalog.json")
+        let result = try CommandRunner.run(["match", store, "--catalog", catalog, "--json"])
+        #expect(result.status == 65, "\(result.stdout)")
+        let json = try result.json()
+        #expect(json["outcome"] as? String == "exact")
+        #expect(json["version"] as? String == "V1")
+        #expect(json["storeKind"] as? String == "damaged")
+        let diagnosis = try #require(json["diagnosis"] as? [String: Any])
+        #expect(diagnosis["prediction"] as? String == "storeDamaged")
+        let error = try #require(json["error"] as? [String: Any])
+        #expect(error["exitStatus"] as? Int == 65)
+        #expect((error["hint"] as? String)?.contains("--on-failure clean") == true)
+
+        let text = try CommandRunner.run(["match", store, "--catalog", catalog])
+        #expect(text.status == 65)
+        #expect(text.stdout.contains("Outcome         exact: V1"), "\(text.stdout)")
+        #expect(text.stdout.contains("Store           damaged"))
+        #expect(text.stdout.contains("The store is damaged"))
+        let problems = text.stderr.split(separator: "\n")
+        #expect(problems.count == 2 && problems[0].hasPrefix("Error: ") && problems[0].contains("malformed") && problems[1].hasPrefix("Try: "), "\(text.stderr)")
+    }
+
     @Test func textNamesTheDiagnosisAndErrorsHaveStatuses() throws {
         let dir = try TemporaryDirectory()
         let catalog = try dir.copySampleItem("lineages/PostsRevised/CoreDataMigration_Example.xcdatamodeld")

@@ -8,6 +8,32 @@ struct StoreMatcherTests {
         result.candidates.first { $0.version == version }?.differences.map(\.kind) ?? []
     }
 
+    /// Review rv10: the project's damaged Notes store matched exact with exit 0 and "the
+    /// migration from V1 cannot be planned"; SQLite's "malformed" was the only sign. It is V1
+    /// and it is damaged: both are said, as inspect says the second (65, salvage's advice).
+    @Test func aStoreFoundDamagedIsDamagedAndKeepsItsVersion() throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.path("Notes.sqlite")
+        try FileManager.default.copyItem(atPath: CatalogTestSupport.projectSample("Damaged/Notes.sqlite"), toPath: store)
+        let catalog = try Catalog.load(path: CatalogTestSupport.projectSample("Damaged/catalog.json"))
+        let result = StoreMatcher.match(storePath: store, catalog: catalog)
+        #expect(result.outcome == .exact)
+        #expect(result.version == "V1")
+        #expect(result.storeKind == .damaged)
+        #expect(result.diagnosis.prediction == .storeDamaged)
+        #expect(result.diagnosis.summary.contains("damaged"))
+        #expect(result.diagnosis.reasons.contains { $0.contains("V1") })
+        #expect(result.diagnosis.reasons.contains { $0.contains("storerescue salvage") && $0.contains("--on-failure clean") })
+        let error = try #require(result.error)
+        #expect(error.exitStatus == 65)
+        #expect(error.message.contains("malformed"))
+        #expect(error.hint?.contains("storerescue salvage") == true)
+        #expect(result.exitStatus.rawValue == 65)
+        #expect(result.isDamagedOnceMatched)
+        let inspected = StoreInspector.inspect(path: store, options: InspectOptions(countsRows: true))
+        #expect(inspected.kind == result.storeKind && inspected.error?.hint == error.hint, "what inspect --counts says")
+    }
+
     @Test func pristineStoreMatchesItsVersionAndPredicts134110() throws {
         let fixture = try MatchFixture()
         let result = StoreMatcher.match(storePath: fixture.path, catalog: fixture.catalog())
