@@ -4,10 +4,16 @@ extension CatalogFile {
     /// Resolves every version (relative paths against the catalog file's folder) and checks the
     /// catalog as a whole: distinct version names, declared checksums, `current` and stages.
     ///
+    /// A catalog file given as a symbolic link is read through it, and its relative paths resolve
+    /// against the folder of the file the link leads to (resolved once, `realpath`), where the
+    /// catalog's models are; messages still name the path as given. Until review rv10 they
+    /// resolved against the link's folder (`cat/link.json` → `cat/Journal.xcdatamodeld`: no such
+    /// folder, exit 66).
+    ///
     /// - Throws: `CatalogFileError`; a failing model source is reported as `sourceFailed` with
     ///   the JSON path of the entry and the source's own message and exit status.
     public func loadCatalog() throws -> Catalog {
-        let base = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let base = URL(fileURLWithPath: InputProbe.followingSymlink(at: path)).deletingLastPathComponent().path
         var versions: [CatalogVersion] = []
         var firstPath: [String: String] = [:]
         for entry in entries {

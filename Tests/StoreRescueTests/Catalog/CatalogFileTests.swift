@@ -116,4 +116,30 @@ struct CatalogFileTests {
         #expect(catalog.versions.map(\.name) == ["Journal 2"])
         #expect(catalog.versions[0].sourcePath == directory.path("models/Journal.xcdatamodeld/Journal 2.xcdatamodel"))
     }
+
+    /// Review rv10: `cat/link.json` → `../Journal/catalog.json` resolved the catalog's relative
+    /// paths against `cat/` (exit 66, "cat/Journal.xcdatamodeld: no such folder"). They resolve
+    /// against the folder of the file the link leads to; errors still name the link as given.
+    @Test func aCatalogGivenThroughALinkResolvesFromTheFileItLeadsTo() throws {
+        let directory = try TemporaryDirectory()
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: directory.path("Journal"), withIntermediateDirectories: true)
+        for item in ["catalog.json", "Journal.xcdatamodeld"] {
+            try fm.copyItem(atPath: CatalogTestSupport.projectSample("Journal/" + item), toPath: directory.path("Journal/" + item))
+        }
+        try fm.createDirectory(atPath: directory.path("cat"), withIntermediateDirectories: true)
+        try fm.createSymbolicLink(atPath: directory.path("cat/link.json"), withDestinationPath: "../Journal/catalog.json")
+        let catalog = try Catalog.load(path: directory.path("cat/link.json"))
+        #expect(catalog.versions.map(\.name) == ["V1", "V2", "V3", "V4"])
+        #expect(catalog.sourcePath == directory.path("cat/link.json"), "named as given")
+        let real = URL(fileURLWithPath: directory.path("Journal")).resolvingSymlinksInPath().path
+        #expect(catalog.versions[2].sourcePath == real + "/Journal.xcdatamodeld/Journal 3.xcdatamodel")
+
+        try Data(#"{"app": "J", "versions": [{"xcdatamodeld": "Missing.xcdatamodeld"}]}"#.utf8).write(to: URL(fileURLWithPath: directory.path("Journal/bad.json")))
+        try fm.createSymbolicLink(atPath: directory.path("cat/bad.json"), withDestinationPath: "../Journal/bad.json")
+        let error = #expect(throws: CatalogFileError.self) { try Catalog.load(path: directory.path("cat/bad.json")) }
+        let message = error?.description ?? ""
+        #expect(message.hasPrefix(directory.path("cat/bad.json")), "\(message)")
+        #expect(message.contains(real + "/Missing.xcdatamodeld"), "\(message)")
+    }
 }

@@ -9,6 +9,30 @@ struct CatalogCommandTests {
     static let journal = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Samples/Journal/catalog.json").path
 
+    /// Review rv10: every command taking a catalog reads one given through a symbolic link with
+    /// its relative paths resolved from the file the link leads to (they failed with exit 66).
+    @Test func aLinkedCatalogWorksForEveryCommandThatTakesOne() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.path("cat"), withIntermediateDirectories: true)
+        let link = dir.path("cat/link.json")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: Self.journal)
+        let store = dir.path("Journal.sqlite")
+        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: Self.journal).deletingLastPathComponent().path + "/Journal.sqlite", toPath: store)
+        let runs: [(String, [String], Int32)] = [
+            ("catalog show", ["catalog", "show", link], 0),
+            ("match", ["match", store, "--catalog", link], 0),
+            ("migrate --dry-run", ["migrate", store, "--catalog", link, "--dry-run"], 0),
+            ("create", ["create", "--catalog", link, "--version", "V2", dir.path("new.sqlite")], 0),
+            ("salvage", ["salvage", store, "--catalog", link, "--out", dir.path("salvaged.sqlite")], 0),
+            ("upgrade --dry-run", ["upgrade", store, "--catalog", link, "--dry-run", "--backup-dir", dir.path("backups")], 0),
+        ]
+        for (name, arguments, status) in runs {
+            let result = try CommandRunner.run(arguments, timeout: 120)
+            #expect(result.status == status, "\(name): \(result.status) \(result.stderr)")
+            #expect(!result.stderr.contains("no such folder"), "\(name): \(result.stderr)")
+        }
+    }
+
     @Test func showTextOnTheJournalSample() throws {
         let result = try CommandRunner.run(["catalog", "show", Self.journal])
         #expect(result.status == 0)
