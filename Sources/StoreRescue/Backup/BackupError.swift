@@ -47,6 +47,12 @@ public enum BackupError: OperatorFacingError, Equatable {
     /// A store appeared at the restore's target while the backup was being restored (an app
     /// started, another restore): not replaced, since nothing backed it up.
     case restoreTargetAppeared(path: String)
+    /// The store at the restore's target was replaced by another file after the restore found
+    /// it (another `restore --force` or `upgrade` of it at the same time): left as it is, since
+    /// this run backed up the store that was there before, not it.
+    case restoreTargetReplaced(path: String)
+    /// Another `restore` of the same target holds it locked, replacing it at this moment.
+    case restoreTargetBusy(path: String)
     /// The restore's target is named as a sidecar (`X-wal`, `X-shm`, `X-journal`) of a store X
     /// that exists: SQLite would delete or overwrite the restored file when it opens X.
     case restoreTargetIsSidecar(path: String, store: String)
@@ -117,6 +123,10 @@ public enum BackupError: OperatorFacingError, Equatable {
             return StoreCreationError.targetIsSidecar(path: path, store: store).description
         case .restoreTargetAppeared(let path):
             return "a store appeared at \(path) while the backup was being restored; it was left as it is (nothing backed it up) and nothing was restored"
+        case .restoreTargetBusy(let path):
+            return "another storerescue is restoring \(path) at this moment; this restore left it as it is and restored nothing"
+        case .restoreTargetReplaced(let path):
+            return "\(path) was replaced by another process while this restore was under way (another storerescue writing it at the same time); it was left as that process made it, and nothing was restored"
         case .restoreTargetNotARegularFile(let path, let kind):
             return "refusing to restore to \(path): it is \(kind)"
         case .restoreTargetNameTooLong(let path, let bytes, let limit):
@@ -168,6 +178,8 @@ public enum BackupError: OperatorFacingError, Equatable {
             return StoreCreationError.targetIsSidecar(path: path, store: store).recoverySuggestion
         case .restoreTargetAppeared:
             return "find out what created it (an app started, another restore); run the restore again, with --force to replace it after backing it up"
+        case .restoreTargetBusy(let path), .restoreTargetReplaced(let path):
+            return "another storerescue is writing \(path) (restore, upgrade or adopt): try again when it finishes, if the store it leaves is still one to replace (the pre-restore backup this run took is of the store that was there before)"
         case .restoreTargetNotARegularFile:
             return "restore to a plain file path; remove the link or folder first if it is not wanted"
         case .restoreTargetNameTooLong(let path, let bytes, let limit):
@@ -188,7 +200,7 @@ public enum BackupError: OperatorFacingError, Equatable {
         switch self {
         case .sourceMissing, .sourceNotARegularFile, .backupMissing, .backupNotARegularFile, .manifestUnreadable: return .noInput
         case .sourceNotAStore: return .notAStore
-        case .storeLocked, .interrupted, .storeKeptChanging: return .temporaryFailure
+        case .storeLocked, .interrupted, .storeKeptChanging, .restoreTargetReplaced, .restoreTargetBusy: return .temporaryFailure
         case .snapshotFailed, .copyFailed, .tooManyOpenFiles: return .ioError
         case .snapshotInconsistent: return .internalError
         case .destinationUnusable, .restoreTargetExists, .restoreTargetAppeared, .restoreTargetIsSidecar, .restoreTargetNotARegularFile,

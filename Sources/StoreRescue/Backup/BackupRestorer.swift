@@ -123,6 +123,10 @@ public enum BackupRestorer {
                 store: target, folder: URL(fileURLWithPath: BackupRunner.absolutePath(folder)).standardized.path,
                 isDefault: options.replacedStoreBackupDirectory == nil)
         }
+        // The store this run backs up and replaces, and no other: another run (a second
+        // `restore --force`, an `upgrade`) that put its own file there meanwhile is let be
+        // (review rv10: three restores at once, one replaced the others' files and one exited 70).
+        let foundTarget = targetExists ? StoreReplacement.FileIdentity(device: UInt64(targetStatus.st_dev), inode: UInt64(targetStatus.st_ino)) : nil
         let permissions: mode_t = targetExists ? targetStatus.st_mode & 0o777 : 0o600
 
         // 1. Decompress and verify beside the target; nothing existing is touched yet.
@@ -182,6 +186,10 @@ public enum BackupRestorer {
             // Sidecars with no main file (`force`): moved into a raw-copy folder, never deleted.
             rawCopy = try RawStoreCopy.makeFolder(for: target, in: folder, chosenWith: .restoreBackupsDirectory, date: Date())
         }
+        // Held until the replacement's connection is closed (this descriptor holds no POSIX lock,
+        // and is closed last, so SQLite's are never dropped by its close).
+        let writerLock = try foundTarget == nil ? nil : lockTarget(target, found: foundTarget)
+        defer { if let writerLock { close(writerLock) } }
         var replacement = StoreReplacement(storePath: target, lockTimeout: options.lockTimeout, cancellation: cancellation)
         replacement.expectedNewFile = output.identity
         let name = (target as NSString).lastPathComponent
@@ -195,6 +203,11 @@ public enum BackupRestorer {
                     // A store that was not there when the restore began (an app started, another
                     // restore) was backed up by nothing: never replaced (a review's was, exit 0).
                     if !targetExists { throw BackupError.restoreTargetAppeared(path: target) }
+                    // Checked under the replacement's lock, which every writer of a store holds
+                    // from its check to its rename: a run that finds another's file here (its
+                    // connection opened after that rename, or waited on the old store's lock
+                    // until it) leaves it, where it used to rename over it or race its last check.
+                    try requireTargetUnreplaced(target, found: foundTarget)
                     // A damaged store's main file: its bytes as they are under the lock.
                     if let rawCopy { try store.preserve(at: rawCopy + "/" + name) }
                 },
@@ -205,6 +218,44 @@ public enum BackupRestorer {
                              removedSidecars: replaced?.settledSidecars ?? [], removedSpentJournal: replaced?.removedSpentJournal,
                              movedSidecars: replaced?.movedSidecars ?? [],
                              damagedSnapshotCheck: damagedSnapshotCheck, seconds: Date().timeIntervalSince(started))
+    }
+
+    /// The store at `target`, opened (never through a link) and locked (`flock`, exclusive, not
+    /// waited for) against every other `restore` of it, from the check that it is the file
+    /// found at the start to its replacement: the descriptor, which `close` unlocks. Without
+    /// it, restores at once each settled the store while the others had it open — a WAL store
+    /// refuses to leave WAL mode while another connection has it, so all waited out the
+    /// timeout (review rv10: "open in another process (still after 30 s)") — or renamed over
+    /// one another's file. SQLite's locks are POSIX locks, which a `flock` does not meet.
+    ///
+    /// - Throws: `restoreTargetBusy` (75) when another restore holds it, `restoreTargetReplaced`
+    ///   (75) when the file is no longer the one found. A file system without `flock` goes on
+    ///   unlocked (the check under the replacement's lock still holds).
+    static func lockTarget(_ target: String, found: StoreReplacement.FileIdentity?) throws -> Int32? {
+        let descriptor = open(target, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            try requireTargetUnreplaced(target, found: found)
+            return nil  // the replacement reports why it cannot open it
+        }
+        if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            if code == EWOULDBLOCK || code == EINTR {
+                close(descriptor)
+                throw BackupError.restoreTargetBusy(path: target)
+            }
+        }
+        guard StoreReplacement.FileIdentity(descriptor: descriptor) == found, StoreReplacement.FileIdentity(path: target) == found else {
+            close(descriptor)
+            throw BackupError.restoreTargetReplaced(path: target)
+        }
+        return descriptor
+    }
+
+    /// Throws `restoreTargetReplaced` (exit 75) unless `target` still leads to the file found
+    /// when the restore began (`found`; nil: there was none, which `restoreTargetAppeared` covers).
+    static func requireTargetUnreplaced(_ target: String, found: StoreReplacement.FileIdentity?) throws {
+        guard let found, StoreReplacement.FileIdentity(path: target) != found else { return }
+        throw BackupError.restoreTargetReplaced(path: target)
     }
 
     /// True for the errors of a store SQLite cannot read (empty, not SQLite, truncated, damaged).

@@ -65,6 +65,9 @@ public enum StoreReplacementError: OperatorFacingError, Equatable {
         case .noRoomToSettle: return "free disk space where the store is (folding its -wal in needs room for the pages it holds) or raise the file-size limit (ulimit -f), then run the command again"
         case .sidecarsRemain: return "look at the leftover files (they may belong to another process) and move them away, then run the command again"
         case .notARegularFile: return "pass the store's real main file"
+        case .newFileUnusable(_, let reason) where reason.contains("put there"):
+            // After the rename (review rv10: "… nothing was replaced" said of a store replaced).
+            return "another process replaced the store at the same instant: the new file was put in place, then something else was; find that process and check what is at the store's path now"
         case .newFileUnusable(_, let reason) where reason.contains("something replaced it"):
             return "another process writes in the store's folder: find it (the store's owner, if the folder is theirs), then run the command again; nothing was replaced"
         case .newFileUnusable: return "report a bug with the command line"
