@@ -30,8 +30,9 @@ public enum BackupRetention {
     struct Listing {
         /// Newest first.
         var entries: [BackupCatalogEntry]
-        /// The folder could not be listed, or a manifest not opened for want of a file
-        /// descriptor: what was not weighed (and so not pruned), one sentence each.
+        /// The folder could not be listed, a manifest named as one of the store's backups could
+        /// not be read, or one not opened for want of a file descriptor: what was not weighed
+        /// (and so not pruned), one sentence each.
         var notes: [String] = []
     }
 
@@ -39,9 +40,10 @@ public enum BackupRetention {
     /// (no file descriptor left, `ulimit -n`; or any other reason) and a manifest that cannot be
     /// opened for want of a descriptor are notes, not errors: pruning is tidying after a backup
     /// that already succeeded, and must not fail it, but a `--keep` that silently pruned nothing
-    /// would let the folder grow without anyone knowing (a review). A manifest that is damaged,
-    /// another store's or another tool's stays out silently, as it always has: it is no
-    /// candidate. Nothing not listed is ever removed.
+    /// would let the folder grow without anyone knowing (a review). A damaged manifest named as
+    /// one of this store's backups is a note too (it may be one); one named otherwise, another
+    /// store's or another tool's, stays out silently: it is no candidate. Nothing not listed is
+    /// ever removed.
     ///
     /// - Parameter listingNames: `BoundedFile.names(inFolder:)` (tests give one that fails).
     static func listing(in folder: String, of sourcePath: String,
@@ -57,6 +59,11 @@ public enum BackupRetention {
         }
         var entries: [BackupCatalogEntry] = []
         var notes: [String] = []
+        // A manifest named as one of this store's backups (`<store>.<time>….manifest.json`) that
+        // cannot be read may be one of them: kept, and said (review rv10: JSON-OUTPUT.md promised
+        // it; `retentionNotes` was empty). Another store's name or another tool's file is no
+        // candidate and stays out silently.
+        let ownPrefix = BackupNaming.nameStem((sourcePath as NSString).lastPathComponent) + "."
         for name in names where name.hasByteSuffix(".manifest.json") && name.utf8.first != UInt8(ascii: ".") {
             let manifestPath = folder + "/" + name
             let read: BackupManifest?
@@ -64,6 +71,9 @@ public enum BackupRetention {
                 read = try BackupManifest.read(from: manifestPath)
             } catch BackupError.tooManyOpenFiles(let path, let reason) {
                 notes.append("cannot open \(path) to weigh its backup for removal: no file descriptor left (\(reason)); that backup was kept (raise the limit on open files, ulimit -n, for --keep to weigh it)")
+                continue
+            } catch BackupError.manifestUnreadable(_, let reason) where name.hasBytePrefix(ownPrefix) {
+                notes.append("cannot read \(manifestPath) to weigh its backup for removal: \(reason); it and its backup were kept (repair or remove them by hand)")
                 continue
             } catch {
                 read = nil

@@ -18,6 +18,11 @@ extension String {
         utf8.count >= suffix.utf8.count && utf8.suffix(suffix.utf8.count).elementsEqual(suffix.utf8)
     }
 
+    /// Whether the UTF-8 bytes begin with `prefix`'s.
+    func hasBytePrefix(_ prefix: String) -> Bool {
+        utf8.count >= prefix.utf8.count && utf8.prefix(prefix.utf8.count).elementsEqual(prefix.utf8)
+    }
+
     /// Whether the UTF-8 bytes begin with `prefix`'s, ASCII letters compared without case (the
     /// way SQLite compares names).
     func hasASCIICaseInsensitiveBytePrefix(_ prefix: String) -> Bool {

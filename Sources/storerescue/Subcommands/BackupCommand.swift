@@ -72,6 +72,8 @@ struct BackupCommand: ParsableCommand {
                 backup: result.backupPath, manifest: result.manifestPath, snapshotBytes: manifest.snapshotSize,
                 backupBytes: manifest.backupSize, compressionRatio: result.compressionRatio,
                 seconds: result.seconds, pruned: result.prunedBackups, retentionNotes: result.retentionNotes, details: manifest))
+            // On stderr with --json too, as JSON-OUTPUT.md says (review rv10): stdout keeps its one document.
+            writeRetentionWarnings(result)
             return
         }
         var text = """
@@ -85,8 +87,12 @@ struct BackupCommand: ParsableCommand {
             """
         for pruned in result.prunedBackups { text += "  pruned:   \(oneLine: pruned)\n" }
         CommandOutput.write(text)
-        // The backup is written (exit 0); what --keep could not do goes to stderr, where a
-        // cron job's mail or a journal shows it.
+        writeRetentionWarnings(result)
+    }
+
+    /// The backup is written (exit 0); what --keep could not do goes to stderr, where a cron
+    /// job's mail or a journal shows it.
+    private func writeRetentionWarnings(_ result: BackupResult) {
         if !result.retentionNotes.isEmpty {
             CommandOutput.writeProblem(result.retentionNotes.map { "Warning: \(oneLine: $0)\n" }.joined())
         }
