@@ -10,6 +10,11 @@ public enum BackupError: OperatorFacingError, Equatable {
     case sourceMissing(path: String)
     /// The store path is a folder, a device or a symbolic link (which is not followed).
     case sourceNotARegularFile(path: String, kind: String)
+    /// The store path given is empty (the command line's mistake; it read as the current folder).
+    case sourcePathEmpty
+    /// The store path ends with `/`, which names a folder, and what it names is none (`path` as
+    /// given, made absolute): `backup j.sqlite/` backed up the file `j.sqlite`.
+    case sourcePathEndsInSlash(path: String)
     /// SQLite cannot read the store: not a database, damaged, or unreadable.
     case sourceNotAStore(path: String, detail: String)
     /// A writer kept the store locked for longer than the timeout.
@@ -56,6 +61,11 @@ public enum BackupError: OperatorFacingError, Equatable {
     /// The restore's target is named as a sidecar (`X-wal`, `X-shm`, `X-journal`) of a store X
     /// that exists: SQLite would delete or overwrite the restored file when it opens X.
     case restoreTargetIsSidecar(path: String, store: String)
+    /// The restore's target path (`--to`) is empty.
+    case restoreTargetPathEmpty
+    /// The restore's target ends with `/`, which names a folder, and what it names is none:
+    /// `restore --to new.sqlite/` created `new.sqlite`.
+    case restoreTargetEndsInSlash(path: String)
     /// `restore` refused a target that is a symbolic link or not a regular file.
     case restoreTargetNotARegularFile(path: String, kind: String)
     /// The restore's target name leaves no room for SQLite's `-journal` within the file
@@ -91,6 +101,10 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "the store \(path) does not exist"
         case .sourceNotARegularFile(let path, let kind):
             return "the store \(path) is \(kind), not a regular file"
+        case .sourcePathEmpty:
+            return "the store's path is empty"
+        case .sourcePathEndsInSlash(let path):
+            return "the store \(path) ends with \"/\", which names a folder; no backup was taken"
         case .sourceNotAStore(let path, let detail):
             return "\(path) is not a readable SQLite store: \(detail)"
         case .storeLocked(let path, let seconds):
@@ -123,6 +137,10 @@ public enum BackupError: OperatorFacingError, Equatable {
             return StoreCreationError.targetIsSidecar(path: path, store: store).description
         case .restoreTargetAppeared(let path):
             return "a store appeared at \(path) while the backup was being restored; it was left as it is (nothing backed it up) and nothing was restored"
+        case .restoreTargetPathEmpty:
+            return "the restore's target path (--to) is empty"
+        case .restoreTargetEndsInSlash(let path):
+            return "refusing to restore to \(path): it ends with \"/\", which names a folder"
         case .restoreTargetBusy(let path):
             return "another storerescue is restoring \(path) at this moment; this restore left it as it is and restored nothing"
         case .restoreTargetReplaced(let path):
@@ -148,6 +166,10 @@ public enum BackupError: OperatorFacingError, Equatable {
             return "check the path; a store is the main file (e.g. default.store), not its -wal or -shm"
         case .sourceNotARegularFile:
             return "pass the store's main file itself (resolve symbolic links first, e.g. with realpath)"
+        case .sourcePathEmpty:
+            return "give the path of the store's main file (e.g. default.store)"
+        case .sourcePathEndsInSlash(let path):
+            return "pass the store's main file without the trailing \"/\": \(path.dropLast())"
         case .sourceNotAStore:
             return "run `storerescue inspect` on the file; if it is damaged, back up the raw files with `cp` first"
         case .storeLocked:
@@ -178,6 +200,10 @@ public enum BackupError: OperatorFacingError, Equatable {
             return StoreCreationError.targetIsSidecar(path: path, store: store).recoverySuggestion
         case .restoreTargetAppeared:
             return "find out what created it (an app started, another restore); run the restore again, with --force to replace it after backing it up"
+        case .restoreTargetPathEmpty:
+            return "give --to the path of the store file to restore to"
+        case .restoreTargetEndsInSlash(let path):
+            return "name the store file without the trailing \"/\": \(path.dropLast())"
         case .restoreTargetBusy(let path), .restoreTargetReplaced(let path):
             return "another storerescue is writing \(path) (restore, upgrade or adopt): try again when it finishes, if the store it leaves is still one to replace (the pre-restore backup this run took is of the store that was there before)"
         case .restoreTargetNotARegularFile:
@@ -198,15 +224,15 @@ public enum BackupError: OperatorFacingError, Equatable {
 
     public var exitStatus: ExitStatus {
         switch self {
-        case .sourceMissing, .sourceNotARegularFile, .backupMissing, .backupNotARegularFile, .manifestUnreadable: return .noInput
+        case .sourceMissing, .sourceNotARegularFile, .sourcePathEndsInSlash, .backupMissing, .backupNotARegularFile, .manifestUnreadable: return .noInput
         case .sourceNotAStore: return .notAStore
         case .storeLocked, .interrupted, .storeKeptChanging, .restoreTargetReplaced, .restoreTargetBusy: return .temporaryFailure
         case .snapshotFailed, .copyFailed, .tooManyOpenFiles: return .ioError
         case .snapshotInconsistent: return .internalError
         case .destinationUnusable, .restoreTargetExists, .restoreTargetAppeared, .restoreTargetIsSidecar, .restoreTargetNotARegularFile,
-             .restoreTargetNameTooLong: return .cannotCreateOutput
+             .restoreTargetNameTooLong, .restoreTargetEndsInSlash: return .cannotCreateOutput
         case .restoreVerificationFailed: return .checkFailed
-        case .destinationIsStoreFolder, .replacedStoreBackupFolderIsStoreFolder: return .usage
+        case .destinationIsStoreFolder, .replacedStoreBackupFolderIsStoreFolder, .sourcePathEmpty, .restoreTargetPathEmpty: return .usage
         }
     }
 

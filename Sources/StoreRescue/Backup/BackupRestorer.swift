@@ -99,6 +99,10 @@ public enum BackupRestorer {
                         cancellation: CancellationFlag?,
                         faultInjection: ((StoreReplacement.Step) throws -> Void)?) throws -> RestoreResult {
         let started = Date()
+        if options.targetPath.isEmpty { throw BackupError.restoreTargetPathEmpty }
+        if BackupRunner.endsInSlashNamingNoFolder(options.targetPath) {
+            throw BackupError.restoreTargetEndsInSlash(path: BackupRunner.absolutePath(options.targetPath) + "/")
+        }
         let paths = try BackupPaths(backup)
         let manifest = try BackupManifest.read(from: paths.manifest)
         let target = BackupRunner.absolutePath(options.targetPath)

@@ -46,6 +46,7 @@ public enum BackupRunner {
         precondition((1...9).contains(options.compressionLevel), "compression level must be 1...9")
         precondition(options.keep.map { $0 >= 1 } ?? true, "keep must be at least 1")
         SafeFileOutput.ignoreFileSizeLimitSignal()
+        try checkPathShape(store)
         // Never beside the store (README, BACKUP.md): `upgrade`'s check, made first as it is there.
         if isStoreFolder(options.destinationDirectory, of: absolutePath(store)) {
             let named = URL(fileURLWithPath: absolutePath(options.destinationDirectory)).standardized.path  // `--to .`: no "/."
@@ -338,6 +339,23 @@ public enum BackupRunner {
         }
         let resolvedStoreFolder = URL(fileURLWithPath: storeFolder).resolvingSymlinksInPath().path
         return resolvedStoreFolder.hasSameBytes(as: URL(fileURLWithPath: absolutePath(folder)).resolvingSymlinksInPath().path)
+    }
+
+    /// Refuses a store path that cannot name a store file whatever is there: an empty one (it
+    /// read as the current folder: "the store /cwd is a folder"), and one ending in `/` when what
+    /// it names is no folder (`backup j.sqlite/` backed up the file `j.sqlite`, review rv10; a
+    /// folder is refused as one, as before).
+    static func checkPathShape(_ given: String) throws {
+        if given.isEmpty { throw BackupError.sourcePathEmpty }
+        if endsInSlashNamingNoFolder(given) { throw BackupError.sourcePathEndsInSlash(path: absolutePath(given) + "/") }
+    }
+
+    /// True when `given` ends with `/` and what it names without it is not a folder (nor a link
+    /// to one): a file written as a folder.
+    static func endsInSlashNamingNoFolder(_ given: String) -> Bool {
+        guard given.hasByteSuffix("/") else { return false }
+        var info = stat()
+        return !(stat(absolutePath(given), &info) == 0 && info.st_mode & S_IFMT == S_IFDIR)
     }
 
     /// `path` made absolute against the current directory. Symbolic links are not resolved: the
