@@ -75,10 +75,14 @@ public enum CatalogFileError: OperatorFacingError, Equatable, Sendable {
         case .versionNameTaken: return "choose another --name, or edit the catalog file by hand to replace that version"
         case .appMismatch: return "pass the catalog of the same app, or leave out --app"
         case .appNameRequired: return "add --app NAME to create the catalog, or point --catalog at an existing one"
-        case .cannotWrite(_, _, let status):
-            return status == .temporaryFailure
-                ? "another process changed the catalog while it was being updated; run the command again"
-                : "check that the catalog's folder exists and is writable, and that the catalog is not a symbolic link"
+        case .cannotWrite(_, let reason, let status):
+            if status == .temporaryFailure { return "another process changed the catalog while it was being updated; run the command again" }
+            // `AtomicFileWriter`'s reasons: a write cut short (`EFBIG` under `ulimit -f`, a full
+            // disk: "cannot write: …") or no descriptor left are not the folder's (review rv10:
+            // `ulimit -f 10` was told to check that the folder exists).
+            if status == .ioError && reason.contains("no file descriptor left") { return StoreCreationError.openFilesHint }
+            if status == .ioError { return "free disk space in the catalog's folder or raise the file-size limit (ulimit -f), then run the command again" }
+            return "check that the catalog's folder exists and is writable, and that the catalog is not a symbolic link"
         }
     }
 
