@@ -49,6 +49,11 @@ struct VerifyCommand: ParsableCommand {
         } else {
             var text = "FAILED: \(oneLine: verification.backupPath)\n"
             for problem in verification.problems { text += "  - \(TerminalText.sanitized(problem, keepingLineBreaks: false))\n" }
+            // The report ends with the `Error:`/`Try:` pair every failing command prints (CLI.md):
+            // a job grepping stderr for `Error:` found none here (review rv10).
+            let count = verification.problems.count
+            text += "Error: the backup \(TerminalText.sanitized(verification.backupPath, keepingLineBreaks: false)) failed verification "
+                + "(\(count) problem\(count == 1 ? "" : "s"), listed above)\n"
             text += "Try: restore from another backup; run `storerescue verify` on each to find a good one\n"
             CommandOutput.claimOutcome(exitStatus: status.rawValue)
             CommandOutput.writeProblem(text)
