@@ -30,11 +30,13 @@ public enum StoreInspector {
             // An app that writes the store while it is read in place: read again, from a copy.
             return try OpenedStore.readingConsistently(path: path, options: options.open) { inspect(store: $0, options: options) }
         } catch let error as StoreAccessError {
-            return .rejected(path: path, error: error, kind: error.kind ?? .unreadable, sidecars: sidecars)
+            // An error that does not say what the input is (the private copy, the descriptor
+            // limit) is the environment's: `notRead`, never `unreadable` (review rv10, TMPDIR).
+            return .rejected(path: path, error: error, kind: error.kind ?? .notRead, sidecars: sidecars)
         } catch let error as SQLitePathTooLongError {
             // The private copy's folder ($TMPDIR) is past SQLite's path limit: not read (kind),
-            // but the error, and the exit status (73), are the folder's, not the store's.
-            return .rejected(path: path, error: error, kind: .unreadable, sidecars: sidecars)
+            // the error, and the exit status (73), are the folder's, not the store's.
+            return .rejected(path: path, error: error, kind: .notRead, sidecars: sidecars)
         } catch {
             let wrapped = StoreAccessError.rejected(path: path, kind: .unreadable, reason: "\(error)")
             return .rejected(path: path, error: wrapped, kind: .unreadable, sidecars: sidecars)

@@ -35,6 +35,8 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
     public var description: String {
         switch self {
         case .rejected(let path, _, let reason): return "\(path): \(reason)"
+        case .privateCopyFailed(let path, let reason, nil):
+            return "\(path): cannot make a private copy to read in $TMPDIR (\(Self.temporaryFolder)): \(reason); the store itself was not read"
         case .privateCopyFailed(let path, let reason, _): return "\(path): cannot make a private copy to read: \(reason)"
         case .changedWhileCopying(let path):
             return "\(path): the store or its -wal kept changing while it was being copied"
@@ -63,16 +65,23 @@ public enum StoreAccessError: OperatorFacingError, Equatable {
             case .notSQLite: return "this is not an SQLite file; check you were given the store and not an export or a sidecar"
             case .truncated: return "the copy is incomplete; ask for the file again, with its -wal and -shm, copied while the app is closed"
             case .damaged: return "recover its rows with `storerescue salvage FILE --out NEW` (add `--catalog` for a Core Data store), or `storerescue upgrade FILE --catalog CATALOG --on-failure clean` to quarantine it and start clean"
-            case .coreDataStore, .sqliteDatabase: return nil
+            case .coreDataStore, .sqliteDatabase, .notRead: return nil
             }
         case .privateCopyFailed(_, _, let folder?):
             return "free space in \(folder), where the private copy is made, or raise the file-size limit (ulimit -f)"
-        case .privateCopyFailed: return "free space in $TMPDIR or point TMPDIR at a writable folder, or raise the file-size limit (ulimit -f)"
+        case .privateCopyFailed:
+            return "point TMPDIR at a folder that exists and that you may write to (it is \(Self.temporaryFolder)), or free space there, or raise the file-size limit (ulimit -f)"
         case .changedWhileCopying: return "close the app that uses the store, or take a backup with `storerescue backup` and inspect that"
         case .irregularSidecar(_, let sidecar, _):
             return "move \(sidecar) aside if it is not the store's own, or copy the store and its real -wal/-shm/-journal into a new folder as regular files"
         case .tooManyOpenFiles: return StoreCreationError.openFilesHint
         }
+    }
+
+    /// Where a private copy goes when no folder is chosen: `$TMPDIR`, or `/tmp` (as
+    /// `PrivateTemporaryDirectory` picks it).
+    static var temporaryFolder: String {
+        ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
     }
 
     /// Whether SQLite's Unix file layer would refuse `path` for its length (the full path, with

@@ -22,6 +22,10 @@ public enum StoreKind: String, Sendable, Codable, CaseIterable {
     case symlink
     /// A FIFO, socket or device: never opened, as reading one could block forever.
     case notRegularFile
+    /// Not read, for a reason outside the input (review rv10: it was called `unreadable`): the
+    /// private copy could not be made (`$TMPDIR` missing or full, the file-size limit), no file
+    /// descriptor was left, or it kept changing while copied. The report's `error` says which.
+    case notRead
 
     /// The exit status `inspect` ends with for an input of this kind.
     public var exitStatus: ExitStatus {
@@ -29,6 +33,7 @@ public enum StoreKind: String, Sendable, Codable, CaseIterable {
         case .coreDataStore, .sqliteDatabase: return .success
         case .notSQLite, .empty, .truncated, .damaged: return .notAStore
         case .missing, .directory, .unreadable, .symlink, .notRegularFile: return .noInput
+        case .notRead: return .ioError
         }
     }
 
