@@ -28,8 +28,8 @@ struct StoreRescueCommand: ParsableCommand {
         limitMallocArenas()
         InterruptHandling.install(json: json)
         do {
-            if let word = OperandWords.shortOptionGroup(in: arguments) {
-                throw CommandOutput.failure(StrayOptionWord(word: word), json: json)
+            if let stray = OperandWords.shortOptionGroup(in: arguments) {
+                throw CommandOutput.failure(stray, json: json)
             }
             var command = try parseAsRoot(arguments)
             try command.run()

@@ -24,7 +24,11 @@ extension InspectionReport {
         if let integrity {
             out.section("Integrity")
             out.field(integrity.check, integrity.ok ? "ok" : "FAILED")
-            for message in integrity.messages.prefix(20) { out.line("  \(message)") }
+            // SQLite writes one finding over several lines (`*** in database main ***`, then
+            // each problem): a line each, as SQLite wrote them, each still one line.
+            for message in integrity.messages.prefix(20) {
+                for part in message.split(separator: "\n", omittingEmptySubsequences: true) { out.line("  \(part)") }
+            }
         }
         out.section("Findings")
         if findings.isEmpty { out.line("  none") }

@@ -111,6 +111,12 @@ public struct IncidentReport: Sendable, Encodable, Equatable {
         lines.append("  \(restoreCommand)")
         lines.append("or by hand, with the app closed:")
         for command in restoreByHand { lines.append("  \(command)") }
+        if ([restoreCommand] + restoreByHand).contains(where: { $0.unicodeScalars.contains(where: TerminalText.isControl) }) {
+            // Written here as \u{…}, such a path names no file: the command that works is the
+            // JSON's, exact (review rv11: the restore printed here looked for `app\u{A}x/…`).
+            lines.append("A path above holds a control character, written as \\u{…}: these commands would not find it.")
+            lines.append("From this folder, run the restore as incident.json has it, exactly: python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"restoreCommand\"])' incident.json | sh")
+        }
         // One line each: a line feed in a path or a name is written as \u{A}, not a line of its own.
         return lines.map(TerminalText.oneLine).joined(separator: "\n") + "\n"
     }

@@ -14,25 +14,35 @@ enum OperandWords {
 
     /// The first word before any `--` that begins with one `-`, is longer than `-x`, is not a
     /// number (`-1` is a value) and is not help; nil when there is none.
-    static func shortOptionGroup(in arguments: [String]) -> String? {
-        arguments.prefix { $0 != "--" }.first { word in
+    static func shortOptionGroup(in arguments: [String]) -> StrayOptionWord? {
+        let words = arguments.prefix { $0 != "--" }
+        guard let index = words.firstIndex(where: { word in
             guard word.hasPrefix("-"), !word.hasPrefix("--"), word.count > 2 else { return false }
             if singleDashHelp.contains(word) { return false }
             return Double(word) == nil
-        }
+        }) else { return nil }
+        // After `--reason`, the word may be meant as its value: argument-parser takes a value
+        // that begins with '-' only as `--reason=-nightly` (review rv11).
+        let before = index > words.startIndex ? words[index - 1] : nil
+        let option = before.flatMap { $0.hasPrefix("--") && !$0.contains("=") && $0.count > 2 ? $0 : nil }
+        return StrayOptionWord(word: words[index], afterOption: option)
     }
 }
 
 /// A word `OperandWords.shortOptionGroup` found: a usage error (64), with the way to give it.
 struct StrayOptionWord: OperatorFacingError {
     let word: String
+    /// The option just before it, which may have been meant to take it as its value.
+    var afterOption: String?
 
     var description: String {
         "'\(word)' is not an option of storerescue (its only short option is -h)"
     }
 
     var recoverySuggestion: String? {
-        "give a file name that begins with '-' as ./\(word), or after '--' at the end of the command line; see 'storerescue --help'"
+        let name = "give a file name that begins with '-' as ./\(word), or after '--' at the end of the command line; see 'storerescue --help'"
+        guard let afterOption else { return name }
+        return "if it is the value of \(afterOption), write \(afterOption)=\(word); " + name
     }
 
     var exitStatus: ExitStatus { .usage }

@@ -50,6 +50,18 @@ struct DashOperandTests {
         #expect(backups(dir).count == 2, "\(backups(dir))")
     }
 
+    /// An option's value that begins with '-' goes as `--reason=-nightly`: the hint says so
+    /// when the word follows an option (review rv11: it offered only `./-nightly`).
+    @Test func aDashValueAfterAnOptionGetsTheEqualsForm() throws {
+        let dir = try TemporaryDirectory()
+        _ = try store(in: dir)
+        let refused = try shell("backup ./-hourly.store --to out --reason -nightly", in: dir)
+        #expect(refused.status == 64 && refused.stderr.contains("Try: if it is the value of --reason, write --reason=-nightly;"), "\(refused.stderr)")
+        #expect(backups(dir).isEmpty)
+        let given = try shell("backup ./-hourly.store --to out --reason=-nightly", in: dir)
+        #expect(given.status == 0 && backups(dir).count == 1, "\(given.stderr)")
+    }
+
     @Test func helpAfterAnOperandIsHelpEvenWithJSON() throws {
         let help = try CommandRunner.run(["backup", "x", "--help", "--json"])
         #expect(help.status == 0)
@@ -58,7 +70,7 @@ struct DashOperandTests {
         #expect(try CommandRunner.run(["inspect", "-h"]).status == 0)
         #expect(try CommandRunner.run(["inspect", "-help"]).status == 0)
         let dir = try TemporaryDirectory()
-        let negative = try CommandRunner.run(["backup", UsageErrorJSONTests.journal, "--to", dir.path("out"), "--keep", "-3"])
+        let negative = try CommandRunner.run(["backup", UsageErrorJSONTests.journal, "--to", dir.path("out"), "--keep", "-30"])
         #expect(negative.status == 64 && !negative.stderr.contains("is not an option of storerescue"), "\(negative.stderr)")
     }
 }
