@@ -43,6 +43,23 @@ public enum BackupNaming {
         return TemporaryItems.label(storeFileName, maximumBytes: room - 9) + "~" + digest
     }
 
+    /// Whether `name` is a manifest name `freeName` gives a backup of `storeFileName`: its
+    /// stem, `.`, a timestamp (`YYYYMMDDTHHMMSSZ`), an optional `-N`, `.manifest.json`. A
+    /// store whose name begins with this one's (`a.sqlite.bak` for `a.sqlite`) is another
+    /// store: a prefix alone took its manifests for this one's (review rv11).
+    static func isManifestName(_ name: String, ofStore storeFileName: String) -> Bool {
+        let bytes = Array(name.utf8), prefix = Array((nameStem(storeFileName) + ".").utf8), suffix = Array(".manifest.json".utf8)
+        guard bytes.count >= prefix.count + 16 + suffix.count, bytes.starts(with: prefix), bytes.suffix(suffix.count).elementsEqual(suffix)
+        else { return false }
+        let middle = Array(bytes[prefix.count..<(bytes.count - suffix.count)])
+        func isDigit(_ byte: UInt8) -> Bool { (48...57).contains(byte) }
+        guard middle[0..<8].allSatisfy(isDigit), middle[8] == UInt8(ascii: "T"), middle[9..<15].allSatisfy(isDigit),
+              middle[15] == UInt8(ascii: "Z")
+        else { return false }
+        let rest = middle.dropFirst(16)
+        return rest.isEmpty || (rest.first == UInt8(ascii: "-") && (2...5).contains(rest.count) && rest.dropFirst().allSatisfy(isDigit))
+    }
+
     /// The first free pair of names in `folder` for a backup of `storeFileName` taken at `date`.
     ///
     /// A name taken by a regular file moves on to the next suffix; anything else at a candidate

@@ -63,7 +63,7 @@ public enum BackupRetention {
         // cannot be read may be one of them: kept, and said (review rv10: JSON-OUTPUT.md promised
         // it; `retentionNotes` was empty). Another store's name or another tool's file is no
         // candidate and stays out silently.
-        let ownPrefix = BackupNaming.nameStem((sourcePath as NSString).lastPathComponent) + "."
+        let storeFileName = (sourcePath as NSString).lastPathComponent
         for name in names where name.hasByteSuffix(".manifest.json") && name.utf8.first != UInt8(ascii: ".") {
             let manifestPath = folder + "/" + name
             let read: BackupManifest?
@@ -72,7 +72,7 @@ public enum BackupRetention {
             } catch BackupError.tooManyOpenFiles(let path, let reason) {
                 notes.append("cannot open \(path) to weigh its backup for removal: no file descriptor left (\(reason)); that backup was kept (raise the limit on open files, ulimit -n, for --keep to weigh it)")
                 continue
-            } catch BackupError.manifestUnreadable(_, let reason) where name.hasBytePrefix(ownPrefix) {
+            } catch BackupError.manifestUnreadable(_, let reason) where BackupNaming.isManifestName(name, ofStore: storeFileName) {
                 notes.append("cannot read \(manifestPath) to weigh its backup for removal: \(reason); it and its backup were kept (repair or remove them by hand)")
                 continue
             } catch {

@@ -19,10 +19,19 @@ import Testing
         // Another store's name, or another tool's file: not a candidate, nothing to say.
         try Data("{bad".utf8).write(to: URL(fileURLWithPath: folder + "/other.sqlite.20000101T000000Z.manifest.json"))
         try Data("{}".utf8).write(to: URL(fileURLWithPath: folder + "/notes.manifest.json"))
+        // A store whose name begins with this one's (`s.sqlite.bak`) is another store (review
+        // rv11: a prefix match took its unreadable manifest for one of `s.sqlite`'s).
+        try Data("{bad".utf8).write(to: URL(fileURLWithPath: folder + "/s.sqlite.bak.20000101T000000Z.manifest.json"))
+        try Data("{bad".utf8).write(to: URL(fileURLWithPath: folder + "/s.sqlite.manifest.json"))
+        // A second backup of the same second is `-1`: still this store's.
+        let second = folder + "/s.sqlite.20000101T000000Z-1.manifest.json"
+        try Data("{bad".utf8).write(to: URL(fileURLWithPath: second))
 
         let result = try BackupRunner.run(store: store, options: .testing(folder, keep: 1, at: BackupRetentionTests.day(9)))
         #expect(result.prunedBackups.count == 1)
-        #expect(result.retentionNotes == [
+        // Sorted: `-1.manifest` before `.manifest`.
+        #expect(result.retentionNotes.sorted() == [
+            "cannot read \(second) to weigh its backup for removal: it is not valid JSON; it and its backup were kept (repair or remove them by hand)",
             "cannot read \(bad) to weigh its backup for removal: it is not valid JSON; it and its backup were kept (repair or remove them by hand)",
         ], "\(result.retentionNotes)")
         #expect(FileManager.default.fileExists(atPath: bad))
