@@ -127,6 +127,12 @@ public enum BackupRestorer {
                 store: target, folder: URL(fileURLWithPath: BackupRunner.absolutePath(folder)).standardized.path,
                 isDefault: options.replacedStoreBackupDirectory == nil)
         }
+        // Its backup's files in that folder, past SQLite's path limit, were refused only after
+        // the whole backup was decompressed and verified beside the store (review rv11).
+        if targetExists {
+            try SQLitePathTooLongError.check(
+                BackupRunner.longestSQLitePath(backingUpInto: BackupRunner.absolutePath(folder)), folder: folder, chosenWith: .restoreBackupsDirectory)
+        }
         // The store this run backs up and replaces, and no other: another run (a second
         // `restore --force`, an `upgrade`) that put its own file there meanwhile is let be
         // (review rv10: three restores at once, one replaced the others' files and one exited 70).

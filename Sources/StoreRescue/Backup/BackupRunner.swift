@@ -122,7 +122,7 @@ public enum BackupRunner {
         // The longest is a private copy's, in a folder of its own (a store at rest whose -wal holds
         // frames); checked for every store, so a folder that takes one backup takes the next.
         let snapshotPath = staging.path("snapshot.sqlite")
-        let longestPath = staging.path(TemporaryItems.name(label: ".read", random: "XXXXXX")) + "/" + PrivateCopier.storeName
+        let longestPath = Self.privateCopyPath(inStaging: staging.path)
         try SQLitePathTooLongError.check(longestPath, folder: options.temporaryDirectory ?? folder, chosenWith: options.destinationOption)
         let access: StoreSnapshotter.Access
         if isLive {
@@ -326,6 +326,19 @@ public enum BackupRunner {
         return absolute
     }
 
+
+    /// The longest path SQLite opens while a backup is taken with `stagingPath` as its staging
+    /// folder: a private copy's, in a folder of its own (a store at rest whose `-wal` holds frames).
+    static func privateCopyPath(inStaging stagingPath: String) -> String {
+        stagingPath + "/" + TemporaryItems.name(label: ".read", random: "XXXXXX") + "/" + PrivateCopier.storeName
+    }
+
+    /// The same for a backup into `folder`, before its staging folder exists: `restore --force`
+    /// checks it before it decompresses anything (review rv11: it wrote a full-size temporary
+    /// beside the store first, then refused).
+    static func longestSQLitePath(backingUpInto folder: String) -> String {
+        privateCopyPath(inStaging: folder + "/" + TemporaryItems.name(label: ".snapshot", random: "XXXXXX"))
+    }
     /// True when `folder` is the folder `store` is in, once both have their symbolic links
     /// resolved (`backup --to`, `upgrade --backup-dir`: never the store's own folder).
     static func isStoreFolder(_ folder: String, of store: String) -> Bool {

@@ -136,6 +136,30 @@ struct SQLitePathLimitTests {
         #expect(try Self.contents(folder).isEmpty)
     }
 
+    /// `restore --force` whose `--backups-dir` leaves its pre-restore backup past SQLite's
+    /// limit is refused before the backup is decompressed (review rv11: it decompressed and
+    /// verified a full-size temporary beside the store first). A damaged backup shows the
+    /// order: refused for the folder (73), not failed verification (1).
+    @Test func restoreForceWithALongBackupsFolderIsRefusedBeforeDecompressing() throws {
+        let temp = try TemporaryDirectory()
+        let backup = try Self.goodBackup(in: temp)
+        // The backup's bytes damaged past the gzip header: verification would fail (exit 1).
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: backup))
+        try handle.seek(toOffset: 200)
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: 64))
+        try handle.close()
+        let target = temp.path("app/s.sqlite")
+        try FileManager.default.createDirectory(atPath: temp.path("app"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Self.journal, toPath: target)
+        let before = try Data(contentsOf: URL(fileURLWithPath: target))
+        let folder = try Self.longFolder(in: temp)
+        let refused = try Self.refusal(CommandRunner.run(["restore", backup, "--to", target, "--force", "--backups-dir", folder, "--json"]))
+        #expect(refused.message.contains("(chosen by --backups-dir)"), "\(refused.message)")
+        #expect(try Self.contents(folder).isEmpty)
+        #expect(try Self.contents(temp.path("app")) == ["s.sqlite"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == before)
+    }
+
     /// (d): `adopt`/`upgrade --backup-dir` on a long folder was 74 "check free space".
     @Test(arguments: ["adopt", "upgrade"])
     func adoptAndUpgradeRefuseALongBackupDirectory(command: String) throws {
