@@ -32,6 +32,9 @@ public struct FolderOption: Sendable, Equatable {
     /// `$TMPDIR`: where a command makes its private copies and scratch files when no option
     /// names a folder (`inspect`'s copy of a store with a `-wal`, `verify` without `--temp-dir`).
     public static let temporaryDirectoryVariable = FolderOption(role: "temporary folder", option: "TMPDIR")
+    /// The folder of a new store (`create OUT`, `salvage --out`): made in a private folder
+    /// beside it, then published there.
+    public static let newStoreFolder = FolderOption(role: "new store's folder", option: "the new store's path")
     /// `restore --to PATH`: the restored file is decompressed and checked beside it.
     public static let restoreTarget = FolderOption(role: "target folder", option: "--to")
 }

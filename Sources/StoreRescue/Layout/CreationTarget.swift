@@ -106,12 +106,22 @@ struct CreationTarget {
     /// publishing it is a link on the same file system.
     ///
     /// - Throws: `StoreCreationError.folderUnusable` when the folder cannot be created there.
-    func makeWorkspace(prefix: String) throws -> PrivateTemporaryDirectory {
+    func makeWorkspace(prefix: String, longestFile: String) throws -> PrivateTemporaryDirectory {
+        let workspace: PrivateTemporaryDirectory
         do {
-            return try PrivateTemporaryDirectory(parent: folder, prefix: prefix)
+            workspace = try PrivateTemporaryDirectory(parent: folder, prefix: prefix)
         } catch {
             throw StoreCreationError.folderUnusable(path: path, folder: folder, reason: "is not writable (\(StoreCreator.reason(error)))")
         }
+        // SQLite opens `longestFile` there by its full path: past its limit, `create` and
+        // `salvage` said "check free space" (74) for a folder of about 470 bytes (review rv10).
+        do {
+            try SQLitePathTooLongError.check(workspace.path(longestFile), folder: folder, chosenWith: .newStoreFolder)
+        } catch {
+            workspace.remove()
+            throw error
+        }
+        return workspace
     }
 
     /// The whole publication of a finished file: flushed to disk, checked that nothing appeared

@@ -80,11 +80,12 @@ public enum StoreCreator {
         let uuid = (options.storeUUID ?? UUID()).uuidString.uppercased()
 
         let target = try CreationTarget(path: path)
-        let workspace = try target.makeWorkspace(prefix: ".create")
+        let fileName = "new-store.sqlite"
+        let workspace = try target.makeWorkspace(prefix: ".create", longestFile: fileName)
         defer { workspace.remove() }
         try faultInjection?(.workspaceCreated)
 
-        let file = workspace.path("new-store.sqlite")
+        let file = workspace.path(fileName)
         do {
             let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw POSIXFailure(operation: "create \(file)", code: errno) }

@@ -102,7 +102,7 @@ public enum Salvager {
         let run = try SalvageRun(store: store, output: output, options: options, progress: progress, cancellation: cancellation)
         let workspace: PrivateTemporaryDirectory
         do {
-            workspace = try target.makeWorkspace(prefix: ".salvage")
+            workspace = try target.makeWorkspace(prefix: ".salvage", longestFile: "salvaged.sqlite")
         } catch let error as StoreCreationError {
             throw SalvageError(creation: error)
         }

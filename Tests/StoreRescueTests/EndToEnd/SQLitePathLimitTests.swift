@@ -160,6 +160,22 @@ struct SQLitePathLimitTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == before)
     }
 
+    /// `create` and `salvage` into a folder whose path leaves their private file past SQLite's
+    /// limit said "check free space" (74): refused, 73, naming the new store's folder.
+    @Test(arguments: ["create", "salvage"])
+    func aNewStoreInALongFolderIsRefusedNotAFullDisk(command: String) throws {
+        let temp = try TemporaryDirectory()
+        let folder = try Self.longFolder(in: temp)
+        let out = folder + "/new.sqlite"
+        let arguments = command == "create"
+            ? ["create", "--catalog", Self.catalog, "--version", "V1", out, "--json"]
+            : ["salvage", Self.journal, "--out", out, "--json"]
+        let refused = try Self.refusal(CommandRunner.run(arguments))
+        #expect(refused.message.hasPrefix("cannot use the new store's folder \(folder) (chosen by the new store's path)"), "\(refused.message)")
+        #expect(refused.hint == "set the new store's path to a folder whose path is shorter \(Self.limitHint)", "\(refused.hint)")
+        #expect(try Self.contents(folder).isEmpty)
+    }
+
     /// (d): `adopt`/`upgrade --backup-dir` on a long folder was 74 "check free space".
     @Test(arguments: ["adopt", "upgrade"])
     func adoptAndUpgradeRefuseALongBackupDirectory(command: String) throws {
